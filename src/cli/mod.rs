@@ -1,0 +1,371 @@
+//! The command line: `collc check`, `collc build`, `collc fmt`, `collc explain`.
+//!
+//! Exit codes: 0 when everything is fine, 1 when the input has errors (diagnostics printed),
+//! 2 when collc itself fails (an internal error or an output it cannot write). Output files are
+//! written to a temporary file in the same directory and renamed into place, so an error never
+//! leaves a partial file behind. Colour is used only when stderr is a terminal (and `NO_COLOR`
+//! is unset), unless `--color` says otherwise.
+
+mod explain;
+
+use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
+use crate::sema::{self, elab::Limits};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "collc",
+    version,
+    about = "A compiler for collective-communication schedules"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+    /// How to print diagnostics.
+    #[arg(long, global = true, value_enum, default_value_t = ErrorFormat::Human)]
+    error_format: ErrorFormat,
+    /// When to colour diagnostics.
+    #[arg(long, global = true, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum ErrorFormat {
+    Human,
+    Json,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct CheckArgs {
+    /// Override a `param` of the file: `--param n=16`, `--param bw="25 GB/s"`.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    params: Vec<String>,
+    /// Most nodes a topology may generate.
+    #[arg(long, default_value_t = Limits::default().max_nodes)]
+    max_nodes: usize,
+    /// Most directed links (each direction and parallel copy counted) a topology may generate.
+    #[arg(long, default_value_t = Limits::default().max_links)]
+    max_links: usize,
+    /// Most loop iterations while generating a topology.
+    #[arg(long, default_value_t = Limits::default().max_iterations)]
+    max_iterations: u64,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
+enum Emit {
+    /// The elaborated model: nodes, links, collective, schedule.
+    Model,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Check files and report every problem.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        #[command(flatten)]
+        args: CheckArgs,
+    },
+    /// Check a file and emit what it describes.
+    Build {
+        file: PathBuf,
+        /// What to emit.
+        #[arg(long, value_enum, default_value_t = Emit::Model)]
+        emit: Emit,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        args: CheckArgs,
+    },
+    /// Format files in place in the canonical style (standard input to output with no files).
+    Fmt {
+        files: Vec<PathBuf>,
+        /// Do not write; exit 1 if any file is not formatted.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Explain an error code, e.g. `collc explain E0014`.
+    Explain { code: String },
+}
+
+struct Out {
+    format: ErrorFormat,
+    color: bool,
+}
+
+impl Out {
+    fn diags(&self, diags: &[Diagnostic], files: &SourceMap) {
+        if diags.is_empty() {
+            return;
+        }
+        match self.format {
+            ErrorFormat::Json => {
+                let s = render::to_json_lines(diags, files);
+                let _ = std::io::stderr().write_all(s.as_bytes());
+            }
+            ErrorFormat::Human => {
+                render::to_stderr(diags, files, self.color);
+                let n = diags.len();
+                eprintln!("{n} error{} found", if n == 1 { "" } else { "s" });
+            }
+        }
+    }
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 1 } else { 0 };
+        }
+    };
+    let color = match cli.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let out = Out {
+        format: cli.error_format,
+        color,
+    };
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.cmd, &out)));
+    match result {
+        Ok(code) => code,
+        Err(_) => {
+            eprintln!(
+                "error: internal compiler error; please report it with the input that caused it"
+            );
+            2
+        }
+    }
+}
+
+fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) -> sema::Options {
+    let mut params = Vec::new();
+    for p in &a.params {
+        match p.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                params.push((k.trim().to_string(), v.to_string()))
+            }
+            _ => {
+                let f = files.add("<command line>", format!("--param {p}"));
+                diags.push(
+                    Diagnostic::error(
+                        Code::Syntax,
+                        Span::new(f, 8, 8 + p.len()),
+                        format!("`--param {p}` is not NAME=VALUE"),
+                    )
+                    .label("expected NAME=VALUE")
+                    .help("write e.g. `--param n=16`"),
+                );
+            }
+        }
+    }
+    sema::Options {
+        limits: Limits {
+            max_nodes: a.max_nodes,
+            max_links: a.max_links,
+            max_iterations: a.max_iterations,
+            ..Limits::default()
+        },
+        params,
+    }
+}
+
+fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId, Diagnostic> {
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let text = match String::from_utf8(bytes) {
+                Ok(t) => t,
+                Err(e) => {
+                    let valid = e.utf8_error().valid_up_to();
+                    let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+                    let f = files.add(path.display().to_string(), text);
+                    return Err(Diagnostic::error(
+                        Code::InvalidToken,
+                        Span::new(f, valid, valid + 1),
+                        "the file is not valid UTF-8",
+                    )
+                    .label("invalid byte")
+                    .help("save the file as UTF-8"));
+                }
+            };
+            Ok(files.add(path.display().to_string(), text))
+        }
+        Err(e) => {
+            let f = files.add(path.display().to_string(), String::new());
+            Err(Diagnostic::error(
+                Code::Io,
+                Span::new(f, 0, 0),
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+            .label("unreadable")
+            .help("check the path and permissions"))
+        }
+    }
+}
+
+fn run(cmd: Cmd, out: &Out) -> i32 {
+    match cmd {
+        Cmd::Check { files: paths, args } => {
+            let mut status = 0;
+            for p in paths {
+                let mut files = SourceMap::new();
+                let mut diags = Vec::new();
+                let opts = options(&args, &mut files, &mut diags);
+                match read_source(&p, &mut files) {
+                    Ok(id) => diags.extend(sema::check(&mut files, id, &opts).diagnostics),
+                    Err(d) => diags.push(d),
+                }
+                if !diags.is_empty() {
+                    status = 1;
+                }
+                out.diags(&diags, &files);
+            }
+            status
+        }
+        Cmd::Build {
+            file,
+            emit,
+            output,
+            args,
+        } => {
+            let mut files = SourceMap::new();
+            let mut diags = Vec::new();
+            let opts = options(&args, &mut files, &mut diags);
+            let checked = match read_source(&file, &mut files) {
+                Ok(id) => Some(sema::check(&mut files, id, &opts)),
+                Err(d) => {
+                    diags.push(d);
+                    None
+                }
+            };
+            let model = checked.and_then(|c| {
+                diags.extend(c.diagnostics);
+                c.model
+            });
+            let Some(model) = model.filter(|_| diags.is_empty()) else {
+                out.diags(&diags, &files);
+                return 1;
+            };
+            let text = match emit {
+                Emit::Model => sema::print::model_text(&model),
+            };
+            write_output(output.as_deref(), text.as_bytes())
+        }
+        Cmd::Fmt {
+            files: paths,
+            check,
+        } => fmt(paths, check, out),
+        Cmd::Explain { code } => explain::explain(&code),
+    }
+}
+
+/// Writes `bytes` to `path` atomically (temporary file and rename), or to stdout.
+fn write_output(path: Option<&Path>, bytes: &[u8]) -> i32 {
+    match path {
+        None => match std::io::stdout().write_all(bytes) {
+            Ok(()) => 0,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+            Err(e) => {
+                eprintln!("error: cannot write to standard output: {e}");
+                2
+            }
+        },
+        Some(p) => match write_atomic(p, bytes) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("error[{}]: cannot write `{}`: {e}", Code::Io, p.display());
+                2
+            }
+        },
+    }
+}
+
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.collc-tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+fn fmt(paths: Vec<PathBuf>, check: bool, out: &Out) -> i32 {
+    if paths.is_empty() {
+        let mut src = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut src) {
+            eprintln!("error: cannot read standard input: {e}");
+            return 2;
+        }
+        let mut files = SourceMap::new();
+        let id = files.add("<stdin>", src.clone());
+        return match crate::fmt::format_source(id, &src) {
+            Ok(s) => {
+                if check {
+                    return i32::from(s != src);
+                }
+                write_output(None, s.as_bytes())
+            }
+            Err(d) => {
+                out.diags(&d, &files);
+                1
+            }
+        };
+    }
+    let mut status = 0;
+    for p in paths {
+        let mut files = SourceMap::new();
+        let id = match read_source(&p, &mut files) {
+            Ok(id) => id,
+            Err(d) => {
+                out.diags(&[d], &files);
+                status = status.max(1);
+                continue;
+            }
+        };
+        let src = files.get(id).text.clone();
+        match crate::fmt::format_source(id, &src) {
+            Ok(s) if s == src => {}
+            Ok(s) => {
+                if check {
+                    eprintln!("{} is not formatted", p.display());
+                    status = status.max(1);
+                } else if let Err(e) = write_atomic(&p, s.as_bytes()) {
+                    eprintln!("error[{}]: cannot write `{}`: {e}", Code::Io, p.display());
+                    status = 2;
+                }
+            }
+            Err(d) => {
+                out.diags(&d, &files);
+                status = status.max(1);
+            }
+        }
+    }
+    status
+}

@@ -1,0 +1,85 @@
+//! The registry of diagnostic codes. Codes are stable and never reused: a retired code keeps its
+//! number and its page in docs/errors/. Every code has a page `docs/errors/E0xxx.md`, shown by
+//! `collc explain`.
+
+use serde::{Serialize, Serializer};
+
+macro_rules! codes {
+    ($($name:ident = $num:literal, $title:literal;)*) => {
+        /// A stable diagnostic code.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code { $($name,)* }
+
+        impl Code {
+            /// Every code, in numeric order.
+            pub const ALL: &'static [Code] = &[$(Code::$name,)*];
+
+            /// The number, as `E0001`.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$name => $num,)* }
+            }
+
+            /// A one-line description of the class of problem.
+            pub fn title(self) -> &'static str {
+                match self { $(Code::$name => $title,)* }
+            }
+        }
+    };
+}
+
+codes! {
+    Syntax = "E0001", "syntax error";
+    InvalidToken = "E0002", "invalid character or malformed literal";
+    UnknownName = "E0003", "unknown name";
+    DuplicateName = "E0004", "duplicate definition";
+    DimensionMismatch = "E0005", "mismatched units or dimensions";
+    UnknownUnit = "E0006", "unknown unit";
+    TypeMismatch = "E0007", "value of the wrong type";
+    NonPositive = "E0008", "a size, bandwidth or count that must be positive is not";
+    ImportNotFound = "E0009", "import not found";
+    UndeclaredNode = "E0010", "link or reference to an undeclared node";
+    NotComputeNode = "E0011", "participant is not a compute node";
+    Unreachable = "E0012", "compute nodes cannot reach each other";
+    AsymmetricBandwidth = "E0013", "asymmetric bandwidth where the schedule needs symmetry";
+    StageProduct = "E0014", "stage factors do not multiply to the rank count";
+    CollapseExpand = "E0015", "invalid collapse or expand stage";
+    MergeMismatch = "E0016", "merge parameters do not fit the ranks";
+    BadStage = "E0017", "malformed stage encoding";
+    LimitExceeded = "E0018", "generator exceeds the node, link or iteration limit";
+    MissingDeclaration = "E0019", "required declaration missing";
+    BadProperty = "E0020", "unknown, duplicate or missing property";
+    BadArguments = "E0021", "wrong arguments to a generator or function";
+    Arithmetic = "E0022", "arithmetic error";
+    Recursion = "E0023", "generator recursion too deep";
+    BadValue = "E0024", "value not allowed here";
+    DuplicateParticipant = "E0025", "participant listed twice";
+    ImportCycle = "E0026", "import cycle";
+    SizeNotDivisible = "E0027", "collective size is not a whole number of elements";
+    BadRoot = "E0028", "missing or invalid root";
+    Io = "E0029", "cannot read or write a file";
+    TargetUnsupported = "E0030", "the target cannot express this schedule";
+}
+
+impl Serialize for Code {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl Code {
+    /// Looks up `E0014` (also accepts `e0014` and `14`).
+    pub fn parse(s: &str) -> Option<Code> {
+        let digits = s.trim_start_matches(['E', 'e']);
+        let n: u32 = digits.parse().ok()?;
+        Code::ALL
+            .iter()
+            .copied()
+            .find(|c| c.as_str()[1..].parse::<u32>().ok() == Some(n))
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

@@ -1,0 +1,180 @@
+//! Rendering diagnostics for people (codespan-reporting, coloured only when asked) and for tools
+//! (one JSON object per diagnostic, with file names, byte ranges and 1-based lines/columns).
+
+use super::{Diagnostic, Severity, SourceMap};
+use codespan_reporting::diagnostic as cs;
+use codespan_reporting::files::{Error as FilesError, Files};
+use codespan_reporting::term;
+use serde::Serialize;
+use std::ops::Range;
+
+impl<'a> Files<'a> for SourceMap {
+    type FileId = super::FileId;
+    type Name = &'a str;
+    type Source = &'a str;
+
+    fn name(&'a self, id: Self::FileId) -> Result<&'a str, FilesError> {
+        self.try_get(id).map(|f| f.name.as_str())
+    }
+
+    fn source(&'a self, id: Self::FileId) -> Result<&'a str, FilesError> {
+        self.try_get(id).map(|f| f.text.as_str())
+    }
+
+    fn line_index(&'a self, id: Self::FileId, byte_index: usize) -> Result<usize, FilesError> {
+        let f = self.try_get(id)?;
+        Ok(f.line_col(byte_index.min(f.text.len())).0)
+    }
+
+    fn line_range(
+        &'a self,
+        id: Self::FileId,
+        line_index: usize,
+    ) -> Result<Range<usize>, FilesError> {
+        let f = self.try_get(id)?;
+        let starts = &f.line_starts;
+        if line_index >= starts.len() {
+            if line_index == starts.len() {
+                return Ok(f.text.len()..f.text.len());
+            }
+            return Err(FilesError::LineTooLarge {
+                given: line_index,
+                max: starts.len() - 1,
+            });
+        }
+        let start = starts[line_index];
+        let end = starts.get(line_index + 1).copied().unwrap_or(f.text.len());
+        Ok(start..end)
+    }
+}
+
+impl SourceMap {
+    fn try_get(&self, id: super::FileId) -> Result<&super::SourceFile, FilesError> {
+        self.files.get(id.0 as usize).ok_or(FilesError::FileMissing)
+    }
+}
+
+fn to_codespan(d: &Diagnostic, files: &SourceMap) -> cs::Diagnostic<super::FileId> {
+    let severity = match d.severity {
+        Severity::Error => cs::Severity::Error,
+        Severity::Warning => cs::Severity::Warning,
+    };
+    let clamp = |span: super::Span| {
+        let len = files.try_get(span.file).map(|f| f.text.len()).unwrap_or(0);
+        let start = (span.start as usize).min(len);
+        let end = (span.end as usize).clamp(start, len);
+        start..end
+    };
+    let mut labels = vec![
+        cs::Label::primary(d.primary.span.file, clamp(d.primary.span))
+            .with_message(&d.primary.message),
+    ];
+    for s in &d.secondary {
+        labels.push(cs::Label::secondary(s.span.file, clamp(s.span)).with_message(&s.message));
+    }
+    let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
+    if let Some(h) = &d.help {
+        notes.push(format!("help: {h}"));
+    }
+    cs::Diagnostic::new(severity)
+        .with_code(d.code.as_str())
+        .with_message(&d.message)
+        .with_labels(labels)
+        .with_notes(notes)
+}
+
+/// Renders diagnostics as plain text (no colour), as shown in snapshots.
+pub fn to_text(diags: &[Diagnostic], files: &SourceMap) -> String {
+    let config = term::Config::default();
+    let mut out = String::new();
+    for d in diags {
+        // Rendering only fails if a span points outside its file, which `clamp` prevents.
+        if term::emit_to_string(&mut out, &config, files, &to_codespan(d, files)).is_err() {
+            out.push_str(&format!("error[{}]: {}\n", d.code, d.message));
+        }
+    }
+    out
+}
+
+/// Writes diagnostics to stderr, in colour when `color` is set.
+pub fn to_stderr(diags: &[Diagnostic], files: &SourceMap, color: bool) {
+    use term::termcolor::{ColorChoice, StandardStream};
+    let choice = if color {
+        ColorChoice::Always
+    } else {
+        ColorChoice::Never
+    };
+    let stream = StandardStream::stderr(choice);
+    let mut lock = stream.lock();
+    let config = term::Config::default();
+    for d in diags {
+        if term::emit_to_write_style(&mut lock, &config, files, &to_codespan(d, files)).is_err() {
+            eprintln!("error[{}]: {}", d.code, d.message);
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct JsonLabel<'a> {
+    file: &'a str,
+    start: u32,
+    end: u32,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonDiagnostic<'a> {
+    code: &'static str,
+    severity: Severity,
+    message: &'a str,
+    primary: JsonLabel<'a>,
+    secondary: Vec<JsonLabel<'a>>,
+    help: Option<&'a str>,
+    notes: &'a [String],
+}
+
+fn json_label<'a>(l: &'a super::Label, files: &'a SourceMap) -> JsonLabel<'a> {
+    let (name, (line, column), (end_line, end_column)) = match files.try_get(l.span.file) {
+        Ok(f) => (
+            f.name.as_str(),
+            f.line_col((l.span.start as usize).min(f.text.len())),
+            f.line_col((l.span.end as usize).min(f.text.len())),
+        ),
+        Err(_) => ("<unknown>", (0, 0), (0, 0)),
+    };
+    JsonLabel {
+        file: name,
+        start: l.span.start,
+        end: l.span.end,
+        line: line + 1,
+        column: column + 1,
+        end_line: end_line + 1,
+        end_column: end_column + 1,
+        message: &l.message,
+    }
+}
+
+/// One JSON object per line, one line per diagnostic.
+pub fn to_json_lines(diags: &[Diagnostic], files: &SourceMap) -> String {
+    let mut out = String::new();
+    for d in diags {
+        let j = JsonDiagnostic {
+            code: d.code.as_str(),
+            severity: d.severity,
+            message: &d.message,
+            primary: json_label(&d.primary, files),
+            secondary: d.secondary.iter().map(|l| json_label(l, files)).collect(),
+            help: d.help.as_deref(),
+            notes: &d.notes,
+        };
+        if let Ok(s) = serde_json::to_string(&j) {
+            out.push_str(&s);
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -1,0 +1,629 @@
+//! Expression evaluation with exact arithmetic and dimension checking.
+//!
+//! Every error becomes a diagnostic and evaluation returns `None`; callers skip what depended on
+//! the failed value, so one mistake yields one diagnostic, not a cascade. Names resolve to local
+//! variables (innermost scope first), then globals (`let` and `param`), then node arrays of the
+//! topology being built (see [`super::nodes`]).
+
+use super::elab::Elab;
+use super::units::{Dim, Quantity, UNIT_HELP, unit};
+use super::value::Value;
+use crate::diag::{Code, Diagnostic, Span};
+use crate::syntax::ast::{BinOp, Call, Expr, ExprKind, UnOp};
+use num_rational::BigRational;
+use num_traits::{Signed, ToPrimitive, Zero};
+
+impl Elab<'_> {
+    pub(crate) fn lookup_var(&self, name: &str) -> Option<&Value> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(v) = scope.get(name) {
+                return Some(v);
+            }
+        }
+        self.globals.get(name).map(|(v, _)| v)
+    }
+
+    pub(crate) fn err(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    pub(crate) fn eval(&mut self, e: &Expr) -> Option<Value> {
+        match &e.kind {
+            ExprKind::Number(n) => Some(Value::Num(Quantity::number(n.clone()))),
+            ExprKind::Quantity {
+                value,
+                unit: u,
+                unit_span,
+            } => match unit(u) {
+                Some((factor, dim)) => Some(Value::Num(Quantity {
+                    value: value * factor,
+                    dim,
+                })),
+                None => {
+                    let d = Diagnostic::error(
+                        Code::UnknownUnit,
+                        *unit_span,
+                        format!("unknown unit `{u}`"),
+                    )
+                    .label("not a unit collc knows");
+                    let d = if u.contains('/') {
+                        d.help(format!(
+                            "to divide by a variable, put spaces around `/`; known units: {UNIT_HELP}"
+                        ))
+                    } else {
+                        d.help(format!("known units: {UNIT_HELP}"))
+                    };
+                    self.err(d);
+                    None
+                }
+            },
+            ExprKind::Bool(b) => Some(Value::Bool(*b)),
+            ExprKind::Str(s) => Some(Value::Str(s.clone())),
+            ExprKind::Auto => Some(Value::Auto),
+            ExprKind::Name(n) => {
+                if let Some(v) = self.lookup_var(n) {
+                    return Some(v.clone());
+                }
+                self.eval_node_ref(e)
+            }
+            ExprKind::Index(base, idx) => {
+                if self.path_root_is_var(base) {
+                    let b = self.eval(base)?;
+                    let i = self.eval(idx)?;
+                    self.index(b, i, idx.span, e.span)
+                } else {
+                    self.eval_node_ref(e)
+                }
+            }
+            ExprKind::Field(..) => self.eval_node_ref(e),
+            ExprKind::Call(c) => self.call_builtin(c),
+            ExprKind::List(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                let mut ok = true;
+                for it in items {
+                    match self.eval(it) {
+                        Some(v) => out.push(v),
+                        None => ok = false,
+                    }
+                }
+                ok.then_some(Value::List(out))
+            }
+            ExprKind::Range(a, b) => {
+                let (a, b) = (self.eval_int(a)?, self.eval_int(b)?);
+                Some(Value::Range(a, b))
+            }
+            ExprKind::Unary(op, inner) => {
+                let v = self.eval(inner)?;
+                match (op, v) {
+                    (UnOp::Neg, Value::Num(q)) => Some(Value::Num(Quantity {
+                        value: -q.value,
+                        dim: q.dim,
+                    })),
+                    (UnOp::Not, Value::Bool(b)) => Some(Value::Bool(!b)),
+                    (op, v) => {
+                        let want = if *op == UnOp::Neg {
+                            "a number or quantity"
+                        } else {
+                            "a bool"
+                        };
+                        self.err(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                inner.span,
+                                format!("expected {want}, found {}", v.type_name()),
+                            )
+                            .label(format!("this is {}", v.type_name()))
+                            .help("check the operand of the unary operator"),
+                        );
+                        None
+                    }
+                }
+            }
+            ExprKind::Binary(op, a, b) => {
+                let va = self.eval(a);
+                let vb = self.eval(b);
+                self.binary(*op, va?, vb?, a.span, b.span, e.span)
+            }
+            ExprKind::Error => None,
+        }
+    }
+
+    fn path_root_is_var(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Name(n) => self.lookup_var(n).is_some(),
+            ExprKind::Index(b, _) | ExprKind::Field(b, _) => self.path_root_is_var(b),
+            _ => true,
+        }
+    }
+
+    fn index(&mut self, base: Value, idx: Value, idx_span: Span, span: Span) -> Option<Value> {
+        match (base, idx) {
+            (Value::List(items), Value::Num(q)) if q.is_integer() => {
+                let n = items.len();
+                match q.as_i64().filter(|i| *i >= 0 && (*i as usize) < n) {
+                    Some(i) => Some(items[i as usize].clone()),
+                    None => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::BadValue,
+                                idx_span,
+                                format!("index {} is out of range for a list of {n}", q.value),
+                            )
+                            .label("out of range")
+                            .help(format!("use an index from 0 to {}", n.saturating_sub(1))),
+                        );
+                        None
+                    }
+                }
+            }
+            (b, i) => {
+                self.err(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        span,
+                        format!("cannot index {} with {}", b.type_name(), i.type_name()),
+                    )
+                    .label("indexing needs a list and an integer")
+                    .help("index lists with integers, for example `xs[0]`"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Evaluates to a dimensionless integer.
+    pub(crate) fn eval_int(&mut self, e: &Expr) -> Option<i64> {
+        let v = self.eval(e)?;
+        self.expect_int(v, e.span)
+    }
+
+    pub(crate) fn expect_int(&mut self, v: Value, span: Span) -> Option<i64> {
+        match &v {
+            Value::Num(q) if q.dim == Dim::NONE => match q.as_i64() {
+                Some(i) => Some(i),
+                None => {
+                    self.err(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            span,
+                            format!(
+                                "expected an integer, found {}",
+                                super::units::fmt_rational(&q.value)
+                            ),
+                        )
+                        .label("not a whole number")
+                        .help("use `floor(x)` or `ceil(x)` to round"),
+                    );
+                    None
+                }
+            },
+            Value::Num(q) => {
+                self.err(
+                    Diagnostic::error(
+                        Code::DimensionMismatch,
+                        span,
+                        format!("expected a plain integer, found a {}", q.dim.name()),
+                    )
+                    .label(format!("this is a {}", q.dim.name()))
+                    .help("counts and indices have no unit; divide by a unit to get a number, e.g. `size / 1 B`"),
+                );
+                None
+            }
+            other => {
+                self.err(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        span,
+                        format!("expected an integer, found {}", other.type_name()),
+                    )
+                    .label("expected an integer")
+                    .help("write a whole number here"),
+                );
+                None
+            }
+        }
+    }
+
+    /// Evaluates to a quantity of the given dimension.
+    pub(crate) fn eval_quantity(&mut self, e: &Expr, dim: Dim, what: &str) -> Option<BigRational> {
+        let v = self.eval(e)?;
+        match v {
+            Value::Num(q) if q.dim == dim => Some(q.value),
+            Value::Num(q) if q.dim == Dim::NONE && dim != Dim::NONE => {
+                self.err(
+                    Diagnostic::error(
+                        Code::DimensionMismatch,
+                        e.span,
+                        format!(
+                            "{what} needs a unit: expected a {}, found a plain number",
+                            dim.name()
+                        ),
+                    )
+                    .label("this number has no unit")
+                    .help(format!("add a unit, for example `{}`", example_unit(dim))),
+                );
+                None
+            }
+            Value::Num(q) => {
+                self.err(
+                    Diagnostic::error(
+                        Code::DimensionMismatch,
+                        e.span,
+                        format!("{what} must be a {}, found a {}", dim.name(), q.dim.name()),
+                    )
+                    .label(format!("this is a {}", q.dim.name()))
+                    .help(format!(
+                        "use a {} unit, for example `{}`",
+                        dim.name(),
+                        example_unit(dim)
+                    )),
+                );
+                None
+            }
+            other => {
+                self.err(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        e.span,
+                        format!(
+                            "{what} must be a {}, found {}",
+                            dim.name(),
+                            other.type_name()
+                        ),
+                    )
+                    .label(format!("expected a {}", dim.name()))
+                    .help(format!("for example `{}`", example_unit(dim))),
+                );
+                None
+            }
+        }
+    }
+
+    pub(crate) fn eval_bool(&mut self, e: &Expr) -> Option<bool> {
+        match self.eval(e)? {
+            Value::Bool(b) => Some(b),
+            other => {
+                self.err(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        e.span,
+                        format!("expected a bool, found {}", other.type_name()),
+                    )
+                    .label("expected `true` or `false`")
+                    .help("compare values with `==`, `<`, ... to get a bool"),
+                );
+                None
+            }
+        }
+    }
+
+    fn binary(
+        &mut self,
+        op: BinOp,
+        a: Value,
+        b: Value,
+        sa: Span,
+        sb: Span,
+        span: Span,
+    ) -> Option<Value> {
+        use BinOp::*;
+        match (op, a, b) {
+            (And, Value::Bool(x), Value::Bool(y)) => Some(Value::Bool(x && y)),
+            (Or, Value::Bool(x), Value::Bool(y)) => Some(Value::Bool(x || y)),
+            (Eq, x, y) if !matches!((&x, &y), (Value::Num(_), Value::Num(_))) => {
+                Some(Value::Bool(x == y))
+            }
+            (Ne, x, y) if !matches!((&x, &y), (Value::Num(_), Value::Num(_))) => {
+                Some(Value::Bool(x != y))
+            }
+            (op, Value::Num(x), Value::Num(y)) => self.arith(op, x, y, sa, sb, span),
+            (Add, Value::Str(x), Value::Str(y)) => Some(Value::Str(x + &y)),
+            (Add, Value::List(mut x), Value::List(y)) => {
+                x.extend(y);
+                Some(Value::List(x))
+            }
+            (op, x, y) => {
+                self.err(
+                    Diagnostic::error(
+                        Code::TypeMismatch,
+                        span,
+                        format!(
+                            "`{}` cannot combine {} and {}",
+                            op.text(),
+                            x.type_name(),
+                            y.type_name()
+                        ),
+                    )
+                    .label("incompatible operands")
+                    .secondary(sa, x.type_name())
+                    .secondary(sb, y.type_name())
+                    .help(match op {
+                        And | Or => "`&&` and `||` combine bools",
+                        _ => "arithmetic works on numbers and quantities; comparisons need two values of the same kind",
+                    }),
+                );
+                None
+            }
+        }
+    }
+
+    fn arith(
+        &mut self,
+        op: BinOp,
+        x: Quantity,
+        y: Quantity,
+        sa: Span,
+        sb: Span,
+        span: Span,
+    ) -> Option<Value> {
+        use BinOp::*;
+        let same_dim = matches!(op, Add | Sub | Rem | Eq | Ne | Lt | Le | Gt | Ge);
+        if same_dim && x.dim != y.dim {
+            let verb = match op {
+                Add => "add",
+                Sub => "subtract",
+                Rem => "take the remainder of",
+                _ => "compare",
+            };
+            self.err(
+                Diagnostic::error(
+                    Code::DimensionMismatch,
+                    span,
+                    format!("cannot {verb} a {} and a {}", x.dim.name(), y.dim.name()),
+                )
+                .label("mismatched dimensions")
+                .secondary(sa, format!("this is a {}", x.dim.name()))
+                .secondary(sb, format!("this is a {}", y.dim.name()))
+                .help("both sides must have the same dimension; multiply or divide by a quantity to convert"),
+            );
+            return None;
+        }
+        if matches!(op, Div | Rem) && y.value.is_zero() {
+            self.err(
+                Diagnostic::error(Code::Arithmetic, sb, "division by zero")
+                    .label("this is zero")
+                    .help("guard the division with an `if`"),
+            );
+            return None;
+        }
+        let q = |value, dim| Some(Value::Num(Quantity { value, dim }));
+        match op {
+            Add => q(x.value + y.value, x.dim),
+            Sub => q(x.value - y.value, x.dim),
+            Mul => q(x.value * y.value, x.dim.mul(y.dim)),
+            Div => q(x.value / y.value, x.dim.div(y.dim)),
+            Rem => {
+                let r = &x.value - (&x.value / &y.value).floor() * &y.value;
+                q(r, x.dim)
+            }
+            Eq => Some(Value::Bool(x.value == y.value)),
+            Ne => Some(Value::Bool(x.value != y.value)),
+            Lt => Some(Value::Bool(x.value < y.value)),
+            Le => Some(Value::Bool(x.value <= y.value)),
+            Gt => Some(Value::Bool(x.value > y.value)),
+            Ge => Some(Value::Bool(x.value >= y.value)),
+            And | Or => None,
+        }
+    }
+
+    fn call_builtin(&mut self, c: &Call) -> Option<Value> {
+        let name = c.callee.name.as_str();
+        if self.generators.contains_key(name) {
+            self.err(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    c.span,
+                    format!("`{name}` is a generator, not a function"),
+                )
+                .label("generators build topology")
+                .help(format!(
+                    "instantiate it with `use {name}(...) as name;` inside a topology, or `topology t = {name}(...);`"
+                )),
+            );
+            return None;
+        }
+        if !BUILTINS.contains(&name) {
+            let d = Diagnostic::error(
+                Code::UnknownName,
+                c.callee.span,
+                format!("unknown function `{name}`"),
+            )
+            .label("no such function or generator");
+            let d = match super::suggest::closest(
+                name,
+                BUILTINS
+                    .iter()
+                    .copied()
+                    .chain(self.generators.keys().map(|s| s.as_str())),
+            ) {
+                Some(s) => d.help(format!(
+                    "did you mean `{s}`? built-in functions: {}",
+                    BUILTINS.join(", ")
+                )),
+                None => d.help(format!(
+                    "built-in functions: {}; generators come from `import`",
+                    BUILTINS.join(", ")
+                )),
+            };
+            self.err(d);
+            return None;
+        }
+        if let Some(a) = c.args.iter().find(|a| a.name.is_some()) {
+            let span = a.name.as_ref().map(|n| n.span).unwrap_or(c.span);
+            self.err(
+                Diagnostic::error(
+                    Code::BadArguments,
+                    span,
+                    format!("`{name}` takes no named arguments"),
+                )
+                .label("named argument")
+                .help("pass the values positionally"),
+            );
+            return None;
+        }
+        let mut args = Vec::new();
+        for a in &c.args {
+            args.push((self.eval(&a.value)?, a.value.span));
+        }
+        let arity_err = |me: &mut Self, want: &str| {
+            me.err(
+                Diagnostic::error(
+                    Code::BadArguments,
+                    c.span,
+                    format!("`{name}` takes {want}, given {}", args.len()),
+                )
+                .label("wrong number of arguments")
+                .help(format!("call it as {}", builtin_usage(name))),
+            );
+            None
+        };
+        let num = |me: &mut Self, v: &Value, span: Span| -> Option<Quantity> {
+            match v {
+                Value::Num(q) => Some(q.clone()),
+                other => {
+                    me.err(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            span,
+                            format!(
+                                "`{name}` needs numbers or quantities, found {}",
+                                other.type_name()
+                            ),
+                        )
+                        .label("not a number")
+                        .help(format!("call it as {}", builtin_usage(name))),
+                    );
+                    None
+                }
+            }
+        };
+        match name {
+            "min" | "max" => {
+                if args.is_empty() {
+                    return arity_err(self, "at least one argument");
+                }
+                let mut best = num(self, &args[0].0, args[0].1)?;
+                for (v, s) in &args[1..] {
+                    let q = num(self, v, *s)?;
+                    if q.dim != best.dim {
+                        self.err(
+                            Diagnostic::error(
+                                Code::DimensionMismatch,
+                                *s,
+                                format!("`{name}` of a {} and a {}", best.dim.name(), q.dim.name()),
+                            )
+                            .label("different dimension")
+                            .help("all arguments must have the same dimension"),
+                        );
+                        return None;
+                    }
+                    let better = if name == "min" {
+                        q.value < best.value
+                    } else {
+                        q.value > best.value
+                    };
+                    if better {
+                        best = q;
+                    }
+                }
+                Some(Value::Num(best))
+            }
+            "abs" | "floor" | "ceil" => {
+                if args.len() != 1 {
+                    return arity_err(self, "one argument");
+                }
+                let q = num(self, &args[0].0, args[0].1)?;
+                let value = match name {
+                    "abs" => q.value.abs(),
+                    "floor" => q.value.floor(),
+                    _ => q.value.ceil(),
+                };
+                Some(Value::Num(Quantity { value, dim: q.dim }))
+            }
+            "pow" => {
+                if args.len() != 2 {
+                    return arity_err(self, "two arguments");
+                }
+                let q = num(self, &args[0].0, args[0].1)?;
+                let e = self.expect_int(args[1].0.clone(), args[1].1)?;
+                if !(0..=64).contains(&e) || (q.dim != Dim::NONE && e != 1) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::Arithmetic,
+                            args[1].1,
+                            format!("exponent {e} is not supported"),
+                        )
+                        .label("exponent out of range")
+                        .help("`pow` takes a plain number and an exponent from 0 to 64"),
+                    );
+                    return None;
+                }
+                Some(Value::Num(Quantity {
+                    value: num_traits::pow(q.value, e as usize),
+                    dim: q.dim,
+                }))
+            }
+            "len" => {
+                if args.len() != 1 {
+                    return arity_err(self, "one argument");
+                }
+                match &args[0].0 {
+                    Value::List(v) => Some(Value::int(v.len() as i64)),
+                    Value::Nodes(v) => Some(Value::int(v.len() as i64)),
+                    Value::Range(a, b) => Some(Value::int((b - a).max(0))),
+                    Value::Str(s) => Some(Value::int(s.chars().count() as i64)),
+                    other => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                args[0].1,
+                                format!(
+                                    "`len` needs a list, range, string or node array, found {}",
+                                    other.type_name()
+                                ),
+                            )
+                            .label("has no length")
+                            .help("call it as len(xs)"),
+                        );
+                        None
+                    }
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Built-in functions usable in expressions.
+pub const BUILTINS: &[&str] = &["min", "max", "abs", "floor", "ceil", "pow", "len"];
+
+fn builtin_usage(name: &str) -> &'static str {
+    match name {
+        "min" => "min(a, b, ...)",
+        "max" => "max(a, b, ...)",
+        "abs" => "abs(x)",
+        "floor" => "floor(x)",
+        "ceil" => "ceil(x)",
+        "pow" => "pow(x, n)",
+        _ => "len(xs)",
+    }
+}
+
+pub(crate) fn example_unit(dim: Dim) -> &'static str {
+    match dim {
+        Dim::SIZE => "4 MiB",
+        Dim::TIME => "500 ns",
+        Dim::BANDWIDTH => "25 GB/s",
+        Dim::INV_BANDWIDTH => "0.4 ns/B",
+        _ => "8",
+    }
+}
+
+/// Converts a positive exact integer quantity to u64 if it fits.
+pub(crate) fn to_u64(v: &BigRational) -> Option<u64> {
+    if v.is_integer() {
+        v.to_integer().to_u64()
+    } else {
+        None
+    }
+}

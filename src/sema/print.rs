@@ -1,0 +1,161 @@
+//! The readable text form of a [`Model`] (`collc build FILE --emit model`): nodes, links with
+//! exact bandwidths, the collective with its ranks, the schedule, cost models and targets. The
+//! output is deterministic (declaration order throughout, sorted maps).
+
+use super::model::{AutoOr, Family, Model, ModelParam, NodeKind};
+use super::units::{Dim, Quantity};
+use std::fmt::Write;
+
+fn bw(v: &num_rational::BigRational) -> Quantity {
+    Quantity {
+        value: v.clone(),
+        dim: Dim::BANDWIDTH,
+    }
+}
+
+fn time(v: &num_rational::BigRational) -> Quantity {
+    Quantity {
+        value: v.clone(),
+        dim: Dim::TIME,
+    }
+}
+
+fn param(p: &ModelParam) -> String {
+    match p {
+        ModelParam::Quantity(q) => q.to_string(),
+        ModelParam::Word(w) => w.clone(),
+    }
+}
+
+/// Renders the model as text.
+pub fn model_text(m: &Model) -> String {
+    let mut s = String::new();
+    if !m.params.is_empty() {
+        let _ = writeln!(s, "params");
+        for (k, v) in &m.params {
+            let _ = writeln!(s, "  {k} = {v}");
+        }
+    }
+    if let Some(t) = &m.topology {
+        let compute = t
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Compute)
+            .count();
+        let _ = writeln!(
+            s,
+            "topology {}: {} nodes ({} compute, {} switch), {} links ({} directed edges)",
+            t.name,
+            t.nodes.len(),
+            compute,
+            t.nodes.len() - compute,
+            t.links.len(),
+            t.edge_count()
+        );
+        for n in &t.nodes {
+            let kind = match n.kind {
+                NodeKind::Compute => "compute",
+                NodeKind::Switch => "switch ",
+            };
+            let _ = writeln!(s, "  {kind} {}", n.name);
+        }
+        for l in &t.links {
+            let arrow = if l.bidirectional { "<->" } else { "->" };
+            let _ = write!(
+                s,
+                "  link {} {arrow} {} : {}",
+                t.nodes[l.from].name,
+                t.nodes[l.to].name,
+                bw(&l.bandwidth)
+            );
+            if l.latency != num_rational::BigRational::from_integer(0.into()) {
+                let _ = write!(s, ", latency {}", time(&l.latency));
+            }
+            if l.parallel > 1 {
+                let _ = write!(s, ", parallel {}", l.parallel);
+            }
+            s.push('\n');
+        }
+    }
+    if let (Some(c), Some(t)) = (&m.collective, &m.topology) {
+        let _ = writeln!(s, "collective {}", c.kind.name());
+        let _ = writeln!(
+            s,
+            "  {} elements of {} ({}), op {}",
+            c.count,
+            c.dtype.name(),
+            Quantity {
+                value: num_rational::BigRational::from_integer(c.bytes().into()),
+                dim: Dim::SIZE
+            },
+            c.op.name()
+        );
+        if let Some(r) = c.root {
+            let _ = writeln!(s, "  root rank {r} ({})", t.nodes[c.ranks[r]].name);
+        }
+        let _ = writeln!(s, "  {} ranks", c.ranks.len());
+        for (r, id) in c.ranks.iter().enumerate() {
+            let _ = writeln!(s, "    rank {r}: {}", t.nodes[*id].name);
+        }
+    }
+    if let Some(sch) = &m.schedule {
+        let _ = write!(s, "schedule {}", sch.family.name());
+        match &sch.family {
+            Family::RecursiveMultiplying { stages, model } => {
+                match stages {
+                    AutoOr::Auto => s.push_str(" stages auto"),
+                    AutoOr::Fixed(st) => {
+                        let list: Vec<String> = st.iter().map(|x| x.to_string()).collect();
+                        let _ = write!(s, " stages [{}]", list.join(", "));
+                    }
+                }
+                if let Some(m) = model {
+                    let _ = write!(s, " model {m}");
+                }
+            }
+            Family::Forest { k, chunks } => {
+                match k {
+                    AutoOr::Auto => s.push_str(" k auto"),
+                    AutoOr::Fixed(k) => {
+                        let _ = write!(s, " k {k}");
+                    }
+                }
+                let _ = write!(s, " chunks {chunks}");
+            }
+            Family::Canary {
+                timeout,
+                table_size,
+                elements_per_packet,
+                shards,
+                leader,
+            } => {
+                let _ = write!(
+                    s,
+                    " timeout {} table_size {table_size} elements_per_packet {elements_per_packet} shards {shards} leader {}",
+                    time(timeout),
+                    format!("{leader:?}").to_lowercase()
+                );
+            }
+            Family::StaticTrees { trees } => {
+                let _ = write!(s, " trees {trees}");
+            }
+            Family::RecursiveDoubling | Family::Ring | Family::Binomial | Family::Auto => {}
+        }
+        s.push('\n');
+    }
+    for md in &m.models {
+        let _ = write!(s, "model {}: {}", md.name, md.kind.name());
+        for (k, v) in &md.params {
+            let _ = write!(s, " {k}={}", param(v));
+        }
+        s.push('\n');
+    }
+    for t in &m.targets {
+        let _ = write!(s, "target {}", t.kind.name());
+        for (k, v) in &t.options {
+            let _ = write!(s, " {k}={}", param(v));
+        }
+        s.push('\n');
+    }
+    s
+}

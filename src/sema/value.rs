@@ -1,0 +1,38 @@
+//! Values of the elaboration-time language: exact quantities, booleans, strings, lists, integer
+//! ranges, `auto`, and sets of nodes. [`Value::type_name`] gives the user's word for each.
+
+use super::model::NodeId;
+use super::units::{Dim, Quantity};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Num(Quantity),
+    Bool(bool),
+    Str(String),
+    List(Vec<Value>),
+    /// `a..b`, half open.
+    Range(i64, i64),
+    Auto,
+    /// One or more nodes (a single reference such as `gpu[0]` gives one).
+    Nodes(Vec<NodeId>),
+}
+
+impl Value {
+    pub fn type_name(&self) -> String {
+        match self {
+            Value::Num(q) if q.dim == Dim::NONE && q.value.is_integer() => "integer".into(),
+            Value::Num(q) => q.dim.name(),
+            Value::Bool(_) => "bool".into(),
+            Value::Str(_) => "string".into(),
+            Value::List(_) => "list".into(),
+            Value::Range(..) => "range".into(),
+            Value::Auto => "`auto`".into(),
+            Value::Nodes(n) if n.len() == 1 => "node".into(),
+            Value::Nodes(_) => "node set".into(),
+        }
+    }
+
+    pub fn int(n: i64) -> Value {
+        Value::Num(Quantity::int(n))
+    }
+}
