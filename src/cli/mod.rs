@@ -140,7 +140,18 @@ pub fn main() -> i32 {
         format: cli.error_format,
         color,
     };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.cmd, &out)));
+    // A generous stack: elaboration recurses over the (depth-limited) syntax tree.
+    let worker = std::thread::Builder::new()
+        .name("collc".into())
+        .stack_size(256 << 20)
+        .spawn(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.cmd, &out))));
+    let result = match worker {
+        Ok(handle) => handle.join().unwrap_or(Err(Box::new("worker thread failed"))),
+        Err(e) => {
+            eprintln!("error: cannot start the compiler thread: {e}");
+            return 2;
+        }
+    };
     match result {
         Ok(code) => code,
         Err(_) => {

@@ -386,8 +386,13 @@ impl Elab<'_> {
             );
             return None;
         }
-        let q = |value, dim| Some(Value::Num(Quantity { value, dim }));
-        match op {
+        let q = |value: BigRational, dim| {
+            if too_big(&value) {
+                return None;
+            }
+            Some(Value::Num(Quantity { value, dim }))
+        };
+        let result = match op {
             Add => q(x.value + y.value, x.dim),
             Sub => q(x.value - y.value, x.dim),
             Mul => q(x.value * y.value, x.dim.mul(y.dim)),
@@ -403,7 +408,15 @@ impl Elab<'_> {
             Gt => Some(Value::Bool(x.value > y.value)),
             Ge => Some(Value::Bool(x.value >= y.value)),
             And | Or => None,
+        };
+        if result.is_none() && !matches!(op, And | Or) {
+            self.err(
+                Diagnostic::error(Code::Arithmetic, span, format!("the result of `{}` is too large", op.text()))
+                    .label(format!("more than {MAX_BITS} bits"))
+                    .help("numbers in .coll files must stay below 2^65536 in numerator and denominator"),
+            );
         }
+        result
     }
 
     fn call_builtin(&mut self, c: &Call) -> Option<Value> {
@@ -558,6 +571,15 @@ impl Elab<'_> {
                     );
                     return None;
                 }
+                let bits = q.value.numer().bits().max(q.value.denom().bits());
+                if bits.saturating_mul(e as u64) > MAX_BITS {
+                    self.err(
+                        Diagnostic::error(Code::Arithmetic, c.span, "the result of `pow` is too large")
+                            .label(format!("more than {MAX_BITS} bits"))
+                            .help("numbers in .coll files must stay below 2^65536 in numerator and denominator"),
+                    );
+                    return None;
+                }
                 Some(Value::Num(Quantity {
                     value: num_traits::pow(q.value, e as usize),
                     dim: q.dim,
@@ -592,6 +614,13 @@ impl Elab<'_> {
             _ => None,
         }
     }
+}
+
+/// Largest numerator or denominator, in bits, that arithmetic may produce.
+pub const MAX_BITS: u64 = 65_536;
+
+fn too_big(v: &BigRational) -> bool {
+    v.numer().bits() > MAX_BITS || v.denom().bits() > MAX_BITS
 }
 
 /// Built-in functions usable in expressions.

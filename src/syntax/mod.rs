@@ -30,6 +30,10 @@ pub fn parse(file: FileId, src: &str) -> (ast::File, Vec<Diagnostic>) {
         }
     }
     let end = src.len();
+    if let Some(d) = too_deep(file, &tokens) {
+        diags.push(d);
+        return (ast::File::default(), diags);
+    }
     let mut recovered: Vec<ErrorRecovery<usize, Token<'_>, ()>> = Vec::new();
     let result =
         grammar::FileParser::new().parse(file, &mut recovered, tokens.into_iter().map(Ok::<_, ()>));
@@ -44,6 +48,72 @@ pub fn parse(file: FileId, src: &str) -> (ast::File, Vec<Diagnostic>) {
         }
     };
     (tree, diags)
+}
+
+/// Brackets may nest at most this deep; deeper input is rejected before parsing so that no later
+/// stage recurses without bound.
+pub const MAX_NESTING: usize = 256;
+
+/// Most operators in one statement (the AST of a long chain is as deep as the chain).
+pub const MAX_OPERATORS: usize = 4096;
+
+fn too_deep(file: FileId, tokens: &[(usize, Token<'_>, usize)]) -> Option<Diagnostic> {
+    // Brackets nest; so does each `else if` of a chain (the AST nests the rest of the chain).
+    let mut depth = 0usize;
+    let mut chain: Vec<usize> = vec![0];
+    let mut ops = 0usize;
+    for (i, (l, t, r)) in tokens.iter().enumerate() {
+        let next = tokens.get(i + 1).map(|x| &x.1);
+        match t {
+            Token::LBrace | Token::LParen | Token::LBracket => {
+                depth += 1;
+                if chain.len() <= depth {
+                    chain.push(0);
+                }
+                chain[depth] = 0;
+            }
+            Token::RBrace | Token::RParen | Token::RBracket => {
+                depth = depth.saturating_sub(1);
+                if next != Some(&Token::Else) {
+                    chain[depth] = 0;
+                }
+            }
+            Token::Else if next == Some(&Token::If) => chain[depth] += 1,
+            Token::Semi => ops = 0,
+            Token::Plus
+            | Token::Minus
+            | Token::Star
+            | Token::Slash
+            | Token::Percent
+            | Token::AndAnd
+            | Token::OrOr
+            | Token::Bang
+            | Token::EqEq
+            | Token::NotEq
+            | Token::Lt
+            | Token::Le
+            | Token::Gt
+            | Token::Ge => {
+                ops += 1;
+                if ops > MAX_OPERATORS {
+                    return Some(
+                        Diagnostic::error(Code::Syntax, Span::new(file, *l, *r), format!("more than {MAX_OPERATORS} operators in one statement"))
+                            .label("statement too long")
+                            .help("split the computation into several `let` statements"),
+                    );
+                }
+            }
+            _ => {}
+        }
+        if depth + chain[depth] > MAX_NESTING {
+            return Some(
+                Diagnostic::error(Code::Syntax, Span::new(file, *l, *r), format!("nesting deeper than {MAX_NESTING} levels"))
+                    .label("too deeply nested")
+                    .help("split the expression or block into smaller pieces with `let`, generators or separate `if` statements"),
+            );
+        }
+    }
+    None
 }
 
 fn lex_error(file: FileId, src: &str, l: usize, r: usize) -> Diagnostic {

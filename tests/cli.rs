@@ -1,0 +1,122 @@
+//! The command line as a user runs it: exit codes, no colour when not on a terminal, no partial
+//! output files, deterministic output, `--param` overrides and `--error-format json`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn collc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_collc"))
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("collc-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+const GOOD: &str = "param n: int = 6;
+generator ring(n: int, bw: bandwidth) {
+    compute host[n];
+    for i in 0..n {
+        link host[i] <-> host[(i + 1) % n] : bw;
+    }
+}
+topology t = ring(n, 25 GB/s);
+collective allreduce { count: 16; dtype: i64; op: sum; }
+schedule recursive_multiplying { stages: [c4m2, a2, a2, e4m2]; }
+";
+
+const BAD: &str = "generator ring(n: int) { compute host[n]; }
+topology t = ring(10);
+collective allreduce { count: 16; }
+schedule recursive_multiplying { stages: [a3, a4]; }
+link ;
+";
+
+#[test]
+fn check_exit_codes() {
+    let d = tmp("codes");
+    std::fs::write(d.join("good.coll"), GOOD).expect("write");
+    std::fs::write(d.join("bad.coll"), BAD).expect("write");
+    let ok = collc().arg("check").arg(d.join("good.coll")).output().expect("run");
+    assert_eq!(ok.status.code(), Some(0), "{}", String::from_utf8_lossy(&ok.stderr));
+    assert!(ok.stderr.is_empty());
+    let bad = collc().arg("check").arg(d.join("bad.coll")).output().expect("run");
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("error[E0001]"), "{err}");
+    assert!(err.contains("error[E0014]"), "{err}");
+    assert!(!err.contains('\u{1b}'), "colour escapes when stderr is not a terminal: {err}");
+    let missing = collc().arg("check").arg(d.join("nope.coll")).output().expect("run");
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("E0029"));
+    let coloured = collc().args(["--color", "always", "check"]).arg(d.join("bad.coll")).output().expect("run");
+    assert!(String::from_utf8_lossy(&coloured.stderr).contains('\u{1b}'));
+}
+
+#[test]
+fn build_writes_nothing_on_error_and_is_deterministic() {
+    let d = tmp("build");
+    std::fs::write(d.join("good.coll"), GOOD).expect("write");
+    std::fs::write(d.join("bad.coll"), BAD).expect("write");
+    let out = d.join("model.txt");
+    let r = collc().arg("build").arg(d.join("bad.coll")).arg("-o").arg(&out).output().expect("run");
+    assert_eq!(r.status.code(), Some(1));
+    assert!(!out.exists(), "an output file was written despite errors");
+    // An existing output is left untouched on error.
+    std::fs::write(&out, "previous").expect("write");
+    let r = collc().arg("build").arg(d.join("bad.coll")).arg("-o").arg(&out).output().expect("run");
+    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&out).expect("read"), "previous");
+    let r = collc().arg("build").arg(d.join("good.coll")).arg("-o").arg(&out).output().expect("run");
+    assert_eq!(r.status.code(), Some(0), "{}", String::from_utf8_lossy(&r.stderr));
+    let first = std::fs::read(&out).expect("read");
+    let stdout = collc().arg("build").arg(d.join("good.coll")).output().expect("run");
+    assert_eq!(first, stdout.stdout, "file and stdout output differ");
+    let text = String::from_utf8_lossy(&first);
+    assert!(text.contains("schedule recursive_multiplying stages [c4m2, a2, a2, e4m2]"), "{text}");
+    // No temporary files are left in the directory.
+    let leftovers: Vec<_> = std::fs::read_dir(&d)
+        .expect("read dir")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains("collc-tmp"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn param_override() {
+    let d = tmp("param");
+    std::fs::write(d.join("good.coll"), GOOD).expect("write");
+    // 8 ranks do not fit c4m2 + a2 a2 (which needs 6): the override reaches the check.
+    let r = collc().arg("build").arg(d.join("good.coll")).args(["--param", "n=8"]).output().expect("run");
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("E0014"));
+    let r = collc().arg("build").arg(d.join("good.coll")).args(["--param", "m=8"]).output().expect("run");
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("names no `param`"));
+}
+
+#[test]
+fn json_diagnostics() {
+    let d = tmp("json");
+    std::fs::write(d.join("bad.coll"), BAD).expect("write");
+    let r = collc().args(["--error-format", "json", "check"]).arg(d.join("bad.coll")).output().expect("run");
+    assert_eq!(r.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&r.stderr);
+    let lines: Vec<serde_json::Value> =
+        err.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
+    let e14 = lines.iter().find(|v| v["code"] == "E0014").expect("E0014 reported");
+    assert_eq!(e14["primary"]["line"], 4);
+    assert!(e14["message"].as_str().expect("message").contains("multiply to 12"));
+    assert!(e14["help"].as_str().expect("help").contains("10 ranks"));
+}
+
+#[test]
+fn usage_errors() {
+    let r = collc().output().expect("run");
+    assert_eq!(r.status.code(), Some(1));
+    let r = collc().arg("--help").output().expect("run");
+    assert_eq!(r.status.code(), Some(0));
+}
