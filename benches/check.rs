@@ -4,8 +4,8 @@
 //! Run with `cargo bench --bench check`; the target is under 1 s each on a 2-core machine.
 
 use collc::diag::SourceMap;
-use collc::sema::{check, Options};
-use criterion::{criterion_group, criterion_main, Criterion};
+use collc::sema::{Options, check};
+use criterion::{Criterion, criterion_group, criterion_main};
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -17,8 +17,15 @@ pub fn flat_source() -> String {
     let mut s = format!("topology big {{\n    compute host[{HOSTS}];\n");
     for i in 0..LINKS {
         let a = i % HOSTS;
-        let b = if i < HOSTS { (a + 1) % HOSTS } else { (a + 1 + (i / HOSTS) * 97) % HOSTS };
-        let _ = writeln!(s, "    link host[{a}] <-> host[{b}] : 25 GB/s, latency 500 ns;");
+        let b = if i < HOSTS {
+            (a + 1) % HOSTS
+        } else {
+            (a + 1 + (i / HOSTS) * 97) % HOSTS
+        };
+        let _ = writeln!(
+            s,
+            "    link host[{a}] <-> host[{b}] : 25 GB/s, latency 500 ns;"
+        );
     }
     s.push_str("}\ncollective allreduce { size: 1 MiB; dtype: f32; op: sum; }\nschedule ring;\n");
     s
@@ -47,7 +54,10 @@ fn run(text: &str) -> usize {
     let id = sources.add("bench.coll", text.to_string());
     let c = check(&mut sources, id, &Options::default());
     assert!(c.diagnostics.is_empty(), "benchmark input has errors");
-    c.model.and_then(|m| m.topology).map(|t| t.links.len()).unwrap_or(0)
+    c.model
+        .and_then(|m| m.topology)
+        .map(|t| t.links.len())
+        .unwrap_or(0)
 }
 
 fn bench(c: &mut Criterion) {

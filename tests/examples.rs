@@ -1,8 +1,8 @@
 //! Every file in examples/ checks cleanly, and its elaborated model (`--emit model`) is an insta
 //! snapshot. Building twice gives the same bytes (deterministic output).
 
-use collc::diag::{render, SourceMap};
-use collc::sema::{check, print::model_text, Options};
+use collc::diag::{SourceMap, render};
+use collc::sema::{Options, check, print::model_text};
 use std::path::Path;
 
 fn examples() -> Vec<std::path::PathBuf> {
@@ -17,7 +17,10 @@ fn examples() -> Vec<std::path::PathBuf> {
 }
 
 fn model_of(path: &Path) -> String {
-    let rel = format!("examples/{}", path.file_name().expect("file name").to_string_lossy());
+    let rel = format!(
+        "examples/{}",
+        path.file_name().expect("file name").to_string_lossy()
+    );
     let text = std::fs::read_to_string(path).expect("readable example");
     let mut sources = SourceMap::new();
     let id = sources.add(rel.clone(), text);
@@ -35,7 +38,11 @@ fn every_example_checks_and_its_model_is_snapshotted() {
     let files = examples();
     assert!(!files.is_empty(), "examples/ has no .coll files");
     for path in files {
-        let stem = path.file_stem().expect("stem").to_string_lossy().to_string();
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .to_string();
         let text = model_of(&path);
         // Very large generated models (e.g. the 1024-host fat tree) are summarised by their
         // header lines; the full text is still checked for determinism below.
@@ -47,5 +54,48 @@ fn every_example_checks_and_its_model_is_snapshotted() {
         };
         insta::assert_snapshot!(format!("model_{stem}"), shown);
         assert_eq!(text, model_of(&path), "{stem}: output differs between runs");
+    }
+}
+
+#[test]
+fn readme_quickstart_is_the_example_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let example = std::fs::read_to_string(root.join("examples/quickstart.coll")).expect("example");
+    let start = readme
+        .find("```coll\n")
+        .expect("a coll block in the README")
+        + "```coll\n".len();
+    let end = start + readme[start..].find("```").expect("closed block");
+    assert_eq!(
+        &readme[start..end],
+        example,
+        "README's first example differs from examples/quickstart.coll"
+    );
+}
+
+#[test]
+fn examples_and_stdlib_are_formatted() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for dir in ["examples", "stdlib"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("dir")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "coll"))
+            .collect();
+        paths.sort();
+        for p in paths {
+            let text = std::fs::read_to_string(&p).expect("readable");
+            let mut sources = SourceMap::new();
+            let id = sources.add(p.display().to_string(), text.clone());
+            let formatted = collc::fmt::format_source(id, &text).expect("parses");
+            assert_eq!(
+                formatted,
+                text,
+                "{} is not formatted; run `collc fmt {}`",
+                p.display(),
+                p.display()
+            );
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! files, go through the whole front end without a panic. Bounded so CI stays fast.
 
 use collc::diag::SourceMap;
-use collc::sema::{check, Options};
+use collc::sema::{Options, check};
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -20,7 +20,9 @@ fn corpus() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut out = Vec::new();
     for dir in ["examples", "stdlib", "tests/ui"] {
-        let Ok(rd) = std::fs::read_dir(root.join(dir)) else { continue };
+        let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
+            continue;
+        };
         let mut paths: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
         paths.sort();
         for p in paths {
@@ -52,7 +54,10 @@ fn truncated_topologies_report_errors() {
     let text = "generator g(n: int) { compute x[n]; for i in 0..n - 1 { link x[i] <-> x[i + 1] : 1 GB/s; } }\n\
                 topology t = g(4);\ncollective allreduce { count: 8; }\n";
     for cut in [10, 30, 60, 90, 110, 130] {
-        assert!(run(&text[..cut]) > 0, "no diagnostics for prefix of {cut} bytes");
+        assert!(
+            run(&text[..cut]) > 0,
+            "no diagnostics for prefix of {cut} bytes"
+        );
     }
 }
 

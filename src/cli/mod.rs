@@ -144,9 +144,13 @@ pub fn main() -> i32 {
     let worker = std::thread::Builder::new()
         .name("collc".into())
         .stack_size(256 << 20)
-        .spawn(move || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.cmd, &out))));
+        .spawn(move || {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(cli.cmd, &out)))
+        });
     let result = match worker {
-        Ok(handle) => handle.join().unwrap_or(Err(Box::new("worker thread failed"))),
+        Ok(handle) => handle
+            .join()
+            .unwrap_or(Err(Box::new("worker thread failed"))),
         Err(e) => {
             eprintln!("error: cannot start the compiler thread: {e}");
             return 2;
@@ -195,7 +199,7 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
     }
 }
 
-fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId, Diagnostic> {
+fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId, Box<Diagnostic>> {
     match std::fs::read(path) {
         Ok(bytes) => {
             let text = match String::from_utf8(bytes) {
@@ -204,26 +208,30 @@ fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId
                     let valid = e.utf8_error().valid_up_to();
                     let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
                     let f = files.add(path.display().to_string(), text);
-                    return Err(Diagnostic::error(
-                        Code::InvalidToken,
-                        Span::new(f, valid, valid + 1),
-                        "the file is not valid UTF-8",
-                    )
-                    .label("invalid byte")
-                    .help("save the file as UTF-8"));
+                    return Err(Box::new(
+                        Diagnostic::error(
+                            Code::InvalidToken,
+                            Span::new(f, valid, valid + 1),
+                            "the file is not valid UTF-8",
+                        )
+                        .label("invalid byte")
+                        .help("save the file as UTF-8"),
+                    ));
                 }
             };
             Ok(files.add(path.display().to_string(), text))
         }
         Err(e) => {
             let f = files.add(path.display().to_string(), String::new());
-            Err(Diagnostic::error(
-                Code::Io,
-                Span::new(f, 0, 0),
-                format!("cannot read `{}`: {e}", path.display()),
-            )
-            .label("unreadable")
-            .help("check the path and permissions"))
+            Err(Box::new(
+                Diagnostic::error(
+                    Code::Io,
+                    Span::new(f, 0, 0),
+                    format!("cannot read `{}`: {e}", path.display()),
+                )
+                .label("unreadable")
+                .help("check the path and permissions"),
+            ))
         }
     }
 }
@@ -238,7 +246,7 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                 let opts = options(&args, &mut files, &mut diags);
                 match read_source(&p, &mut files) {
                     Ok(id) => diags.extend(sema::check(&mut files, id, &opts).diagnostics),
-                    Err(d) => diags.push(d),
+                    Err(d) => diags.push(*d),
                 }
                 if !diags.is_empty() {
                     status = 1;
@@ -259,7 +267,7 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
             let checked = match read_source(&file, &mut files) {
                 Ok(id) => Some(sema::check(&mut files, id, &opts)),
                 Err(d) => {
-                    diags.push(d);
+                    diags.push(*d);
                     None
                 }
             };
@@ -355,7 +363,7 @@ fn fmt(paths: Vec<PathBuf>, check: bool, out: &Out) -> i32 {
         let id = match read_source(&p, &mut files) {
             Ok(id) => id,
             Err(d) => {
-                out.diags(&[d], &files);
+                out.diags(&[*d], &files);
                 status = status.max(1);
                 continue;
             }

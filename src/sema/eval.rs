@@ -29,24 +29,20 @@ impl Elab<'_> {
 
     pub(crate) fn eval(&mut self, e: &Expr) -> Option<Value> {
         match &e.kind {
-            ExprKind::Number(n) => Some(Value::Num(Quantity::number(n.clone()))),
-            ExprKind::Quantity {
-                value,
-                unit: u,
-                unit_span,
-            } => match unit(u) {
+            ExprKind::Number(n) => Some(Value::Num(Quantity::number((**n).clone()))),
+            ExprKind::Quantity(lit) => match unit(&lit.unit) {
                 Some((factor, dim)) => Some(Value::Num(Quantity {
-                    value: value * factor,
+                    value: super::units::rat_mul(&lit.value, &factor),
                     dim,
                 })),
                 None => {
                     let d = Diagnostic::error(
                         Code::UnknownUnit,
-                        *unit_span,
-                        format!("unknown unit `{u}`"),
+                        lit.unit_span,
+                        format!("unknown unit `{}`", lit.unit),
                     )
                     .label("not a unit collc knows");
-                    let d = if u.contains('/') {
+                    let d = if lit.unit.contains('/') {
                         d.help(format!(
                             "to divide by a variable, put spaces around `/`; known units: {UNIT_HELP}"
                         ))
@@ -393,14 +389,14 @@ impl Elab<'_> {
             Some(Value::Num(Quantity { value, dim }))
         };
         let result = match op {
-            Add => q(x.value + y.value, x.dim),
-            Sub => q(x.value - y.value, x.dim),
-            Mul => q(x.value * y.value, x.dim.mul(y.dim)),
-            Div => q(x.value / y.value, x.dim.div(y.dim)),
-            Rem => {
-                let r = &x.value - (&x.value / &y.value).floor() * &y.value;
-                q(r, x.dim)
-            }
+            Add => q(super::units::rat_add(&x.value, &y.value), x.dim),
+            Sub => q(super::units::rat_add(&x.value, &-&y.value), x.dim),
+            Mul => q(
+                super::units::rat_mul(&x.value, &y.value),
+                x.dim.times(y.dim),
+            ),
+            Div => q(super::units::rat_div(&x.value, &y.value), x.dim.per(y.dim)),
+            Rem => q(super::units::rat_rem(&x.value, &y.value), x.dim),
             Eq => Some(Value::Bool(x.value == y.value)),
             Ne => Some(Value::Bool(x.value != y.value)),
             Lt => Some(Value::Bool(x.value < y.value)),
@@ -411,9 +407,15 @@ impl Elab<'_> {
         };
         if result.is_none() && !matches!(op, And | Or) {
             self.err(
-                Diagnostic::error(Code::Arithmetic, span, format!("the result of `{}` is too large", op.text()))
-                    .label(format!("more than {MAX_BITS} bits"))
-                    .help("numbers in .coll files must stay below 2^65536 in numerator and denominator"),
+                Diagnostic::error(
+                    Code::Arithmetic,
+                    span,
+                    format!("the result of `{}` is too large", op.text()),
+                )
+                .label(format!("more than {MAX_BITS} bits"))
+                .help(
+                    "numbers in .coll files must stay below 2^65536 in numerator and denominator",
+                ),
             );
         }
         result

@@ -53,9 +53,19 @@ pub fn check(sources: &mut SourceMap, main: FileId, opts: &Options) -> Checked {
     let mut loaded: Vec<Loaded> = Vec::new();
     let mut loading: Vec<FileId> = Vec::new();
     load(sources, main, &mut loaded, &mut loading, &mut diags);
+    // After a syntax error the tree has holes where input was skipped, and checking it would
+    // mostly report consequences of those holes (a skipped `compute` makes every link to it
+    // "undeclared"). So syntax errors are reported alone; fixing them reveals the rest.
+    let syntax_errors = diags
+        .iter()
+        .any(|d| matches!(d.code, Code::Syntax | Code::InvalidToken));
     let mut elab = Elab::new(opts.limits);
     elab.diags.extend(diags);
-    let model = run(&mut elab, sources, &loaded, main, opts);
+    let model = if syntax_errors {
+        None
+    } else {
+        run(&mut elab, sources, &loaded, main, opts)
+    };
     let diagnostics = std::mem::take(&mut elab.diags).sorted();
     let model = if diagnostics
         .iter()
@@ -113,22 +123,10 @@ fn load(
                     .parent()
                     .map(Path::to_path_buf)
                     .unwrap_or_default();
-                let full: PathBuf = base.join(p);
+                let full: PathBuf = normalize(&base.join(p));
                 let shown = full.to_string_lossy().to_string();
-                if let Some(existing) = sources.find(&shown) {
-                    if let Some(_d) = cycle(loading, existing) {
-                        diags.push(
-                            Diagnostic::error(
-                                Code::ImportCycle,
-                                *pspan,
-                                format!(
-                                    "`{shown}` imports itself, directly or through other files"
-                                ),
-                            )
-                            .label("import cycle")
-                            .help("move the shared definitions into a third file that both import"),
-                        );
-                    }
+                if let Some(existing) = find_file(sources, &full) {
+                    diags.extend(cycle(sources, loading, existing, *pspan));
                     continue;
                 }
                 match std::fs::read_to_string(&full) {
@@ -149,17 +147,7 @@ fn load(
             }
         };
         if let Some(existing) = sources.find(&name) {
-            if cycle(loading, existing).is_some() {
-                diags.push(
-                    Diagnostic::error(
-                        Code::ImportCycle,
-                        *span,
-                        format!("`{name}` imports itself, directly or through other files"),
-                    )
-                    .label("import cycle")
-                    .help("move the shared definitions into a third file that both import"),
-                );
-            }
+            diags.extend(cycle(sources, loading, existing, *span));
             continue;
         }
         let id = sources.add(name, text);
@@ -169,8 +157,65 @@ fn load(
     loaded.push(Loaded { file, ast: tree });
 }
 
-fn cycle(loading: &[FileId], f: FileId) -> Option<()> {
-    loading.contains(&f).then_some(())
+/// The import cycle closed by importing `f` (at `span`) while `loading` is being loaded, if any.
+fn cycle(sources: &SourceMap, loading: &[FileId], f: FileId, span: Span) -> Option<Diagnostic> {
+    let at = loading.iter().position(|x| *x == f)?;
+    let name = |id: FileId| format!("`{}`", sources.get(id).name);
+    let chain: Vec<String> = loading[at..]
+        .iter()
+        .chain(std::iter::once(&f))
+        .map(|id| name(*id))
+        .collect();
+    let message = if chain.len() == 2 {
+        format!("{} imports itself", name(f))
+    } else {
+        format!(
+            "import cycle: {} imports {}",
+            chain[0],
+            chain[1..].join(", which imports ")
+        )
+    };
+    Some(
+        Diagnostic::error(Code::ImportCycle, span, message)
+            .label(format!("{} is already being imported", name(f)))
+            .help(
+                "move the definitions both files need into a third file, and import that from each",
+            ),
+    )
+}
+
+/// Removes `.` components and resolves `..` against the components before it, so that one file
+/// has one name however an import spells its path.
+fn normalize(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                let last = out.components().next_back();
+                if matches!(last, Some(Component::Normal(_))) {
+                    out.pop();
+                } else if !matches!(last, Some(Component::RootDir | Component::Prefix(_))) {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// The loaded file that is `path`: the same normalized name, or the same file on disk.
+fn find_file(sources: &SourceMap, path: &Path) -> Option<FileId> {
+    let canonical = std::fs::canonicalize(path).ok();
+    (0..sources.len() as u32).map(FileId).find(|id| {
+        let name = Path::new(&sources.get(*id).name);
+        normalize(name) == path
+            || canonical
+                .as_ref()
+                .is_some_and(|c| std::fs::canonicalize(name).ok().as_ref() == Some(c))
+    })
 }
 
 fn run<'a>(
@@ -419,7 +464,7 @@ fn run<'a>(
                 .map(|c: &model::Collective| c.ranks.len()),
         );
     }
-    if schedule.is_none() && first.get("schedule").is_none() && collective.is_some() {
+    if schedule.is_none() && !first.contains_key("schedule") && collective.is_some() {
         schedule = Some(model::Schedule {
             family: model::Family::Auto,
             span: coll_decl.unwrap_or(file_start),
@@ -427,6 +472,7 @@ fn run<'a>(
     }
     cross_checks(
         elab,
+        &main_ast.items,
         topology.as_ref(),
         collective.as_ref(),
         schedule.as_ref(),
@@ -467,7 +513,7 @@ fn override_value(elab: &mut Elab<'_>, name: &str, text: &str, span: Span) -> Op
 fn relocate(e: &mut ast::Expr, span: Span) {
     e.span = span;
     match &mut e.kind {
-        ast::ExprKind::Quantity { unit_span, .. } => *unit_span = span,
+        ast::ExprKind::Quantity(q) => q.unit_span = span,
         ast::ExprKind::Index(a, b)
         | ast::ExprKind::Range(a, b)
         | ast::ExprKind::Binary(_, a, b) => {
@@ -499,27 +545,90 @@ fn show_value(v: &value::Value) -> String {
     }
 }
 
-/// Checks that relate several declarations.
+/// The head of a declaration, from its keyword to its name (`schedule ring`, `target msccl`):
+/// where diagnostics about a whole declaration point, so that a long block is not underlined.
+fn head(item: Span, name: Span) -> Span {
+    if item.file == name.file && name.end >= item.start {
+        Span::new(item.file, item.start as usize, name.end as usize)
+    } else {
+        item
+    }
+}
+
+/// The span of the value of property `key` in a property block.
+fn prop_span(props: &[ast::Prop], key: &str) -> Option<Span> {
+    props
+        .iter()
+        .find(|p| p.key.name == key)
+        .map(|p| p.value.span)
+}
+
+/// Reports a reference to a cost model that is not declared.
+fn unknown_model(
+    elab: &mut Elab<'_>,
+    m: &str,
+    span: Span,
+    user: &str,
+    models: &[model::CostModel],
+) {
+    let names: Vec<&str> = models.iter().map(|x| x.name.as_str()).collect();
+    let help = if names.is_empty() {
+        format!(
+            "declare it, e.g. `model {m}: pipelining_postal {{ alpha_p: 500 ns; alpha_r: 100 ns; beta: 0.4 ns/B; }}`"
+        )
+    } else {
+        match suggest::closest(m, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`? declared models: {}", names.join(", ")),
+            None => format!("declared models: {}", names.join(", ")),
+        }
+    };
+    elab.err(
+        Diagnostic::error(
+            Code::UnknownName,
+            span,
+            format!("{user} uses model `{m}`, which is not declared"),
+        )
+        .label("no `model` declaration has this name")
+        .help(help),
+    );
+}
+
+/// Checks that relate several declarations. `items` are the main file's, for precise spans.
 fn cross_checks(
     elab: &mut Elab<'_>,
+    items: &[ast::Item],
     topo: Option<&model::Topology>,
     coll: Option<&model::Collective>,
     sched: Option<&model::Schedule>,
     models: &[model::CostModel],
     targets: &[model::Target],
 ) {
+    let coll_head = items.iter().find_map(|i| match i {
+        ast::Item::Collective { kind, span, .. } => Some(head(*span, kind.span)),
+        _ => None,
+    });
     if let (Some(t), Some(c)) = (topo, coll) {
-        if let Some(d) = checks::connectivity(t, &c.ranks, c.span) {
+        if let Some(d) = checks::connectivity(t, &c.ranks, coll_head.unwrap_or(c.span)) {
             elab.err(d);
         }
     }
     let Some(s) = sched else { return };
+    // The schedule's declaration, when it was written (`auto` may be implicit).
+    let sched_item = items.iter().find_map(|i| match i {
+        ast::Item::Schedule {
+            family,
+            props,
+            span,
+        } if *span == s.span => Some((head(*span, family.span), props.as_slice())),
+        _ => None,
+    });
+    let s_head = sched_item.map(|x| x.0).unwrap_or(s.span);
     if let Some(c) = coll {
         if !schedule::supports(&s.family, c.kind) {
             elab.err(
                 Diagnostic::error(
                     Code::BadValue,
-                    s.span,
+                    s_head,
                     format!(
                         "schedule `{}` cannot implement {}",
                         s.family.name(),
@@ -527,7 +636,7 @@ fn cross_checks(
                     ),
                 )
                 .label("unsupported collective for this family")
-                .secondary(c.span, "collective declared here")
+                .secondary(coll_head.unwrap_or(c.span), "collective declared here")
                 .help(supported_help(c.kind)),
             );
         }
@@ -535,7 +644,7 @@ fn cross_checks(
     if let Some(t) = topo {
         match &s.family {
             model::Family::Forest { .. } => {
-                if let Some(d) = checks::symmetry(t, s.span) {
+                if let Some(d) = checks::symmetry(t, s_head) {
                     elab.err(d);
                 }
             }
@@ -543,7 +652,7 @@ fn cross_checks(
                 if !checks::has_switch(t) =>
             {
                 elab.err(
-                    Diagnostic::error(Code::BadValue, s.span, format!("`{}` aggregates in switches, but the topology has none", s.family.name()))
+                    Diagnostic::error(Code::BadValue, s_head, format!("`{}` aggregates in switches, but the topology has none", s.family.name()))
                         .label("in-network schedule without switches")
                         .help("declare switches in the topology, or use a host-based schedule such as `ring`"),
                 );
@@ -553,24 +662,25 @@ fn cross_checks(
     }
     if let model::Family::RecursiveMultiplying { model: Some(m), .. } = &s.family {
         if !models.iter().any(|x| &x.name == m) {
-            let names: Vec<&str> = models.iter().map(|x| x.name.as_str()).collect();
-            elab.err(
-                Diagnostic::error(Code::UnknownName, s.span, format!("the schedule uses model `{m}`, which is not declared"))
-                    .label("unknown model")
-                    .help(if names.is_empty() {
-                        "declare it, e.g. `model m: pipelining_postal { alpha_p: 500 ns; alpha_r: 100 ns; beta: 0.4 ns/B; }`".to_string()
-                    } else {
-                        format!("declared models: {}", names.join(", "))
-                    }),
-            );
+            let span = sched_item
+                .and_then(|(_, props)| prop_span(props, "model"))
+                .unwrap_or(s_head);
+            unknown_model(elab, m, span, "the schedule", models);
         }
     }
     for t in targets {
+        let t_item = items.iter().find_map(|i| match i {
+            ast::Item::Target { kind, props, span } if *span == t.span => {
+                Some((head(*span, kind.span), props.as_slice()))
+            }
+            _ => None,
+        });
+        let t_head = t_item.map(|x| x.0).unwrap_or(t.span);
         if let Some(why) = target_cannot_express(&s.family, t.kind) {
             elab.err(
                 Diagnostic::error(
                     Code::TargetUnsupported,
-                    t.span,
+                    t_head,
                     format!(
                         "target `{}` cannot express a `{}` schedule",
                         t.kind.name(),
@@ -578,7 +688,7 @@ fn cross_checks(
                     ),
                 )
                 .label(why)
-                .secondary(s.span, "schedule declared here")
+                .secondary(s_head, "schedule declared here")
                 .help(target_help(&s.family)),
             );
         }
@@ -586,15 +696,10 @@ fn cross_checks(
             (t.kind, t.options.get("model"))
         {
             if !models.iter().any(|x| &x.name == m) {
-                elab.err(
-                    Diagnostic::error(
-                        Code::UnknownName,
-                        t.span,
-                        format!("target `sim` uses model `{m}`, which is not declared"),
-                    )
-                    .label("unknown model")
-                    .help("declare it with `model NAME: KIND { ... }`"),
-                );
+                let span = t_item
+                    .and_then(|(_, props)| prop_span(props, "model"))
+                    .unwrap_or(t_head);
+                unknown_model(elab, m, span, "target `sim`", models);
             }
         }
     }

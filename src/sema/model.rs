@@ -263,6 +263,22 @@ pub enum LeaderPolicy {
     RoundRobin,
 }
 
+impl LeaderPolicy {
+    pub const ALL: &'static [(&'static str, LeaderPolicy)] = &[
+        ("first", LeaderPolicy::First),
+        ("hash", LeaderPolicy::Hash),
+        ("round_robin", LeaderPolicy::RoundRobin),
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Family {
     /// `stages: auto` picks the cheapest under `model`.

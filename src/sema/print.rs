@@ -133,7 +133,7 @@ pub fn model_text(m: &Model) -> String {
                     s,
                     " timeout {} table_size {table_size} elements_per_packet {elements_per_packet} shards {shards} leader {}",
                     time(timeout),
-                    format!("{leader:?}").to_lowercase()
+                    leader.name()
                 );
             }
             Family::StaticTrees { trees } => {

@@ -12,6 +12,7 @@
 //!   factor stage B of the rest; each remainder rank feeds one of G groups of B, so
 //!   1 <= G <= (n - R) / B. `nRgGaB` is the inverse merge: the last factor stage B of the group,
 //!   with the same R and G. The paper's 7-rank example is `[m1g1a3, n1g1a2]`.
+//!
 //! Nesting is stack-like: every collapse and merge is closed by its expand or inverse merge.
 
 use super::elab::Elab;
@@ -43,11 +44,7 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
     ("auto", &[]),
 ];
 
-const LEADERS: &[(&str, LeaderPolicy)] = &[
-    ("first", LeaderPolicy::First),
-    ("hash", LeaderPolicy::Hash),
-    ("round_robin", LeaderPolicy::RoundRobin),
-];
+const LEADERS: &[(&str, LeaderPolicy)] = LeaderPolicy::ALL;
 
 /// Collectives each family implements.
 pub fn supports(family: &Family, kind: CollectiveKind) -> bool {

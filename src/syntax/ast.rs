@@ -276,21 +276,17 @@ pub enum UnOp {
 
 #[derive(Debug, Clone)]
 pub enum ExprKind {
-    /// An integer or decimal literal, exact.
-    Number(BigRational),
+    /// An integer or decimal literal, exact (boxed to keep [`Expr`] small).
+    Number(Box<BigRational>),
     /// `300 GB/s`: the number and the unit as written.
-    Quantity {
-        value: BigRational,
-        unit: String,
-        unit_span: Span,
-    },
+    Quantity(Box<QuantityLit>),
     Bool(bool),
     Str(String),
     Auto,
     Name(String),
     Index(Box<Expr>, Box<Expr>),
     Field(Box<Expr>, Ident),
-    Call(Call),
+    Call(Box<Call>),
     List(Vec<Expr>),
     /// `a..b`, half open.
     Range(Box<Expr>, Box<Expr>),
@@ -299,8 +295,19 @@ pub enum ExprKind {
     Error,
 }
 
+/// A quantity literal: `300 GB/s` is the value 300 and the unit `GB/s`.
+#[derive(Debug, Clone)]
+pub struct QuantityLit {
+    pub value: BigRational,
+    pub unit: String,
+    pub unit_span: Span,
+}
+
 /// Parses an integer or decimal literal (underscores allowed) exactly.
 pub fn parse_number(text: &str) -> BigRational {
+    if let Ok(n) = text.parse::<i64>() {
+        return BigRational::from_integer(BigInt::from(n));
+    }
     let clean: String = text.chars().filter(|c| *c != '_').collect();
     let (int, frac) = match clean.split_once('.') {
         Some((i, f)) => (i.to_string(), f.to_string()),

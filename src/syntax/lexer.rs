@@ -1,7 +1,8 @@
 //! The lexer: one logos token enum for the whole language.
 //!
 //! Design notes:
-//! - A number followed (optionally after spaces) by a unit is one token, [`Token::Quantity`]:
+//! - A number followed (optionally after spaces) by a unit (a word starting with a letter) is one
+//!   token, [`Token::Quantity`]:
 //!   `300 GB/s`, `0.4 ns/B`, `25Gbps`. The unit is any identifier, optionally `/identifier`; the
 //!   elaborator knows which units exist and reports unknown ones (E0006). Because of this, `10 GB/n`
 //!   is the unit `GB/n`: write `10 GB / n` to divide by a variable.
@@ -66,7 +67,7 @@ pub enum Token<'s> {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*", |lex| lex.slice())]
     Decimal(&'s str),
     #[regex(
-        r"[0-9][0-9_]*(\.[0-9][0-9_]*)?[ \t]*[A-Za-z_][A-Za-z0-9_]*(/[A-Za-z_][A-Za-z0-9_]*)?",
+        r"[0-9][0-9_]*(\.[0-9][0-9_]*)?[ \t]*[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)?",
         |lex| lex.slice()
     )]
     Quantity(&'s str),
