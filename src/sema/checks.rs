@@ -32,30 +32,36 @@ pub fn connectivity(topo: &Topology, ranks: &[NodeId], span: Span) -> Option<Dia
     let b = *bad.first()?;
     let a = &topo.nodes[first].name;
     let name = &topo.nodes[b].name;
-    let how = match (fwd[b], bwd[b]) {
-        (false, false) => {
-            format!("`{name}` and `{a}` have no path between them in either direction")
-        }
-        (false, true) => format!("`{a}` has no path to `{name}`"),
-        _ => format!("`{name}` has no path to `{a}`"),
+    let message = match (fwd[b], bwd[b]) {
+        (false, false) => format!("`{name}` and `{a}` cannot reach each other"),
+        (false, true) => format!("`{a}` cannot reach `{name}`"),
+        _ => format!("`{name}` cannot reach `{a}`"),
     };
-    let more = if bad.len() > 1 {
-        format!(" ({} compute nodes are affected in all)", bad.len())
-    } else {
-        String::new()
-    };
-    Some(
-        Diagnostic::error(
-            Code::Unreachable,
-            span,
-            format!("compute nodes cannot reach each other: {how}{more}"),
-        )
-        .label("the collective needs every participant to reach every other")
-        .secondary(topo.nodes[b].span, format!("`{name}` declared here"))
-        .help(format!(
-            "add links that connect `{name}`; a `->` link only goes one way, `<->` goes both"
-        )),
+    let d = Diagnostic::error(
+        Code::Unreachable,
+        span,
+        format!("compute nodes are not connected: {message}"),
     )
+    .label("every participant must reach every other")
+    .secondary(topo.nodes[b].span, format!("`{name}` declared here"))
+    .help(format!(
+        "add links that connect `{name}` to the rest; a `->` link goes one way, `<->` both ways"
+    ));
+    Some(if bad.len() > 1 {
+        let shown: Vec<String> = bad
+            .iter()
+            .take(4)
+            .map(|i| format!("`{}`", topo.nodes[*i].name))
+            .collect();
+        let more = if bad.len() > 4 { ", ..." } else { "" };
+        d.note(format!(
+            "{} participants are cut off from `{a}`: {}{more}",
+            bad.len(),
+            shown.join(", ")
+        ))
+    } else {
+        d
+    })
 }
 
 /// Reports the first node whose total ingress bandwidth differs from its egress.

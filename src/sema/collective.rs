@@ -34,6 +34,8 @@ impl Elab<'_> {
             }
         };
         let what = format!("collective `{}`", kind.name);
+        // Diagnostics about the whole declaration point at `collective <kind>`.
+        let head = super::head(span, kind.span);
         let p = self.props(props, PROPS, &what);
         let ranks = match p.get("participants") {
             Some(pp) => self.participants(pp, topo),
@@ -53,7 +55,7 @@ impl Elab<'_> {
             self.err(
                 Diagnostic::error(
                     Code::NotComputeNode,
-                    span,
+                    head,
                     "the collective has no participants",
                 )
                 .label("no compute nodes take part")
@@ -62,8 +64,8 @@ impl Elab<'_> {
             return None;
         }
         let dtype = dtype?;
-        let count = self.count(&p, ckind, dtype, ranks.len(), span, &what)?;
-        let root = self.root(&p, ckind, &ranks, topo, span)?;
+        let count = self.count(&p, ckind, dtype, ranks.len(), head, &what)?;
+        let root = self.root(&p, ckind, &ranks, topo, head)?;
         Some(Collective {
             kind: ckind,
             ranks,
@@ -241,10 +243,28 @@ impl Elab<'_> {
                     ),
                 )
                 .label("not divisible by the rank count")
-                .help(format!(
-                    "use a count that is a multiple of {n}, e.g. {}",
-                    (count / n as u64 + 1) * n as u64
-                )),
+                .help({
+                    let (n, below) = (n as u64, count / n as u64 * n as u64);
+                    let above = below + n;
+                    let b = dtype.bytes();
+                    match (p.contains_key("size"), below > 0) {
+                        (true, true) => format!(
+                            "use a size of a multiple of {n} elements, e.g. {} B or {} B",
+                            below * b,
+                            above * b
+                        ),
+                        (true, false) => format!(
+                            "use a size of a multiple of {n} elements, e.g. {} B",
+                            above * b
+                        ),
+                        (false, true) => format!(
+                            "use a count that is a multiple of {n}, e.g. {below} or {above}"
+                        ),
+                        (false, false) => {
+                            format!("use a count that is a multiple of {n}, e.g. {above}")
+                        }
+                    }
+                }),
             );
             return None;
         }
@@ -300,7 +320,10 @@ impl Elab<'_> {
                         Diagnostic::error(
                             Code::BadRoot,
                             r.value.span,
-                            format!("the root must be one node, this names {}", ids.len()),
+                            format!(
+                                "the root must be one node, but this names {} nodes",
+                                ids.len()
+                            ),
                         )
                         .label("several nodes")
                         .help("index the array down to one node, e.g. `gpu[0]`"),

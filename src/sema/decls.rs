@@ -141,17 +141,47 @@ impl Elab<'_> {
                 (Some(g), Some(dim)) => {
                     match self.eval_quantity(&g.value, dim, &format!("`{}`", p.name)) {
                         Some(v)
-                            if v.is_negative()
-                                || (p.at_least_one && v < BigRational::from_integer(1.into())) =>
+                            if p.at_least_one
+                                && (v < BigRational::from_integer(1.into()) || !v.is_integer()) =>
                         {
+                            let shown = super::units::fmt_rational(&v);
+                            let (code, message, label) = if v.is_integer() {
+                                (
+                                    Code::NonPositive,
+                                    format!("`{}` must be at least 1, found {shown}", p.name),
+                                    "less than 1",
+                                )
+                            } else {
+                                (
+                                    Code::TypeMismatch,
+                                    format!("`{}` must be a whole number, found {shown}", p.name),
+                                    "not a whole number",
+                                )
+                            };
+                            self.err(
+                                Diagnostic::error(code, g.value.span, message)
+                                    .label(label)
+                                    .help(format!(
+                                        "`{}` is a count: use a whole number of 1 or more",
+                                        p.name
+                                    )),
+                            );
+                            ok = false;
+                            continue;
+                        }
+                        Some(v) if v.is_negative() => {
                             self.err(
                                 Diagnostic::error(
                                     Code::NonPositive,
                                     g.value.span,
-                                    format!("`{}` must not be negative or zero here", p.name),
+                                    format!(
+                                        "`{}` must not be negative, found {}",
+                                        p.name,
+                                        Quantity { value: v, dim }
+                                    ),
                                 )
-                                .label("out of range")
-                                .help(format!("give `{}` a positive value", p.name)),
+                                .label("negative")
+                                .help(format!("give `{}` a value of zero or more", p.name)),
                             );
                             ok = false;
                             continue;
@@ -171,7 +201,7 @@ impl Elab<'_> {
                         ModelParam::Word(b.to_string())
                     }
                     ExprKind::Name(n) => {
-                        self.bad_word(n, g.value.span, p.words, &format!("value for `{}`", p.name));
+                        self.bad_word(n, g.value.span, p.words, &format!("`{}` value", p.name));
                         ok = false;
                         continue;
                     }
@@ -229,7 +259,7 @@ impl Elab<'_> {
             props,
             model_params(k),
             &format!("model `{}` ({})", name.name, kind.name),
-            span,
+            super::head(span, kind.span),
         )?;
         Some(CostModel {
             name: name.name.clone(),
@@ -253,7 +283,7 @@ impl Elab<'_> {
             props,
             target_params(k),
             &format!("target `{}`", kind.name),
-            span,
+            super::head(span, kind.span),
         )?;
         Some(Target {
             kind: k,

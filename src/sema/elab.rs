@@ -60,6 +60,8 @@ pub(crate) struct Elab<'a> {
     pub scopes: Vec<HashMap<String, Value>>,
     pub generators: HashMap<String, GenDef<'a>>,
     pub arrays: HashMap<String, ArrayInfo>,
+    /// Instance names of `use ... as name` (with the trailing `.`), where each was given.
+    instances: HashMap<String, Span>,
     pub nodes: Vec<Node>,
     pending: Vec<PendingLink>,
     pub prefix: String,
@@ -79,6 +81,7 @@ impl<'a> Elab<'a> {
             scopes: Vec::new(),
             generators: HashMap::new(),
             arrays: HashMap::new(),
+            instances: HashMap::new(),
             nodes: Vec::new(),
             pending: Vec::new(),
             prefix: String::new(),
@@ -180,12 +183,13 @@ impl<'a> Elab<'a> {
                 Code::TypeMismatch,
                 p.span,
                 format!(
-                    "a link endpoint must be one node, but this names {}",
+                    "a link endpoint must be one node, but `{}` names {} nodes",
+                    p.shown(),
                     ids.len()
                 ),
             )
-            .label("several nodes")
-            .help("index every dimension, or link in a `for` loop"),
+            .label(format!("{} nodes", ids.len()))
+            .help("index every dimension to name one node, or link each node in a `for` loop"),
         );
         None
     }
@@ -296,6 +300,22 @@ impl<'a> Elab<'a> {
                 let Some(p) = self.alias_prefix(alias) else {
                     return;
                 };
+                if let Some(prev) = self.instances.get(&p) {
+                    let prev = *prev;
+                    let name = p.trim_end_matches('.');
+                    self.err(
+                        Diagnostic::error(
+                            Code::DuplicateName,
+                            alias.span,
+                            format!("instance `{name}` is declared twice"),
+                        )
+                        .label("declared again")
+                        .secondary(prev, "first declared here")
+                        .help("give each `use` its own name, e.g. `as box[i]` in a loop"),
+                    );
+                    return;
+                }
+                self.instances.insert(p.clone(), alias.span);
                 self.instantiate(call, p);
             }
             Stmt::Error(_) => {}
@@ -339,11 +359,14 @@ impl<'a> Elab<'a> {
             return;
         }
         self.aborted = true;
-        self.err(
-            Diagnostic::error(Code::LimitExceeded, span, format!("this topology would create more than {limit} {what}"))
-                .label("limit exceeded here")
-                .help(format!("check the loop bounds and generator arguments; if the size is intended, raise the limit with `{flag}`")),
-        );
+        let d = Diagnostic::error(Code::LimitExceeded, span, format!("the topology exceeds the limit of {} {what}", thousands(limit)))
+            .label("the limit is reached here")
+            .help(format!("check the loop bounds and generator arguments; if the size is intended, raise the limit with `{flag}`"));
+        self.err(if what == "directed links" {
+            d.note("each `<->` link counts as two directed links, and each `parallel` copy counts")
+        } else {
+            d
+        });
     }
 
     fn alias_prefix(&mut self, alias: &Expr) -> Option<String> {
@@ -389,8 +412,8 @@ impl<'a> Elab<'a> {
             }
             if n == 0 {
                 self.err(
-                    Diagnostic::error(Code::NonPositive, d.span, "array size is 0")
-                        .label("empty array")
+                    Diagnostic::error(Code::NonPositive, d.span, format!("node array `{}` has size 0", name.name))
+                        .label("this size is 0")
                         .help("an array needs a size of at least 1; guard the declaration with `if` to skip it"),
                 );
                 return;
@@ -549,7 +572,7 @@ impl<'a> Elab<'a> {
         let per = if dir == LinkDir::Both { 2 } else { 1 };
         let add = (parallel as usize).saturating_mul(per);
         if self.edges.saturating_add(add) > self.limits.max_links {
-            self.limit_hit(span, "links", self.limits.max_links, "--max-links");
+            self.limit_hit(span, "directed links", self.limits.max_links, "--max-links");
             return;
         }
         self.edges += add;
@@ -596,8 +619,9 @@ impl<'a> Elab<'a> {
             return;
         };
         let saved_scopes = std::mem::replace(&mut self.scopes, vec![scope]);
-        let new_prefix = format!("{}{}", self.prefix, prefix);
-        let saved_prefix = std::mem::replace(&mut self.prefix, new_prefix);
+        // `prefix` is the instance's full name: `alias_prefix` already starts it with the
+        // enclosing instance's prefix, so it replaces (not extends) the current one.
+        let saved_prefix = std::mem::replace(&mut self.prefix, prefix);
         self.depth += 1;
         self.stmts(def.body);
         self.depth -= 1;
@@ -610,12 +634,16 @@ impl<'a> Elab<'a> {
         let mut positional = Vec::new();
         let mut named: Vec<(&ast::Ident, Value, Span)> = Vec::new();
         let mut ok = true;
-        for a in &call.args {
+        // A positional argument after a named one: which parameter it fills is unclear, so the
+        // arguments are not matched to parameters at all (no follow-on "given twice").
+        let mut misplaced = false;
+        for (i, a) in call.args.iter().enumerate() {
             let v = self.eval(&a.value);
             match (&a.name, v) {
                 (_, None) => ok = false,
                 (None, Some(v)) => {
-                    if !named.is_empty() {
+                    if call.args[..i].iter().any(|x| x.name.is_some()) {
+                        misplaced = true;
                         self.err(
                             Diagnostic::error(
                                 Code::BadArguments,
@@ -623,7 +651,9 @@ impl<'a> Elab<'a> {
                                 "positional argument after a named one",
                             )
                             .label("positional")
-                            .help("put positional arguments first"),
+                            .help(
+                                "put positional arguments before named ones, or name this one too",
+                            ),
                         );
                         ok = false;
                     }
@@ -631,6 +661,9 @@ impl<'a> Elab<'a> {
                 }
                 (Some(n), Some(v)) => named.push((n, v, a.value.span)),
             }
+        }
+        if misplaced {
+            return None;
         }
         let gname = &def.name.name;
         if positional.len() > def.params.len() {
@@ -718,7 +751,11 @@ impl<'a> Elab<'a> {
                         )
                         .label(format!("`{}` is not given", p.name.name))
                         .secondary(p.span, "parameter declared here")
-                        .help(format!("pass it, e.g. `{gname}({}: ...)`", p.name.name)),
+                        .help(format!(
+                            "pass it, e.g. `{gname}(..., {}: {})`",
+                            p.name.name,
+                            p.ty.as_ref().map_or("...", |t| type_example(&t.name))
+                        )),
                     );
                     result = None;
                     continue;
@@ -770,7 +807,11 @@ impl<'a> Elab<'a> {
                             )
                             .label(format!("this is a {}", q.dim.name()))
                             .secondary(ty.span, "type declared here")
-                            .help(format!("for example `{}`", super::eval::example_unit(d))),
+                            .help(format!(
+                                "pass a {}, for example `{}`",
+                                d.name(),
+                                super::eval::example_unit(d)
+                            )),
                         );
                         return false;
                     }
@@ -788,19 +829,58 @@ impl<'a> Elab<'a> {
                         .help(format!("types: {}", TYPES.join(", "))),
                 );
             } else {
+                let found = match v {
+                    Value::Num(q) if q.dim == Dim::NONE && !q.value.is_integer() => format!(
+                        "{}, which is not a whole number",
+                        super::units::fmt_rational(&q.value)
+                    ),
+                    other => other.type_name(),
+                };
                 self.err(
                     Diagnostic::error(
                         Code::TypeMismatch,
                         span,
-                        format!("`{what}` must be {t}, found {}", v.type_name()),
+                        format!("`{what}` must be of type `{t}`, found {found}"),
                     )
                     .label(format!("this is {}", v.type_name()))
                     .secondary(ty.span, "type declared here")
-                    .help(format!("pass a value of type {t}")),
+                    .help(format!(
+                        "pass a value of type `{t}`, for example `{}`",
+                        type_example(t)
+                    )),
                 );
             }
         }
         ok
+    }
+}
+
+/// `1000000` as `1,000,000`.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A value of a parameter type, for help lines.
+fn type_example(t: &str) -> &'static str {
+    match t {
+        "int" => "8",
+        "number" => "0.5",
+        "size" => "4 MiB",
+        "time" => "500 ns",
+        "bandwidth" => "25 GB/s",
+        "inverse_bandwidth" => "0.4 ns/B",
+        "bool" => "true",
+        "string" => "\"name\"",
+        "list" => "[1, 2, 4]",
+        _ => "gpu[0]",
     }
 }
 

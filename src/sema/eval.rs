@@ -6,7 +6,7 @@
 //! topology being built (see [`super::nodes`]).
 
 use super::elab::Elab;
-use super::units::{Dim, Quantity, UNIT_HELP, unit};
+use super::units::{Dim, Quantity, unit};
 use super::value::Value;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::syntax::ast::{BinOp, Call, Expr, ExprKind, UnOp};
@@ -42,13 +42,10 @@ impl Elab<'_> {
                         format!("unknown unit `{}`", lit.unit),
                     )
                     .label("not a unit collc knows");
-                    let d = if lit.unit.contains('/') {
-                        d.help(format!(
-                            "to divide by a variable, put spaces around `/`; known units: {UNIT_HELP}"
-                        ))
-                    } else {
-                        d.help(format!("known units: {UNIT_HELP}"))
-                    };
+                    let d = d.help(super::units::unknown_unit_help(
+                        &super::units::fmt_rational(&lit.value),
+                        &lit.unit,
+                    ));
                     self.err(d);
                     None
                 }
@@ -143,7 +140,11 @@ impl Elab<'_> {
                             Diagnostic::error(
                                 Code::BadValue,
                                 idx_span,
-                                format!("index {} is out of range for a list of {n}", q.value),
+                                format!(
+                                    "index {} is out of range for a list of {n} element{}",
+                                    q.value,
+                                    if n == 1 { "" } else { "s" }
+                                ),
                             )
                             .label("out of range")
                             .help(format!("use an index from 0 to {}", n.saturating_sub(1))),
@@ -322,7 +323,7 @@ impl Elab<'_> {
                 self.err(
                     Diagnostic::error(
                         Code::TypeMismatch,
-                        span,
+                        sb,
                         format!(
                             "`{}` cannot combine {} and {}",
                             op.text(),
@@ -330,9 +331,8 @@ impl Elab<'_> {
                             y.type_name()
                         ),
                     )
-                    .label("incompatible operands")
-                    .secondary(sa, x.type_name())
-                    .secondary(sb, y.type_name())
+                    .label(format!("this is {}", y.type_name()))
+                    .secondary(sa, format!("this is {}", x.type_name()))
                     .help(match op {
                         And | Or => "`&&` and `||` combine bools",
                         _ => "arithmetic works on numbers and quantities; comparisons need two values of the same kind",
@@ -364,13 +364,16 @@ impl Elab<'_> {
             self.err(
                 Diagnostic::error(
                     Code::DimensionMismatch,
-                    span,
+                    sb,
                     format!("cannot {verb} a {} and a {}", x.dim.name(), y.dim.name()),
                 )
-                .label("mismatched dimensions")
+                .label(format!("this is a {}", y.dim.name()))
                 .secondary(sa, format!("this is a {}", x.dim.name()))
-                .secondary(sb, format!("this is a {}", y.dim.name()))
-                .help("both sides must have the same dimension; multiply or divide by a quantity to convert"),
+                .help(format!(
+                    "both sides of `{}` must have the same dimension; {}",
+                    op.text(),
+                    super::units::conversion_hint(x.dim, y.dim)
+                )),
             );
             return None;
         }
@@ -378,7 +381,7 @@ impl Elab<'_> {
             self.err(
                 Diagnostic::error(Code::Arithmetic, sb, "division by zero")
                     .label("this is zero")
-                    .help("guard the division with an `if`"),
+                    .help("the divisor evaluates to 0; check the parameters and values it is computed from"),
             );
             return None;
         }
@@ -525,7 +528,11 @@ impl Elab<'_> {
                             Diagnostic::error(
                                 Code::DimensionMismatch,
                                 *s,
-                                format!("`{name}` of a {} and a {}", best.dim.name(), q.dim.name()),
+                                format!(
+                                    "`{name}` cannot compare a {} and a {}",
+                                    best.dim.name(),
+                                    q.dim.name()
+                                ),
                             )
                             .label("different dimension")
                             .help("all arguments must have the same dimension"),

@@ -47,26 +47,39 @@ struct Loaded {
     ast: ast::File,
 }
 
+/// After a syntax error the parser skips to the end of the item, statement or property, and the
+/// tree has a hole there. These codes are what a hole causes (a skipped `compute` makes every
+/// link to its nodes "undeclared", a skipped `size: ...;` is "missing"), so they are not reported
+/// while there are syntax errors; every other problem still is.
+const HIDDEN_AFTER_SYNTAX_ERRORS: &[Code] = &[
+    Code::UnknownName,
+    Code::ImportNotFound,
+    Code::UndeclaredNode,
+    Code::NotComputeNode,
+    Code::Unreachable,
+    Code::AsymmetricBandwidth,
+    Code::MissingDeclaration,
+    Code::BadProperty,
+    Code::BadArguments,
+    Code::BadRoot,
+];
+
 /// Checks the file `main` (already in `sources`), loading imports into `sources`.
 pub fn check(sources: &mut SourceMap, main: FileId, opts: &Options) -> Checked {
     let mut diags = Vec::new();
     let mut loaded: Vec<Loaded> = Vec::new();
     let mut loading: Vec<FileId> = Vec::new();
     load(sources, main, &mut loaded, &mut loading, &mut diags);
-    // After a syntax error the tree has holes where input was skipped, and checking it would
-    // mostly report consequences of those holes (a skipped `compute` makes every link to it
-    // "undeclared"). So syntax errors are reported alone; fixing them reveals the rest.
     let syntax_errors = diags
         .iter()
         .any(|d| matches!(d.code, Code::Syntax | Code::InvalidToken));
     let mut elab = Elab::new(opts.limits);
     elab.diags.extend(diags);
-    let model = if syntax_errors {
-        None
-    } else {
-        run(&mut elab, sources, &loaded, main, opts)
-    };
-    let diagnostics = std::mem::take(&mut elab.diags).sorted();
+    let model = run(&mut elab, sources, &loaded, main, opts);
+    let mut diagnostics = std::mem::take(&mut elab.diags).sorted();
+    if syntax_errors {
+        diagnostics.retain(|d| !HIDDEN_AFTER_SYNTAX_ERRORS.contains(&d.code));
+    }
     let model = if diagnostics
         .iter()
         .any(|d| d.severity == crate::diag::Severity::Error)
@@ -106,9 +119,7 @@ fn load(
                     )
                     .label("not in the standard library");
                     let d = match suggest::closest(&id.name, names.iter().copied()) {
-                        Some(s) => {
-                            d.help(format!("did you mean `{s}`? modules: {}", names.join(", ")))
-                        }
+                        Some(s) => d.help(format!("did you mean `{s}`?")),
                         None => d.help(format!(
                             "modules: {}; import a file with `import \"path.coll\";`",
                             names.join(", ")
@@ -132,14 +143,20 @@ fn load(
                 match std::fs::read_to_string(&full) {
                     Ok(t) => (shown, t),
                     Err(e) => {
+                        let (message, label) = match e.kind() {
+                            std::io::ErrorKind::NotFound => {
+                                (format!("there is no file `{shown}` to import"), "not found")
+                            }
+                            _ => (format!("cannot read `{shown}`: {e}"), "unreadable"),
+                        };
                         diags.push(
-                            Diagnostic::error(
-                                Code::ImportNotFound,
-                                *pspan,
-                                format!("cannot read `{shown}`: {e}"),
-                            )
-                            .label("file not found")
-                            .help("paths are relative to the importing file"),
+                            Diagnostic::error(Code::ImportNotFound, *pspan, message)
+                                .label(label)
+                                .help(if base.as_os_str().is_empty() {
+                                    "paths are relative to the importing file's directory, here the current directory".to_string()
+                                } else {
+                                    format!("paths are relative to the importing file's directory, here `{}`", base.display())
+                                }),
                         );
                         continue;
                     }
@@ -356,7 +373,7 @@ fn run<'a>(
     };
     for item in &main_ast.items {
         if let ast::Item::Topology { name, body, span } = item {
-            if !once(elab, "topology", *span) {
+            if !once(elab, "topology", head(*span, name.span)) {
                 continue;
             }
             topology = Some(match body {
@@ -374,14 +391,14 @@ fn run<'a>(
     for item in &main_ast.items {
         match item {
             ast::Item::Collective { kind, props, span } => {
-                if !once(elab, "collective", *span) {
+                if !once(elab, "collective", head(*span, kind.span)) {
                     continue;
                 }
                 coll_decl = Some(*span);
                 match &topology {
                     Some(t) => collective = elab.collective(kind, props, *span, t),
                     None => elab.err(
-                        Diagnostic::error(Code::MissingDeclaration, *span, "a collective needs a topology")
+                        Diagnostic::error(Code::MissingDeclaration, head(*span, kind.span), "a collective needs a topology")
                             .label("no `topology` in this file")
                             .help("declare one, e.g. `import ring;` and `topology t = ring(n: 8, bw: 25 GB/s);`"),
                     ),
@@ -444,12 +461,12 @@ fn run<'a>(
         else {
             continue;
         };
-        if !once(elab, "schedule", *span) {
+        if !once(elab, "schedule", head(*span, family.span)) {
             continue;
         }
         if coll_decl.is_none() {
             elab.err(
-                Diagnostic::error(Code::MissingDeclaration, *span, "a schedule needs a collective to schedule")
+                Diagnostic::error(Code::MissingDeclaration, head(*span, family.span), "a schedule needs a collective to schedule")
                     .label("no `collective` in this file")
                     .help("declare one, e.g. `collective allreduce { size: 1 MiB; dtype: f32; op: sum; }`"),
             );
@@ -547,7 +564,7 @@ fn show_value(v: &value::Value) -> String {
 
 /// The head of a declaration, from its keyword to its name (`schedule ring`, `target msccl`):
 /// where diagnostics about a whole declaration point, so that a long block is not underlined.
-fn head(item: Span, name: Span) -> Span {
+pub(crate) fn head(item: Span, name: Span) -> Span {
     if item.file == name.file && name.end >= item.start {
         Span::new(item.file, item.start as usize, name.end as usize)
     } else {

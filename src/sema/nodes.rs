@@ -39,7 +39,8 @@ pub struct NodePath {
 }
 
 impl NodePath {
-    fn shown(&self) -> String {
+    /// The reference as written with its indices evaluated, e.g. `box[1].gpu[0..4]`.
+    pub(crate) fn shown(&self) -> String {
         let mut s = self.key.clone();
         for sel in &self.sels {
             match sel {
@@ -151,22 +152,29 @@ impl Elab<'_> {
             };
             if a < 0 || b > len as i64 || a > b {
                 let shown = p.shown();
-                self.err(
-                    Diagnostic::error(
-                        Code::UndeclaredNode,
-                        p.span,
+                let nodes = if len == 1 { "node" } else { "nodes" };
+                let (message, help) = if info.dims.len() == 1 {
+                    (
+                        format!("`{shown}` is out of bounds: `{}` has {len} {nodes}", p.key),
+                        format!("indices of `{}` run from 0 to {}", p.key, len as i64 - 1),
+                    )
+                } else {
+                    (
                         format!(
-                            "`{shown}` is out of bounds: dimension {d} of `{}` has {len} node{}",
-                            p.key,
-                            if len == 1 { "" } else { "s" }
+                            "`{shown}` is out of bounds: dimension {d} of `{}` has {len} {nodes}",
+                            p.key
+                        ),
+                        format!(
+                            "indices of dimension {d} run from 0 to {}; dimensions count from 0",
+                            len as i64 - 1
                         ),
                     )
-                    .label("no such node")
-                    .secondary(info.span, "declared here")
-                    .help(format!(
-                        "indices of this dimension run from 0 to {}",
-                        len as i64 - 1
-                    )),
+                };
+                self.err(
+                    Diagnostic::error(Code::UndeclaredNode, p.span, message)
+                        .label("no such node")
+                        .secondary(info.span, "declared here")
+                        .help(help),
                 );
                 return None;
             }

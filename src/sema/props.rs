@@ -8,14 +8,17 @@ use crate::syntax::ast::{ExprKind, Prop};
 use std::collections::BTreeMap;
 
 impl<'a> Elab<'a> {
-    /// Collects the properties of a block by key, reporting unknown and repeated ones.
+    /// Collects the properties of a block by key, reporting unknown and repeated ones. A
+    /// misspelled key that is close to an allowed one that the block does not set (`sise` for
+    /// `size`) is reported and then taken as that key, so that no "`size` is missing" follows.
     pub(crate) fn props<'p>(
         &mut self,
         props: &'p [Prop],
-        allowed: &[&str],
+        allowed: &[&'p str],
         what: &str,
     ) -> BTreeMap<&'p str, &'p Prop> {
         let mut out: BTreeMap<&'p str, &'p Prop> = BTreeMap::new();
+        let given: Vec<&str> = props.iter().map(|p| p.key.name.as_str()).collect();
         for p in props {
             if p.key.name.is_empty() {
                 continue; // a recovered syntax error
@@ -46,11 +49,15 @@ impl<'a> Elab<'a> {
                 } else {
                     allowed.join(", ")
                 };
-                let d = match super::suggest::closest(&p.key.name, allowed.iter().copied()) {
+                let close = super::suggest::closest(&p.key.name, allowed.iter().copied());
+                let d = match close {
                     Some(s) => d.help(format!("did you mean `{s}`? properties of {what}: {list}")),
                     None => d.help(format!("properties of {what}: {list}")),
                 };
                 self.err(d);
+                if let Some(s) = close.filter(|s| !given.contains(s) && !out.contains_key(s)) {
+                    out.insert(s, p);
+                }
                 continue;
             }
             out.insert(p.key.name.as_str(), p);

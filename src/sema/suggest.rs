@@ -1,9 +1,12 @@
 //! "Did you mean" suggestions by edit distance.
 
-/// Levenshtein distance between two short strings.
+/// Edit distance between two short strings: insertions, deletions, substitutions and swaps of
+/// two adjacent characters (`rign` is one edit from `ring`) each count one.
 pub fn distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    // d[i][j]: distance between a[..i] and b[..j]; three rows suffice for the swap case.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     let mut cur = vec![0; b.len() + 1];
     for i in 1..=a.len() {
@@ -11,7 +14,11 @@ pub fn distance(a: &str, b: &str) -> usize {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                cur[j] = cur[j].min(before[j - 2] + 1);
+            }
         }
+        std::mem::swap(&mut before, &mut prev);
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
@@ -40,5 +47,13 @@ mod tests {
             Some("allreduce")
         );
         assert_eq!(super::closest("zzz", ["allreduce"].into_iter()), None);
+        assert_eq!(
+            super::closest("rign", ["ring", "tree"].into_iter()),
+            Some("ring")
+        );
+        assert_eq!(super::distance("abc", "abc"), 0);
+        assert_eq!(super::distance("ab", "ba"), 1);
+        assert_eq!(super::distance("kitten", "sitting"), 3);
+        assert_eq!(super::distance("", "abc"), 3);
     }
 }

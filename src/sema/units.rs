@@ -243,6 +243,56 @@ pub fn rat_rem(a: &BigRational, b: &BigRational) -> BigRational {
 pub const UNIT_HELP: &str = "sizes: B KB MB GB KiB MiB GiB; bandwidths: GB/s MB/s Gbps B/ns; \
 times: ps ns us ms s; per-byte times: ns/B us/B";
 
+/// Spellings offered as "did you mean" for an unknown unit.
+const COMMON_UNITS: &[&str] = &[
+    "B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "bit", "Gb", "s", "ms", "us", "ns",
+    "ps", "Mbps", "Gbps", "Tbps", "B/s", "KB/s", "MB/s", "GB/s", "TB/s", "GiB/s", "B/ns", "ns/B",
+    "us/B", "ps/B",
+];
+
+/// The help line for an unknown unit `u` written after the number `value`.
+pub fn unknown_unit_help(value: &str, u: &str) -> String {
+    // `100 GB/n` lexes as the unit `GB/n`: the user meant to divide by `n`.
+    if let Some((num, den)) = u.split_once('/') {
+        if unit(num).is_some() && unit(den).is_none() {
+            return format!(
+                "`{u}` reads as one unit; to divide by `{den}`, put spaces around `/`: `{value} {num} / {den}`"
+            );
+        }
+    }
+    // `25 GBs` for `25 GB/s`.
+    let per_second = u
+        .strip_suffix('s')
+        .map(|n| format!("{n}/s"))
+        .filter(|c| unit(c).is_some());
+    let close = per_second.or_else(|| {
+        crate::sema::suggest::closest(u, COMMON_UNITS.iter().copied()).map(str::to_string)
+    });
+    match close {
+        Some(c) => format!("did you mean `{c}`? known units: {UNIT_HELP}"),
+        None => format!("known units: {UNIT_HELP}"),
+    }
+}
+
+/// How to turn a quantity of dimension `a` into one of `b` (or the other way), for help lines.
+pub fn conversion_hint(a: Dim, b: Dim) -> String {
+    let pair = |x: Dim, y: Dim| (a == x && b == y) || (a == y && b == x);
+    if pair(Dim::SIZE, Dim::TIME) {
+        "a size divided by a bandwidth is a time, and a time multiplied by a bandwidth is a size"
+            .into()
+    } else if pair(Dim::SIZE, Dim::BANDWIDTH) || pair(Dim::TIME, Dim::BANDWIDTH) {
+        "a size divided by a time is a bandwidth, and a bandwidth multiplied by a time is a size"
+            .into()
+    } else if a == Dim::NONE || b == Dim::NONE {
+        format!(
+            "give the plain number a unit, e.g. `{}`",
+            super::eval::example_unit(if a == Dim::NONE { b } else { a })
+        )
+    } else {
+        "convert one side by multiplying or dividing it by a quantity".into()
+    }
+}
+
 /// Formats an exact rational: integers plainly, otherwise as a decimal when it terminates within
 /// a few digits, otherwise as `p/q`.
 pub fn fmt_rational(v: &BigRational) -> String {

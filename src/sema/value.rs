@@ -18,17 +18,19 @@ pub enum Value {
 }
 
 impl Value {
+    /// The user's word for the value's kind, with its article: `an integer`, `a size`,
+    /// `a string`, ... so that messages read "expected a bool, found an integer".
     pub fn type_name(&self) -> String {
         match self {
-            Value::Num(q) if q.dim == Dim::NONE && q.value.is_integer() => "integer".into(),
-            Value::Num(q) => q.dim.name(),
-            Value::Bool(_) => "bool".into(),
-            Value::Str(_) => "string".into(),
-            Value::List(_) => "list".into(),
-            Value::Range(..) => "range".into(),
+            Value::Num(q) if q.dim == Dim::NONE && q.value.is_integer() => "an integer".into(),
+            Value::Num(q) => format!("a {}", q.dim.name()),
+            Value::Bool(_) => "a bool".into(),
+            Value::Str(_) => "a string".into(),
+            Value::List(_) => "a list".into(),
+            Value::Range(..) => "a range".into(),
             Value::Auto => "`auto`".into(),
-            Value::Nodes(n) if n.len() == 1 => "node".into(),
-            Value::Nodes(_) => "node set".into(),
+            Value::Nodes(n) if n.len() == 1 => "a node".into(),
+            Value::Nodes(_) => "a set of nodes".into(),
         }
     }
 

@@ -13,7 +13,7 @@ use lalrpop_util::{ErrorRecovery, ParseError};
 use lexer::Token;
 
 lalrpop_util::lalrpop_mod!(
-    #[allow(clippy::all, clippy::pedantic, unused)]
+    #[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, unused)]
     grammar,
     "/coll.rs"
 );
@@ -26,10 +26,18 @@ pub fn parse(file: FileId, src: &str) -> (ast::File, Vec<Diagnostic>) {
         match tok {
             Ok(Token::Comment(_)) => {}
             Ok(t) => tokens.push((l, t, r)),
-            Err(()) => diags.push(lex_error(file, src, l, r)),
+            Err(()) => {
+                diags.push(lex_error(file, src, l, r));
+                // An unterminated string still stands for a string, so the parser does not
+                // report the hole it would leave.
+                if let Some(text) = src.get(l..r).filter(|t| t.starts_with('"')) {
+                    tokens.push((l, Token::Str(text), r));
+                }
+            }
         }
     }
-    let end = src.len();
+    let toks = tokens.clone();
+    let lex_ends: Vec<usize> = diags.iter().map(|d| d.primary.span.end as usize).collect();
     if let Some(d) = too_deep(file, &tokens) {
         diags.push(d);
         return (ast::File::default(), diags);
@@ -37,13 +45,19 @@ pub fn parse(file: FileId, src: &str) -> (ast::File, Vec<Diagnostic>) {
     let mut recovered: Vec<ErrorRecovery<usize, Token<'_>, ()>> = Vec::new();
     let result =
         grammar::FileParser::new().parse(file, &mut recovered, tokens.into_iter().map(Ok::<_, ()>));
+    let ctx = Context {
+        file,
+        src,
+        toks: &toks,
+        lex_ends: &lex_ends,
+    };
     for e in recovered {
-        diags.push(parse_error(file, end, e.error));
+        diags.extend(ctx.syntax_error(e.error));
     }
     let tree = match result {
         Ok(tree) => tree,
         Err(e) => {
-            diags.push(parse_error(file, end, e));
+            diags.extend(ctx.syntax_error(e));
             ast::File::default()
         }
     };
@@ -97,9 +111,13 @@ fn too_deep(file: FileId, tokens: &[(usize, Token<'_>, usize)]) -> Option<Diagno
                 ops += 1;
                 if ops > MAX_OPERATORS {
                     return Some(
-                        Diagnostic::error(Code::Syntax, Span::new(file, *l, *r), format!("more than {MAX_OPERATORS} operators in one statement"))
-                            .label("statement too long")
-                            .help("split the computation into several `let` statements"),
+                        Diagnostic::error(
+                            Code::Syntax,
+                            Span::new(file, *l, *r),
+                            format!("more than {MAX_OPERATORS} operators in one statement"),
+                        )
+                        .label("statement too long")
+                        .help("split the computation into several `let` statements"),
                     );
                 }
             }
@@ -125,13 +143,18 @@ fn lex_error(file: FileId, src: &str, l: usize, r: usize) -> Diagnostic {
             .help("close the string with `\"`; strings cannot span lines");
     }
     let shown: String = text.chars().take(12).collect();
+    let help = if text.starts_with('#') {
+        "`#` does not start a comment; comments start with `//`"
+    } else {
+        "remove it; comments start with `//`"
+    };
     Diagnostic::error(
         Code::InvalidToken,
         span,
         format!("unexpected character `{}`", shown.escape_debug()),
     )
     .label("not part of the .coll language")
-    .help("remove it; comments start with `//`")
+    .help(help)
 }
 
 fn describe(tok: &Token<'_>) -> String {
@@ -145,11 +168,38 @@ fn describe(tok: &Token<'_>) -> String {
     }
 }
 
-fn expected_list(expected: &[String]) -> String {
-    let shown: Vec<String> = expected
+/// Tokens that can start an expression, as lalrpop names them in `expected` lists.
+const EXPR_START: &[&str] = &[
+    "IDENT",
+    "INT",
+    "DECIMAL",
+    "QUANTITY",
+    "STR",
+    "\"true\"",
+    "\"false\"",
+    "\"auto\"",
+    "\"(\"",
+    "\"[\"",
+    "\"-\"",
+    "\"!\"",
+];
+
+/// True when `expected` is the set of tokens that start an expression: a value is missing.
+fn expects_value(expected: &[String]) -> bool {
+    ["INT", "QUANTITY", "IDENT"]
         .iter()
-        .take(8)
-        .map(|e| {
+        .all(|t| expected.iter().any(|e| e == t))
+}
+
+fn expected_list(expected: &[String]) -> String {
+    let value = expects_value(expected);
+    let rest: Vec<&String> = expected
+        .iter()
+        .filter(|e| !value || !EXPR_START.contains(&e.as_str()))
+        .collect();
+    let shown: Vec<String> = (value.then(|| "a value".to_string()))
+        .into_iter()
+        .chain(rest.iter().take(8).map(|e| {
             let e = e.trim_matches('"');
             match e {
                 "IDENT" => "a name".to_string(),
@@ -158,7 +208,7 @@ fn expected_list(expected: &[String]) -> String {
                 "STR" => "a string".to_string(),
                 other => format!("`{}`", other.trim_start_matches('\\').trim_matches('"')),
             }
-        })
+        }))
         .collect();
     let mut seen = Vec::new();
     for s in shown {
@@ -166,8 +216,117 @@ fn expected_list(expected: &[String]) -> String {
             seen.push(s);
         }
     }
-    let more = if expected.len() > 8 { ", ..." } else { "" };
-    format!("{}{more}", seen.join(", "))
+    let more = if rest.len() > 8 { ", ..." } else { "" };
+    let list = format!("{}{more}", seen.join(", "));
+    // "a, b, c" reads better as "a, b or c".
+    match list.rfind(", ") {
+        Some(i) if more.is_empty() => format!("{} or {}", &list[..i], &list[i + 2..]),
+        _ => list,
+    }
+}
+
+/// What syntax errors are reported against: the file, its tokens and where lexing failed.
+struct Context<'c, 's> {
+    file: FileId,
+    src: &'c str,
+    toks: &'c [(usize, Token<'s>, usize)],
+    lex_ends: &'c [usize],
+}
+
+impl Context<'_, '_> {
+    /// End of the last token that ends at or before `at`.
+    fn prev_end(&self, at: usize) -> Option<usize> {
+        let i = self.toks.partition_point(|t| t.2 <= at);
+        i.checked_sub(1).map(|i| self.toks[i].2)
+    }
+
+    /// A syntax error with the context of the whole file, or `None` when it is only a
+    /// consequence of a lexical error just before it (an unterminated string swallows the rest of
+    /// its line, a stray character leaves a hole).
+    fn syntax_error(&self, e: ParseError<usize, Token<'_>, ()>) -> Option<Diagnostic> {
+        let file = self.file;
+        let at = match &e {
+            ParseError::UnrecognizedToken { token, .. } | ParseError::ExtraToken { token } => {
+                token.0
+            }
+            ParseError::UnrecognizedEof { location, .. } => *location,
+            _ => usize::MAX,
+        };
+        let after_lex_error = self
+            .lex_ends
+            .iter()
+            .any(|&e| e <= at && self.prev_end(at).is_none_or(|p| p <= e));
+        if after_lex_error {
+            return None;
+        }
+        match &e {
+            ParseError::UnrecognizedToken {
+                token: (l, tok, r),
+                expected,
+            } if expected.iter().any(|x| x == "\";\"") => {
+                // A missing `;` at the end of a line: point where it belongs.
+                let prev = self
+                    .prev_end(*l)
+                    .filter(|p| self.src.get(*p..*l).is_some_and(|gap| gap.contains('\n')));
+                if let Some(prev) = prev {
+                    return Some(
+                        Diagnostic::error(
+                            Code::Syntax,
+                            Span::new(file, prev, prev),
+                            format!("expected `;`, found {}", describe(tok)),
+                        )
+                        .label("`;` missing here")
+                        .secondary(
+                            Span::new(file, *l, *r),
+                            if matches!(tok, Token::RBrace) {
+                                "the block ends here"
+                            } else {
+                                "the next statement starts here"
+                            },
+                        )
+                        .help("end every statement and declaration with `;`"),
+                    );
+                }
+            }
+            ParseError::UnrecognizedEof { location, expected } => {
+                // Point at the end of the text and at the bracket that is still open.
+                let mut open: Vec<(usize, usize)> = Vec::new();
+                for (l, t, r) in self.toks {
+                    match t {
+                        Token::LBrace | Token::LParen | Token::LBracket => open.push((*l, *r)),
+                        Token::RBrace | Token::RParen | Token::RBracket => {
+                            open.pop();
+                        }
+                        _ => {}
+                    }
+                }
+                let end = (*location).min(self.src.len());
+                let d = Diagnostic::error(
+                    Code::Syntax,
+                    Span::new(file, end, end),
+                    "unexpected end of file",
+                )
+                .label(format!("expected {}", expected_list(expected)));
+                return Some(match open.last() {
+                    Some(&(l, r)) => {
+                        let b = self.src.get(l..r).unwrap_or("{");
+                        let close = match b {
+                            "(" => ")",
+                            "[" => "]",
+                            _ => "}",
+                        };
+                        d.secondary(Span::new(file, l, r), format!("this `{b}` is never closed"))
+                            .help(format!("add the missing `{close}`"))
+                    }
+                    None => d.help(
+                        "the file ends in the middle of a declaration; end it with `;` or its `{ ... }` block",
+                    ),
+                });
+            }
+            _ => {}
+        }
+        Some(parse_error(file, self.src.len(), e))
+    }
 }
 
 fn parse_error(file: FileId, end: usize, e: ParseError<usize, Token<'_>, ()>) -> Diagnostic {
@@ -182,8 +341,15 @@ fn parse_error(file: FileId, end: usize, e: ParseError<usize, Token<'_>, ()>) ->
                 format!("unexpected {}", describe(&tok)),
             )
             .label(format!("expected {}", expected_list(&expected)));
-            let help = if expected.iter().any(|x| x == "\";\"") {
+            let has = |t: &str| expected.iter().any(|x| x.trim_matches('"') == t);
+            let help = if expects_value(&expected) {
+                "a value is missing here: write a number, a quantity such as `25 GB/s`, a name or a list"
+            } else if has(";") {
                 "a `;` may be missing at the end of the previous statement"
+            } else if has(":") && has(".") {
+                "a `:` may be missing: a link is written `link a <-> b : bandwidth;`"
+            } else if has(":") {
+                "a `:` may be missing: properties are written `name: value;`"
             } else {
                 "see docs/language.md for the syntax of this construct"
             };
