@@ -50,7 +50,22 @@ impl Elab<'_> {
             None => Some(ReduceOp::Sum),
         };
         let ckind = ckind?;
+        if let Some(o) = p.get("op").filter(|_| !ckind.reduces()) {
+            self.err(
+                Diagnostic::error(
+                    Code::BadProperty,
+                    o.key.span,
+                    format!("{} does not reduce, so `op` has no meaning", ckind.name()),
+                )
+                .label("not used by this collective")
+                .help("remove `op`; only allreduce, reduce_scatter and reduce combine values"),
+            );
+            return None;
+        }
         let ranks = ranks?;
+        if ranks.is_empty() && (self.topology_incomplete || !self.poisoned.is_empty()) {
+            return None;
+        }
         if ranks.is_empty() {
             self.err(
                 Diagnostic::error(
@@ -147,6 +162,23 @@ impl Elab<'_> {
         span: Span,
         what: &str,
     ) -> Option<u64> {
+        if kind == CollectiveKind::Barrier {
+            if let Some(x) = p.get("size").or(p.get("count")) {
+                self.err(
+                    Diagnostic::error(
+                        Code::BadProperty,
+                        x.key.span,
+                        format!("a barrier carries no data, but `{}` is given", x.key.name),
+                    )
+                    .label("not used by a barrier")
+                    .help(format!(
+                        "remove `{}`; a barrier is a zero-byte allreduce",
+                        x.key.name
+                    )),
+                );
+                return None;
+            }
+        }
         let count = match (p.get("size"), p.get("count")) {
             (Some(s), Some(c)) => {
                 self.err(

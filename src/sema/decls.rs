@@ -261,6 +261,21 @@ impl Elab<'_> {
             &format!("model `{}` ({})", name.name, kind.name),
             super::head(span, kind.span),
         )?;
+        if let Some(ModelParam::Quantity(q)) = params.get("background") {
+            if q.value >= BigRational::from_integer(1.into()) {
+                let at = props
+                    .iter()
+                    .find(|p| p.key.name == "background")
+                    .map(|p| p.value.span)
+                    .unwrap_or(span);
+                self.err(
+                    Diagnostic::error(Code::BadValue, at, format!("background load {} is not below 1", super::units::fmt_rational(&q.value)))
+                        .label("a fraction of link capacity")
+                        .help("give the share of each link's bandwidth used by background traffic, from 0 up to (not including) 1, e.g. `background: 0.5;`"),
+                );
+                return None;
+            }
+        }
         Some(CostModel {
             name: name.name.clone(),
             kind: k,

@@ -52,12 +52,20 @@ struct PendingLink {
     bidirectional: bool,
     parallel: u32,
     span: Span,
+    /// The outermost generator call this link came from, for diagnostics.
+    site: Option<(Span, String)>,
 }
 
 pub(crate) struct Elab<'a> {
     pub diags: Diagnostics,
     pub globals: HashMap<String, (Value, Span)>,
     pub scopes: Vec<HashMap<String, Value>>,
+    /// Names whose definition failed: their uses stay silent instead of reporting "unknown".
+    pub poisoned: std::collections::HashSet<String>,
+    /// Set when building the topology reported errors; whole-topology checks then stay quiet.
+    pub topology_incomplete: bool,
+    /// Call sites of the generators being instantiated, outermost first.
+    pub sites: Vec<(Span, String)>,
     pub generators: HashMap<String, GenDef<'a>>,
     pub arrays: HashMap<String, ArrayInfo>,
     /// Instance names of `use ... as name` (with the trailing `.`), where each was given.
@@ -79,6 +87,9 @@ impl<'a> Elab<'a> {
             diags: Diagnostics::default(),
             globals: HashMap::new(),
             scopes: Vec::new(),
+            poisoned: std::collections::HashSet::new(),
+            sites: Vec::new(),
+            topology_incomplete: false,
             generators: HashMap::new(),
             arrays: HashMap::new(),
             instances: HashMap::new(),
@@ -110,7 +121,9 @@ impl<'a> Elab<'a> {
     fn finish(&mut self, name: &ast::Ident, span: Span) -> Topology {
         let pending = std::mem::take(&mut self.pending);
         let mut links = Vec::with_capacity(pending.len());
+        let outer_sites = std::mem::take(&mut self.sites);
         for p in pending {
+            self.sites = p.site.iter().cloned().collect();
             let from = self.resolve_one(&p.from);
             let to = self.resolve_one(&p.to);
             let (Some(from), Some(to)) = (from, to) else {
@@ -138,6 +151,7 @@ impl<'a> Elab<'a> {
                 span: p.span,
             });
         }
+        self.sites = outer_sites;
         let nodes = std::mem::take(&mut self.nodes);
         let mut graph = DiGraph::with_capacity(nodes.len(), self.edges);
         for i in 0..nodes.len() {
@@ -287,11 +301,12 @@ impl<'a> Elab<'a> {
                 name,
                 value,
                 span: _,
-            } => {
-                if let Some(v) = self.eval(value) {
-                    self.bind(name, v);
+            } => match self.eval(value) {
+                Some(v) => self.bind(name, v),
+                None => {
+                    self.poisoned.insert(name.name.clone());
                 }
-            }
+            },
             Stmt::Use {
                 call,
                 alias,
@@ -397,7 +412,10 @@ impl<'a> Elab<'a> {
         let mut sizes = Vec::with_capacity(dims.len());
         let mut total: usize = 1;
         for d in dims {
-            let Some(n) = self.eval_int(d) else { return };
+            let Some(n) = self.eval_int(d) else {
+                self.poisoned.insert(name.name.clone());
+                return;
+            };
             if n < 0 {
                 self.err(
                     Diagnostic::error(
@@ -584,6 +602,7 @@ impl<'a> Elab<'a> {
             bidirectional: dir == LinkDir::Both,
             parallel: parallel as u32,
             span,
+            site: self.sites.first().cloned(),
         });
     }
 
@@ -623,7 +642,9 @@ impl<'a> Elab<'a> {
         // enclosing instance's prefix, so it replaces (not extends) the current one.
         let saved_prefix = std::mem::replace(&mut self.prefix, prefix);
         self.depth += 1;
+        self.sites.push((call.span, name.clone()));
         self.stmts(def.body);
+        self.sites.pop();
         self.depth -= 1;
         self.prefix = saved_prefix;
         self.scopes = saved_scopes;

@@ -23,7 +23,18 @@ impl Elab<'_> {
         self.globals.get(name).map(|(v, _)| v)
     }
 
+    /// Records a diagnostic. Inside a generator, a second label points at the outermost call
+    /// site, so an error in a library generator also shows where the user instantiated it.
     pub(crate) fn err(&mut self, d: Diagnostic) {
+        let mut d = d;
+        if let Some((site, name)) = self.sites.first() {
+            let inside = site.file == d.primary.span.file
+                && site.start <= d.primary.span.start
+                && d.primary.span.end <= site.end;
+            if !inside && !d.secondary.iter().any(|l| l.span == *site) {
+                d = d.secondary(*site, format!("in the `{name}` instantiated here"));
+            }
+        }
         self.diags.push(d);
     }
 
@@ -112,6 +123,17 @@ impl Elab<'_> {
                     }
                 }
             }
+            ExprKind::Binary(op @ (BinOp::And | BinOp::Or), a, b) => {
+                // Short-circuit: the right side is only evaluated when it decides the result.
+                let va = self.eval(a)?;
+                match (op, &va) {
+                    (BinOp::And, Value::Bool(false)) => return Some(Value::Bool(false)),
+                    (BinOp::Or, Value::Bool(true)) => return Some(Value::Bool(true)),
+                    _ => {}
+                }
+                let vb = self.eval(b)?;
+                self.binary(*op, va, vb, a.span, b.span, e.span)
+            }
             ExprKind::Binary(op, a, b) => {
                 let va = self.eval(a);
                 let vb = self.eval(b);
@@ -130,6 +152,13 @@ impl Elab<'_> {
     }
 
     fn index(&mut self, base: Value, idx: Value, idx_span: Span, span: Span) -> Option<Value> {
+        let base = match base {
+            // A variable holding nodes indexes like a list of single nodes.
+            Value::Nodes(ids) => {
+                Value::List(ids.into_iter().map(|i| Value::Nodes(vec![i])).collect())
+            }
+            other => other,
+        };
         match (base, idx) {
             (Value::List(items), Value::Num(q)) if q.is_integer() => {
                 let n = items.len();
@@ -555,6 +584,25 @@ impl Elab<'_> {
                     return arity_err(self, "one argument");
                 }
                 let q = num(self, &args[0].0, args[0].1)?;
+                if name != "abs" && q.dim != Dim::NONE {
+                    self.err(
+                        Diagnostic::error(
+                            Code::DimensionMismatch,
+                            args[0].1,
+                            format!(
+                                "`{name}` of a {} would round in base units ({})",
+                                q.dim.name(),
+                                base_unit(q.dim)
+                            ),
+                        )
+                        .label(format!("this is a {}", q.dim.name()))
+                        .help(format!(
+                            "divide by the unit to round in first, e.g. `{name}(x / {})`",
+                            example_unit(q.dim)
+                        )),
+                    );
+                    return None;
+                }
                 let value = match name {
                     "abs" => q.value.abs(),
                     "floor" => q.value.floor(),
@@ -644,6 +692,16 @@ fn builtin_usage(name: &str) -> &'static str {
         "ceil" => "ceil(x)",
         "pow" => "pow(x, n)",
         _ => "len(xs)",
+    }
+}
+
+fn base_unit(dim: Dim) -> &'static str {
+    match dim {
+        Dim::SIZE => "bytes",
+        Dim::TIME => "seconds",
+        Dim::BANDWIDTH => "bytes per second",
+        Dim::INV_BANDWIDTH => "seconds per byte",
+        _ => "base units",
     }
 }
 

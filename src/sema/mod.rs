@@ -306,9 +306,13 @@ fn run<'a>(
                 }
                 None => elab.eval(value),
             };
-            let Some(v) = v else { continue };
+            let Some(v) = v else {
+                elab.poisoned.insert(name.name.clone());
+                continue;
+            };
             if let Some(ty) = ty {
                 if !elab.check_type(&v, ty, value.span, &name.name) {
+                    elab.poisoned.insert(name.name.clone());
                     continue;
                 }
             }
@@ -376,10 +380,13 @@ fn run<'a>(
             if !once(elab, "topology", head(*span, name.span)) {
                 continue;
             }
+            let before = elab.diags.len();
             topology = Some(match body {
                 ast::TopologyBody::Block(stmts) => elab.topology_block(name, stmts, *span),
                 ast::TopologyBody::Call(call) => elab.topology_call(name, call, *span),
             });
+            // Checks of the whole topology would only echo what went wrong while building it.
+            elab.topology_incomplete = elab.diags.len() > before;
         }
     }
     let mut models = Vec::new();
@@ -624,7 +631,7 @@ fn cross_checks(
         ast::Item::Collective { kind, span, .. } => Some(head(*span, kind.span)),
         _ => None,
     });
-    if let (Some(t), Some(c)) = (topo, coll) {
+    if let (Some(t), Some(c)) = (topo.filter(|_| !elab.topology_incomplete), coll) {
         if let Some(d) = checks::connectivity(t, &c.ranks, coll_head.unwrap_or(c.span)) {
             elab.err(d);
         }
@@ -658,7 +665,7 @@ fn cross_checks(
             );
         }
     }
-    if let Some(t) = topo {
+    if let Some(t) = topo.filter(|_| !elab.topology_incomplete) {
         match &s.family {
             model::Family::Forest { .. } => {
                 if let Some(d) = checks::symmetry(t, s_head) {

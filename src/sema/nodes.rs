@@ -36,6 +36,8 @@ pub struct NodePath {
     pub key: String,
     pub sels: Vec<Sel>,
     pub span: Span,
+    /// Set when the reference is a variable that already holds nodes (`for g in gpu { ... }`).
+    pub fixed: Option<Vec<NodeId>>,
 }
 
 impl NodePath {
@@ -55,6 +57,18 @@ impl NodePath {
 impl Elab<'_> {
     /// Evaluates the syntactic path of a node reference in the current scope.
     pub(crate) fn node_path(&mut self, e: &Expr) -> Option<NodePath> {
+        // A variable bound to nodes (a loop over a node array, `let s = gpu[0];`, a `node`
+        // parameter) stands for those nodes.
+        if let ExprKind::Name(n) = &e.kind {
+            if let Some(Value::Nodes(ids)) = self.lookup_var(n) {
+                return Some(NodePath {
+                    key: n.clone(),
+                    sels: Vec::new(),
+                    span: e.span,
+                    fixed: Some(ids.clone()),
+                });
+            }
+        }
         let mut segs: Vec<(String, Vec<&Expr>)> = Vec::new();
         if !collect_segments(e, &mut segs) {
             self.err(
@@ -62,6 +76,9 @@ impl Elab<'_> {
                     .label("not a node reference")
                     .help("write a node as `name`, `name[i]` or `instance.name[i]`"),
             );
+            return None;
+        }
+        if self.poisoned.contains(&segs[0].0) {
             return None;
         }
         let mut key = self.prefix.clone();
@@ -95,6 +112,7 @@ impl Elab<'_> {
             key,
             sels,
             span: e.span,
+            fixed: None,
         })
     }
 
@@ -107,6 +125,9 @@ impl Elab<'_> {
 
     /// Resolves a path against the declared arrays.
     pub(crate) fn resolve_path(&mut self, p: &NodePath) -> Option<Vec<NodeId>> {
+        if let Some(ids) = &p.fixed {
+            return Some(ids.clone());
+        }
         let Some(info) = self.arrays.get(&p.key) else {
             let short = p.key.rsplit('.').next().unwrap_or(&p.key);
             let d = Diagnostic::error(
@@ -211,6 +232,9 @@ impl Elab<'_> {
     /// A node reference in expression position (participants, roots): resolved immediately.
     pub(crate) fn eval_node_ref(&mut self, e: &Expr) -> Option<Value> {
         if let ExprKind::Name(n) = &e.kind {
+            if self.poisoned.contains(n) {
+                return None;
+            }
             if !self.arrays.contains_key(&format!("{}{n}", self.prefix)) {
                 let d = Diagnostic::error(Code::UnknownName, e.span, format!("unknown name `{n}`"))
                     .label("not a variable, parameter or node");

@@ -67,7 +67,7 @@ pub enum Token<'s> {
     #[regex(r"[0-9][0-9_]*\.[0-9][0-9_]*", |lex| lex.slice())]
     Decimal(&'s str),
     #[regex(
-        r"[0-9][0-9_]*(\.[0-9][0-9_]*)?[ \t]*[A-Za-z][A-Za-z0-9_]*(/[A-Za-z][A-Za-z0-9_]*)?",
+        r"[0-9][0-9_]*(\.[0-9][0-9_]*)?[ \t]*[A-Za-zµ][A-Za-z0-9_]*(/[A-Za-zµ][A-Za-z0-9_]*)?",
         |lex| lex.slice()
     )]
     Quantity(&'s str),
