@@ -245,6 +245,10 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                 let mut diags = Vec::new();
                 let opts = options(&args, &mut files, &mut diags);
                 match read_source(&p, &mut files) {
+                    Ok(id) if p.extension().is_some_and(|e| e == "ir") => {
+                        let text = files.get(id).text.clone();
+                        diags.extend(crate::ir::check_text(id, &text));
+                    }
                     Ok(id) => diags.extend(sema::check(&mut files, id, &opts).diagnostics),
                     Err(d) => diags.push(*d),
                 }

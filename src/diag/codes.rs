@@ -58,6 +58,15 @@ codes! {
     BadRoot = "E0028", "missing or invalid root";
     Io = "E0029", "cannot read or write a file";
     TargetUnsupported = "E0030", "the target cannot express this schedule";
+    IrSyntax = "E0031", "malformed IR text";
+    IrInvalid = "E0032", "invalid IR operation";
+    IrWrongResult = "E0033", "the program does not implement its collective";
+    IrOrder = "E0034", "ranks combine contributions in different orders";
+    IrDeadlock = "E0035", "the program deadlocks";
+    IrRace = "E0036", "unordered conflicting accesses to a buffer slot";
+    GoalSyntax = "E0037", "malformed GOAL text";
+    GoalInvalid = "E0038", "GOAL schedule a LogGOPSim run would reject or hang on";
+    LowerUnsupported = "E0039", "the schedule cannot be lowered for this collective";
 }
 
 impl Serialize for Code {

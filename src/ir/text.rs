@@ -1,0 +1,449 @@
+//! The textual form of the IR (`collc build FILE --emit ir`), and its parser. Printing then
+//! parsing gives back the same [`Program`]; the parser also returns the span of every op so the
+//! verifier's findings point into the text.
+//!
+//! ```text
+//! collc-ir 1
+//! name "recursive_doubling"
+//! collective allreduce ranks 2 part_elements 4 chunks_per_part 1 dtype f32 op sum
+//! proc 0 rank scratch 1 {
+//!   0: send in[0] -> 1 tag 0
+//!   1: recv scratch[0] <- 1 tag 0
+//!   2: copy out[0] <- in[0]
+//!   3: reduce out[0] += scratch[0] after 1, 2
+//! }
+//! ```
+//! Slices are `buf[k]` or `buf[a..b]` (half open); `recv_reduce out[0] <- 1` receives and
+//! combines; a broadcast or reduce names its `root` after `op`; switches are
+//! `proc 5 switch "leaf[0]" scratch 4 { ... }`.
+
+use super::{Buf, Op, OpKind, Proc, ProcKind, Program, Slice, Spec};
+use crate::diag::{Code, Diagnostic, FileId, Span};
+use crate::sema::model::{CollectiveKind, Dtype, ReduceOp};
+use std::fmt::Write;
+
+fn slice(s: Slice) -> String {
+    if s.count == 1 {
+        format!("{}[{}]", s.buf.name(), s.start)
+    } else {
+        format!("{}[{}..{}]", s.buf.name(), s.start, s.start + s.count)
+    }
+}
+
+/// Prints a program in the textual form.
+pub fn print(p: &Program) -> String {
+    let mut s = String::new();
+    let sp = &p.spec;
+    let _ = writeln!(s, "collc-ir 1");
+    let _ = writeln!(s, "name {:?}", p.name);
+    let _ = write!(
+        s,
+        "collective {} ranks {} part_elements {} chunks_per_part {} dtype {} op {}",
+        sp.kind.name(),
+        sp.ranks,
+        sp.part_elements,
+        sp.chunks_per_part,
+        sp.dtype.name(),
+        sp.op.name()
+    );
+    if let Some(r) = sp.root {
+        let _ = write!(s, " root {r}");
+    }
+    s.push('\n');
+    for (i, proc) in p.procs.iter().enumerate() {
+        match &proc.kind {
+            ProcKind::Rank => {
+                let _ = writeln!(s, "proc {i} rank scratch {} {{", proc.scratch);
+            }
+            ProcKind::Switch(name) => {
+                let _ = writeln!(s, "proc {i} switch {name:?} scratch {} {{", proc.scratch);
+            }
+        }
+        for (j, op) in proc.ops.iter().enumerate() {
+            let _ = write!(s, "  {j}: ");
+            let _ = match &op.kind {
+                OpKind::Send { peer, src, tag } => {
+                    write!(s, "send {} -> {peer} tag {tag}", slice(*src))
+                }
+                OpKind::Recv { peer, dst, tag } => {
+                    write!(s, "recv {} <- {peer} tag {tag}", slice(*dst))
+                }
+                OpKind::RecvReduce { peer, dst, tag } => {
+                    write!(s, "recv_reduce {} <- {peer} tag {tag}", slice(*dst))
+                }
+                OpKind::Reduce { dst, src } => {
+                    write!(s, "reduce {} += {}", slice(*dst), slice(*src))
+                }
+                OpKind::Copy { dst, src } => write!(s, "copy {} <- {}", slice(*dst), slice(*src)),
+            };
+            if !op.deps.is_empty() {
+                let deps: Vec<String> = op.deps.iter().map(|d| d.to_string()).collect();
+                let _ = write!(s, " after {}", deps.join(", "));
+            }
+            s.push('\n');
+        }
+        s.push_str("}\n");
+    }
+    s
+}
+
+/// A parsed program with the span of every op (`op_spans[proc][op]`).
+pub struct Parsed {
+    pub program: Program,
+    pub op_spans: Vec<Vec<Span>>,
+    pub proc_spans: Vec<Span>,
+}
+
+struct Lexer<'a> {
+    file: FileId,
+    line_start: usize,
+    words: Vec<(usize, &'a str)>,
+    pos: usize,
+    line_end: usize,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(file: FileId, line_start: usize, line: &'a str) -> Lexer<'a> {
+        let mut words = Vec::new();
+        let mut i = 0;
+        let b = line.as_bytes();
+        while i < b.len() {
+            if b[i].is_ascii_whitespace() || b[i] == b',' {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            if b[i] == b'"' {
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(b.len());
+            } else {
+                while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b',' {
+                    i += 1;
+                }
+            }
+            words.push((start, &line[start..i]));
+        }
+        Lexer {
+            file,
+            line_start,
+            words,
+            pos: 0,
+            line_end: line_start + line.len(),
+        }
+    }
+
+    fn span_here(&self) -> Span {
+        match self.words.get(self.pos) {
+            Some((o, w)) => Span::new(
+                self.file,
+                self.line_start + o,
+                self.line_start + o + w.len(),
+            ),
+            None => Span::new(self.file, self.line_end, self.line_end),
+        }
+    }
+
+    fn err(&self, what: &str) -> Diagnostic {
+        let found = self
+            .words
+            .get(self.pos)
+            .map(|w| format!("`{}`", w.1))
+            .unwrap_or_else(|| "the end of the line".into());
+        Diagnostic::error(
+            Code::IrSyntax,
+            self.span_here(),
+            format!("expected {what}, found {found}"),
+        )
+        .label(format!("expected {what}"))
+        .help("see the IR text format in the documentation of `collc build --emit ir`")
+    }
+
+    fn word(&mut self, what: &str) -> Result<&'a str, Diagnostic> {
+        match self.words.get(self.pos) {
+            Some((_, w)) => {
+                self.pos += 1;
+                Ok(w)
+            }
+            None => Err(self.err(what)),
+        }
+    }
+
+    fn keyword(&mut self, kw: &str) -> Result<(), Diagnostic> {
+        match self.words.get(self.pos) {
+            Some((_, w)) if *w == kw => {
+                self.pos += 1;
+                Ok(())
+            }
+            _ => Err(self.err(&format!("`{kw}`"))),
+        }
+    }
+
+    fn peek(&self) -> Option<&'a str> {
+        self.words.get(self.pos).map(|w| w.1)
+    }
+
+    fn int<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, Diagnostic> {
+        let here = self.pos;
+        let w = self.word(what)?;
+        w.trim_end_matches(':').parse().map_err(|_| {
+            self.pos = here;
+            self.err(what)
+        })
+    }
+
+    fn string(&mut self, what: &str) -> Result<String, Diagnostic> {
+        let here = self.pos;
+        let w = self.word(what)?;
+        match w.strip_prefix('"').and_then(|x| x.strip_suffix('"')) {
+            Some(inner) => Ok(crate::syntax::ast::unquote(&format!("\"{inner}\""))),
+            None => {
+                self.pos = here;
+                Err(self.err(what))
+            }
+        }
+    }
+
+    fn slice(&mut self) -> Result<Slice, Diagnostic> {
+        let here = self.pos;
+        let w = self.word("a slice such as `in[0]`")?;
+        let bad = |me: &mut Self| {
+            me.pos = here;
+            me.err("a slice such as `in[0]` or `scratch[2..4]`")
+        };
+        let Some((name, rest)) = w.split_once('[') else {
+            return Err(bad(self));
+        };
+        let Some(inner) = rest.strip_suffix(']') else {
+            return Err(bad(self));
+        };
+        let buf = match name {
+            "in" => Buf::Input,
+            "out" => Buf::Output,
+            "scratch" => Buf::Scratch,
+            _ => return Err(bad(self)),
+        };
+        let (a, b) = match inner.split_once("..") {
+            Some((a, b)) => match (a.parse::<u32>(), b.parse::<u32>()) {
+                (Ok(a), Ok(b)) if b > a => (a, b),
+                _ => return Err(bad(self)),
+            },
+            None => match inner.parse::<u32>() {
+                Ok(a) => (a, a.saturating_add(1)),
+                Err(_) => return Err(bad(self)),
+            },
+        };
+        Ok(Slice::new(buf, a, b - a))
+    }
+
+    fn end(&self) -> Result<(), Diagnostic> {
+        if self.pos < self.words.len() {
+            return Err(self.err("the end of the line"));
+        }
+        Ok(())
+    }
+}
+
+fn lookup<T: Copy>(table: &[(&str, T)], w: &str) -> Option<T> {
+    table.iter().find(|(n, _)| *n == w).map(|(_, v)| *v)
+}
+
+/// Parses the textual form. Stops at the first error (IR text is machine-written).
+pub fn parse(file: FileId, src: &str) -> Result<Parsed, Diagnostic> {
+    let mut lines = Vec::new();
+    let mut off = 0;
+    for l in src.split_inclusive('\n') {
+        let body = l.trim_end_matches(['\n', '\r']);
+        let trimmed = body.split("//").next().unwrap_or("");
+        lines.push((off, trimmed));
+        off += l.len();
+    }
+    let mut it = lines.into_iter().filter(|(_, l)| !l.trim().is_empty());
+    let eof = Span::new(file, src.len(), src.len());
+    let missing = |what: &str| {
+        Diagnostic::error(Code::IrSyntax, eof, format!("the IR text ends before {what}"))
+            .label("unexpected end")
+            .help("an IR file has a `collc-ir 1` line, a `name` line, a `collective` line and one `proc` block per process")
+    };
+    let (o, l) = it
+        .next()
+        .ok_or_else(|| missing("the `collc-ir 1` header"))?;
+    let mut lx = Lexer::new(file, o, l);
+    lx.keyword("collc-ir")?;
+    lx.keyword("1")?;
+    lx.end()?;
+    let (o, l) = it.next().ok_or_else(|| missing("the `name` line"))?;
+    let mut lx = Lexer::new(file, o, l);
+    lx.keyword("name")?;
+    let name = lx.string("a quoted name")?;
+    lx.end()?;
+    let (o, l) = it.next().ok_or_else(|| missing("the `collective` line"))?;
+    let mut lx = Lexer::new(file, o, l);
+    lx.keyword("collective")?;
+    let k = lx.word("a collective kind")?;
+    let kind = lookup(CollectiveKind::ALL, k).ok_or_else(|| {
+        lx.pos -= 1;
+        lx.err(
+            "a collective kind (allreduce, allgather, reduce_scatter, broadcast, reduce, barrier)",
+        )
+    })?;
+    lx.keyword("ranks")?;
+    let ranks: u32 = lx.int("the rank count")?;
+    lx.keyword("part_elements")?;
+    let part_elements: u64 = lx.int("the elements per part")?;
+    lx.keyword("chunks_per_part")?;
+    let chunks_per_part: u32 = lx.int("the chunks per part")?;
+    lx.keyword("dtype")?;
+    let d = lx.word("a dtype")?;
+    let dtype = lookup(Dtype::ALL, d).ok_or_else(|| {
+        lx.pos -= 1;
+        lx.err("a dtype")
+    })?;
+    lx.keyword("op")?;
+    let o2 = lx.word("a reduction op")?;
+    let op = lookup(ReduceOp::ALL, o2).ok_or_else(|| {
+        lx.pos -= 1;
+        lx.err("a reduction op")
+    })?;
+    let root = if lx.peek() == Some("root") {
+        lx.pos += 1;
+        Some(lx.int("the root rank")?)
+    } else {
+        None
+    };
+    lx.end()?;
+    if chunks_per_part == 0 {
+        return Err(Diagnostic::error(
+            Code::IrSyntax,
+            Span::new(file, o, o + l.len()),
+            "chunks_per_part must be at least 1",
+        )
+        .label("zero chunks")
+        .help("every part has at least one chunk"));
+    }
+    let spec = Spec {
+        kind,
+        ranks,
+        part_elements,
+        chunks_per_part,
+        dtype,
+        op,
+        root,
+    };
+    let mut procs = Vec::new();
+    let mut op_spans = Vec::new();
+    let mut proc_spans = Vec::new();
+    while let Some((o, l)) = it.next() {
+        let mut lx = Lexer::new(file, o, l);
+        let head = Span::new(file, o, o + l.len());
+        lx.keyword("proc")?;
+        let id: usize = lx.int("the process number")?;
+        if id != procs.len() {
+            lx.pos -= 1;
+            return Err(lx.err(&format!("process number {}", procs.len())));
+        }
+        let kind = match lx.word("`rank` or `switch`")? {
+            "rank" => ProcKind::Rank,
+            "switch" => ProcKind::Switch(lx.string("the switch's quoted name")?),
+            _ => {
+                lx.pos -= 1;
+                return Err(lx.err("`rank` or `switch`"));
+            }
+        };
+        lx.keyword("scratch")?;
+        let scratch: u32 = lx.int("the scratch slot count")?;
+        lx.keyword("{")?;
+        lx.end()?;
+        let mut ops = Vec::new();
+        let mut spans = Vec::new();
+        loop {
+            let (o, l) = it
+                .next()
+                .ok_or_else(|| missing("the `}` closing a process"))?;
+            let mut lx = Lexer::new(file, o, l);
+            if lx.peek() == Some("}") {
+                lx.pos += 1;
+                lx.end()?;
+                break;
+            }
+            let n: usize = lx.int("an op number such as `0:`")?;
+            if n != ops.len() {
+                lx.pos -= 1;
+                return Err(lx.err(&format!("op number {}", ops.len())));
+            }
+            let verb = lx.word("an op")?;
+            let kind = match verb {
+                "send" => {
+                    let src = lx.slice()?;
+                    lx.keyword("->")?;
+                    let peer = lx.int("a process number")?;
+                    lx.keyword("tag")?;
+                    OpKind::Send {
+                        peer,
+                        src,
+                        tag: lx.int("a tag")?,
+                    }
+                }
+                "recv" | "recv_reduce" => {
+                    let dst = lx.slice()?;
+                    lx.keyword("<-")?;
+                    let peer = lx.int("a process number")?;
+                    lx.keyword("tag")?;
+                    let tag = lx.int("a tag")?;
+                    if verb == "recv" {
+                        OpKind::Recv { peer, dst, tag }
+                    } else {
+                        OpKind::RecvReduce { peer, dst, tag }
+                    }
+                }
+                "reduce" => {
+                    let dst = lx.slice()?;
+                    lx.keyword("+=")?;
+                    OpKind::Reduce {
+                        dst,
+                        src: lx.slice()?,
+                    }
+                }
+                "copy" => {
+                    let dst = lx.slice()?;
+                    lx.keyword("<-")?;
+                    OpKind::Copy {
+                        dst,
+                        src: lx.slice()?,
+                    }
+                }
+                _ => {
+                    lx.pos -= 1;
+                    return Err(lx.err("an op (send, recv, recv_reduce, reduce, copy)"));
+                }
+            };
+            let mut deps = Vec::new();
+            if lx.peek() == Some("after") {
+                lx.pos += 1;
+                while lx.peek().is_some() {
+                    deps.push(lx.int("an op number")?);
+                }
+                if deps.is_empty() {
+                    return Err(lx.err("at least one op number after `after`"));
+                }
+            }
+            lx.end()?;
+            ops.push(Op { kind, deps });
+            let lead = l.len() - l.trim_start().len();
+            spans.push(Span::new(file, o + lead, o + l.trim_end().len()));
+        }
+        procs.push(Proc { kind, scratch, ops });
+        op_spans.push(spans);
+        proc_spans.push(head);
+    }
+    Ok(Parsed {
+        program: Program { name, spec, procs },
+        op_spans,
+        proc_spans,
+    })
+}
