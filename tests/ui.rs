@@ -32,6 +32,49 @@ fn ui_files() -> Vec<PathBuf> {
     files
 }
 
+/// IR text inputs: `tests/ui/ir/E0xxx-name.ir`, checked by `collc::ir::check_text`.
+fn ir_ui_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/ui/ir"))
+        .expect("tests/ui/ir exists")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "ir"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn check_ir(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceMap) {
+    let mut sources = SourceMap::new();
+    let id = sources.add(name.to_string(), text.to_string());
+    let diags = collc::ir::check_text(id, text);
+    (diags, sources)
+}
+
+#[test]
+fn ir_corpus() {
+    let files = ir_ui_files();
+    assert!(!files.is_empty());
+    for path in files {
+        let name = stem(&path);
+        let rel = format!("tests/ui/ir/{name}.ir");
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let (diags, sources) = check_ir(&rel, &text);
+        let want = name.split('-').next().unwrap_or("");
+        assert!(!diags.is_empty(), "{rel}: verifies cleanly");
+        assert_eq!(
+            diags[0].code.as_str(),
+            want,
+            "{rel}: {}",
+            render::to_text(&diags, &sources)
+        );
+        assert!(
+            diags.iter().all(|d| d.help.is_some()),
+            "{rel}: a diagnostic without help"
+        );
+        insta::assert_snapshot!(format!("ir__{name}"), render::to_text(&diags, &sources));
+    }
+}
+
 fn stem(p: &Path) -> String {
     p.file_stem()
         .expect("a file name")
@@ -123,7 +166,11 @@ const NOT_FROM_A_FILE: &[(&str, &str)] = &[("E0029", "missing_input_file_is_e002
 
 #[test]
 fn every_code_has_a_ui_file() {
-    let names: Vec<String> = ui_files().iter().map(|p| stem(p)).collect();
+    let names: Vec<String> = ui_files()
+        .iter()
+        .chain(ir_ui_files().iter())
+        .map(|p| stem(p))
+        .collect();
     let missing: Vec<&str> = Code::ALL
         .iter()
         .map(|c| c.as_str())
@@ -297,14 +344,18 @@ fn every_code_has_an_error_page() {
             let mut words = info.split_whitespace();
             let lang = words.next().unwrap_or("");
             let expect = match lang {
-                "coll" => None,
-                "coll-error" => Some(words.next().unwrap_or("").to_string()),
+                "coll" | "ir" => None,
+                "coll-error" | "ir-error" => Some(words.next().unwrap_or("").to_string()),
                 _ => continue,
             };
-            let mut sources = SourceMap::new();
-            let id = sources.add(format!("{rel}:{line}"), text.clone());
-            let checked = check(&mut sources, id, &Options::default());
-            let diags = checked.diagnostics;
+            let (diags, sources) = if lang.starts_with("ir") {
+                check_ir(&format!("{rel}:{line}"), text)
+            } else {
+                let mut sources = SourceMap::new();
+                let id = sources.add(format!("{rel}:{line}"), text.clone());
+                let checked = check(&mut sources, id, &Options::default());
+                (checked.diagnostics, sources)
+            };
             let shown = render::to_text(&diags, &sources);
             match expect {
                 None if diags.is_empty() => good += 1,

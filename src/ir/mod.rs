@@ -155,14 +155,15 @@ impl OpKind {
     }
 
     /// The slice this op reads from its own buffers (for a send, what is sent).
-    pub fn reads(&self) -> Vec<Slice> {
-        match self {
-            OpKind::Send { src, .. } => vec![*src],
-            OpKind::Recv { .. } => vec![],
-            OpKind::RecvReduce { dst, .. } => vec![*dst],
-            OpKind::Reduce { dst, src } => vec![*dst, *src],
-            OpKind::Copy { src, .. } => vec![*src],
-        }
+    pub fn reads(&self) -> impl Iterator<Item = Slice> {
+        let r = match self {
+            OpKind::Send { src, .. } => [Some(*src), None],
+            OpKind::Recv { .. } => [None, None],
+            OpKind::RecvReduce { dst, .. } => [Some(*dst), None],
+            OpKind::Reduce { dst, src } => [Some(*dst), Some(*src)],
+            OpKind::Copy { src, .. } => [Some(*src), None],
+        };
+        r.into_iter().flatten()
     }
 
     /// The slice this op writes, if any.
