@@ -4,6 +4,8 @@
 #   tree-sitter  editors/tree-sitter-coll/test.sh  (tree-sitter-cli 0.27.1, built with cargo)
 #   neovim       editors/nvim/test/run.sh          (apt `neovim`, 0.7+; also loads the parser)
 #   vscode       editors/vscode/test.sh            (`npm ci`; TextMate grammar, vsce package)
+#   lsp          editors/lsp-test.sh               (`cargo build`; the real `collc lsp` under
+#                                                   headless Neovim and pytest-lsp 1.0.1)
 # A second run skips every install that is already done.
 #
 # Usage: editors/test.sh [--update]
@@ -107,6 +109,7 @@ export COLL_TS_PARSER="$tmp/coll.so"
 suite "tree-sitter" "$editors/tree-sitter-coll/test.sh" "${update[@]}"
 suite "neovim" "$editors/nvim/test/run.sh"
 suite "vscode" "$vscode/test.sh" "${update[@]}"
+suite "lsp" "$editors/lsp-test.sh"
 
 section "summary"
 (( failed == 0 )) || echo "failed: ${failed_names[*]}"

@@ -1,7 +1,8 @@
 //! UI tests: the diagnostics users see.
 //!
 //! Every `.coll` file directly in tests/ui/ is a test input named `E0xxx-short-name.coll`. It must
-//! fail, its first diagnostic must have the code its name starts with, every diagnostic must have
+//! fail (a file that checks cleanly is lowered and verified, as `collc build --emit ir` does),
+//! its first diagnostic must have the code its name starts with, every diagnostic must have
 //! a help line and a primary span inside its file, and the rendered text is an insta snapshot
 //! (`tests/snapshots/ui__E0xxx-short-name.snap`). Files in tests/ui/support/ are only imported.
 //! Inputs are named by their path relative to the crate root, so snapshots are the same on every
@@ -50,6 +51,26 @@ fn check_ir(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceMap)
     (diags, sources)
 }
 
+/// GOAL inputs: `tests/ui/goal/E0xxx-name.goal`, checked (and snapshotted) by tests/goal.rs.
+fn goal_ui_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/ui/goal"))
+        .expect("tests/ui/goal exists")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "goal"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn check_goal(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceMap) {
+    let mut sources = SourceMap::new();
+    let id = sources.add(name.to_string(), text.to_string());
+    let diags = collc::backend::goal::parse(id, text)
+        .err()
+        .unwrap_or_default();
+    (diags, sources)
+}
+
 #[test]
 fn ir_corpus() {
     let files = ir_ui_files();
@@ -91,8 +112,19 @@ fn check_file(path: &Path) -> (Vec<Diagnostic>, SourceMap) {
     let text = std::fs::read_to_string(path).expect("readable input");
     let mut sources = SourceMap::new();
     let id = sources.add(name, text);
-    let checked = check(&mut sources, id, &Options::default());
-    (checked.diagnostics, sources)
+    (check_then_lower(&mut sources, id), sources)
+}
+
+/// `check`, and when that is clean, lower and verify as `collc build --emit ir` does (so inputs
+/// and error-page examples can show lowering errors such as E0039).
+fn check_then_lower(sources: &mut SourceMap, id: collc::diag::FileId) -> Vec<Diagnostic> {
+    let checked = check(sources, id, &Options::default());
+    match &checked.model {
+        Some(m) if checked.diagnostics.is_empty() => {
+            collc::lower::lower_and_verify(m).err().unwrap_or_default()
+        }
+        _ => checked.diagnostics,
+    }
 }
 
 /// The problems with one input's diagnostics, as messages (empty when all is well).
@@ -169,6 +201,7 @@ fn every_code_has_a_ui_file() {
     let names: Vec<String> = ui_files()
         .iter()
         .chain(ir_ui_files().iter())
+        .chain(goal_ui_files().iter())
         .map(|p| stem(p))
         .collect();
     let missing: Vec<&str> = Code::ALL
@@ -344,17 +377,25 @@ fn every_code_has_an_error_page() {
             let mut words = info.split_whitespace();
             let lang = words.next().unwrap_or("");
             let expect = match lang {
-                "coll" | "ir" => None,
-                "coll-error" | "ir-error" => Some(words.next().unwrap_or("").to_string()),
+                "coll" | "ir" | "goal" => None,
+                "coll-error" | "ir-error" | "goal-error" => {
+                    Some(words.next().unwrap_or("").to_string())
+                }
                 _ => continue,
             };
             let (diags, sources) = if lang.starts_with("ir") {
                 check_ir(&format!("{rel}:{line}"), text)
+            } else if lang.starts_with("goal") {
+                check_goal(&format!("{rel}:{line}"), text)
             } else {
                 let mut sources = SourceMap::new();
                 let id = sources.add(format!("{rel}:{line}"), text.clone());
-                let checked = check(&mut sources, id, &Options::default());
-                (checked.diagnostics, sources)
+                if expect.is_some() {
+                    (check_then_lower(&mut sources, id), sources)
+                } else {
+                    let checked = check(&mut sources, id, &Options::default());
+                    (checked.diagnostics, sources)
+                }
             };
             let shown = render::to_text(&diags, &sources);
             match expect {

@@ -1,4 +1,5 @@
-//! The command line: `collc check`, `collc build`, `collc fmt`, `collc explain`.
+//! The command line: `collc check`, `collc build`, `collc sim`, `collc fmt`, `collc explain`,
+//! `collc lsp`.
 //!
 //! Exit codes: 0 when everything is fine, 1 when the input has errors (diagnostics printed),
 //! 2 when collc itself fails (an internal error or an output it cannot write). Output files are
@@ -7,6 +8,7 @@
 //! is unset), unless `--color` says otherwise.
 
 mod explain;
+mod sim;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
 use crate::sema::{self, elab::Limits};
@@ -64,6 +66,8 @@ struct CheckArgs {
 enum Emit {
     /// The elaborated model: nodes, links, collective, schedule.
     Model,
+    /// The lowered and verified dataflow IR, in its text form.
+    Ir,
 }
 
 #[derive(Subcommand, Debug)]
@@ -81,6 +85,9 @@ enum Cmd {
         /// What to emit.
         #[arg(long, value_enum, default_value_t = Emit::Model)]
         emit: Emit,
+        /// Lower the schedule and write this target instead (`goal`: GOAL text for LogGOPSim).
+        #[arg(long, value_enum)]
+        target: Option<sim::BuildTarget>,
         /// Write to this file instead of standard output.
         #[arg(short, long)]
         output: Option<PathBuf>,
@@ -96,6 +103,10 @@ enum Cmd {
     },
     /// Explain an error code, e.g. `collc explain E0014`.
     Explain { code: String },
+    /// Run the language server on standard input and output (for editors).
+    Lsp,
+    /// Simulate a `.goal` schedule (LogGP, as LogGOPSim) or a `.coll` file under its cost model.
+    Sim(Box<sim::SimArgs>),
 }
 
 struct Out {
@@ -245,6 +256,10 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                 let mut diags = Vec::new();
                 let opts = options(&args, &mut files, &mut diags);
                 match read_source(&p, &mut files) {
+                    Ok(id) if p.extension().is_some_and(|e| e == "goal") => {
+                        let text = files.get(id).text.clone();
+                        diags.extend(sim::check_goal(id, &text));
+                    }
                     Ok(id) if p.extension().is_some_and(|e| e == "ir") => {
                         let text = files.get(id).text.clone();
                         diags.extend(crate::ir::check_text(id, &text));
@@ -262,6 +277,7 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
         Cmd::Build {
             file,
             emit,
+            target,
             output,
             args,
         } => {
@@ -283,8 +299,18 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                 out.diags(&diags, &files);
                 return 1;
             };
+            if let Some(t) = target {
+                return sim::build(t, &model, output.as_deref(), out, &files);
+            }
             let text = match emit {
                 Emit::Model => sema::print::model_text(&model),
+                Emit::Ir => match crate::lower::lower_and_verify(&model) {
+                    Ok((program, _)) => crate::ir::text::print(&program),
+                    Err(d) => {
+                        out.diags(&d, &files);
+                        return 1;
+                    }
+                },
             };
             write_output(output.as_deref(), text.as_bytes())
         }
@@ -293,6 +319,8 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
             check,
         } => fmt(paths, check, out),
         Cmd::Explain { code } => explain::explain(&code),
+        Cmd::Lsp => crate::lsp::run_stdio(),
+        Cmd::Sim(a) => sim::run(*a, out),
     }
 }
 

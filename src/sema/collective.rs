@@ -15,7 +15,8 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::Signed;
 
-const PROPS: &[&str] = &["participants", "size", "count", "dtype", "op", "root"];
+/// Properties of a `collective` block.
+pub const PROPS: &[&str] = &["participants", "size", "count", "dtype", "op", "root"];
 
 impl Elab<'_> {
     pub(crate) fn collective(

@@ -108,6 +108,17 @@ fn target_params(k: TargetKind) -> &'static [P] {
     }
 }
 
+/// Properties of a `model NAME: kind { ... }` block, each with its allowed words (empty for
+/// quantities), for the language server's completion.
+pub fn model_properties(k: CostModelKind) -> Vec<(&'static str, &'static [&'static str])> {
+    model_params(k).iter().map(|p| (p.name, p.words)).collect()
+}
+
+/// Properties of a `target kind { ... }` block, as [`model_properties`].
+pub fn target_properties(k: TargetKind) -> Vec<(&'static str, &'static [&'static str])> {
+    target_params(k).iter().map(|p| (p.name, p.words)).collect()
+}
+
 fn parse_default(s: &str, dim: Dim) -> Quantity {
     // Defaults are written "<number> <unit>", or a bare number for dimensionless ones.
     let (num, u) = s.split_once(' ').unwrap_or((s, ""));

@@ -51,7 +51,7 @@ struct Loaded {
 /// tree has a hole there. These codes are what a hole causes (a skipped `compute` makes every
 /// link to its nodes "undeclared", a skipped `size: ...;` is "missing"), so they are not reported
 /// while there are syntax errors; every other problem still is.
-const HIDDEN_AFTER_SYNTAX_ERRORS: &[Code] = &[
+pub const HIDDEN_AFTER_SYNTAX_ERRORS: &[Code] = &[
     Code::UnknownName,
     Code::ImportNotFound,
     Code::UndeclaredNode,

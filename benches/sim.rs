@@ -1,0 +1,92 @@
+//! Benchmark: the simulator's event rate on recursive doubling over 65,536 ranks (16 rounds of
+//! send, recv and one calc per rank: 3.1 M ops and 1 M messages, 4.2 M events), built directly
+//! as a GOAL schedule, under LogGP with LogGOPSim's defaults and under pipelining postal.
+//! Reports events per second (criterion's element throughput). Run with
+//! `cargo bench --bench sim`.
+
+use collc::backend::goal::{Dep, DepKind, GoalOp, GoalRank, GoalSchedule, OpKind};
+use collc::sim::{LogGP, Model, Postal, SimOptions, simulate};
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::time::Duration;
+
+const RANKS: u32 = 1 << 16;
+
+fn op(kind: OpKind) -> GoalOp {
+    GoalOp {
+        label: None,
+        kind,
+        cpu: 0,
+        nic: 0,
+    }
+}
+
+/// Round k: send to and receive from `r ^ 2^k` (tag k), then a calc of 100 that needs the
+/// receive; the next round's send and receive need that calc.
+pub fn recursive_doubling(n: u32) -> GoalSchedule {
+    let rounds = n.trailing_zeros();
+    let ranks = (0..n)
+        .map(|r| {
+            let mut rank = GoalRank::default();
+            for k in 0..rounds {
+                let peer = r ^ (1 << k);
+                let base = rank.ops.len() as u32;
+                rank.ops.push(op(OpKind::Send {
+                    size: 8,
+                    to: peer,
+                    tag: k,
+                }));
+                rank.ops.push(op(OpKind::Recv {
+                    size: 8,
+                    from: peer,
+                    tag: k,
+                }));
+                rank.ops.push(op(OpKind::Calc { time: 100 }));
+                let dep = |op, on| Dep {
+                    op,
+                    on,
+                    kind: DepKind::Requires,
+                };
+                rank.deps.push(dep(base + 2, base + 1));
+                if k > 0 {
+                    rank.deps.push(dep(base, base - 1));
+                    rank.deps.push(dep(base + 1, base - 1));
+                }
+            }
+            rank
+        })
+        .collect();
+    GoalSchedule {
+        comment: None,
+        ranks,
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let s = recursive_doubling(RANKS);
+    let models = [
+        ("loggp", Model::LogGP(LogGP::default())),
+        (
+            "pipelining_postal",
+            Model::Postal(Postal {
+                alpha_p: 500,
+                alpha_r: 100,
+                beta: 1,
+            }),
+        ),
+    ];
+    let mut g = c.benchmark_group("sim_recursive_doubling_65536");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    for (name, model) in models {
+        let opts = SimOptions {
+            model,
+            trace: false,
+        };
+        let events = simulate(&s, &opts).events;
+        g.throughput(Throughput::Elements(events));
+        g.bench_function(name, |b| b.iter(|| simulate(&s, &opts)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,418 @@
+//! Checks a [`GoalSchedule`] against what LogGOPSim needs to run it to the end (E0038):
+//!
+//! 1. Structure: labels are identifiers, not keywords, unique per rank; peers name existing
+//!    ranks; calcs have no nic; dependencies name existing ops.
+//! 2. Execution: the schedule is run without time, every send eager (the most permissive
+//!    setting: a schedule that cannot finish this way cannot finish under any LogGP parameters),
+//!    with LogGOPSim's matching ([`super::matching`]). What is left at the end is what LogGOPSim
+//!    would report as a non-empty "receive queue" (a recv no message reaches) or "unexpected
+//!    queue" (a message no recv takes), and ops that never run: behind a receive that never
+//!    completes (a deadlock) or in a dependency cycle (LogGOPSim silently never runs them).
+//!
+//! Rendezvous deadlocks that depend on the threshold S are found by the simulator itself.
+
+use super::matching::Queue;
+use super::parse::GoalSpans;
+use super::{ANY_SOURCE, ANY_TAG, DepKind, GoalSchedule, KEYWORDS, OpKind};
+use crate::diag::{Code, Diagnostic};
+use std::collections::{HashSet, VecDeque};
+
+/// A place in a schedule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum At {
+    Schedule,
+    Rank(u32),
+    /// (rank, op index)
+    Op(u32, u32),
+    /// (rank, index into the rank's deps)
+    Dep(u32, usize),
+}
+
+/// One reason LogGOPSim would reject the schedule or not finish it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub at: At,
+    pub message: String,
+    pub label: String,
+    pub help: String,
+    pub related: Vec<(At, String)>,
+}
+
+impl Problem {
+    /// As an E0038 diagnostic located with `spans`.
+    pub fn diagnostic(&self, spans: &GoalSpans) -> Diagnostic {
+        let mut d = Diagnostic::error(Code::GoalInvalid, spans.at(self.at), self.message.clone())
+            .label(self.label.clone())
+            .help(self.help.clone());
+        for (at, m) in &self.related {
+            d = d.secondary(spans.at(*at), m.clone());
+        }
+        d
+    }
+}
+
+const MAX_PROBLEMS: usize = 16;
+
+fn problem(at: At, message: String, label: &str, help: &str) -> Problem {
+    Problem {
+        at,
+        message,
+        label: label.to_string(),
+        help: help.to_string(),
+        related: Vec::new(),
+    }
+}
+
+fn is_label(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphabetic()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+fn who(s: &GoalSchedule, r: u32, i: u32) -> String {
+    match s.ranks[r as usize].ops[i as usize].label.as_deref() {
+        Some(l) => format!("`{l}` of rank {r}"),
+        None => format!("op {i} of rank {r}"),
+    }
+}
+
+fn show(x: u32, any: u32) -> String {
+    if x == any {
+        "any".into()
+    } else {
+        x.to_string()
+    }
+}
+
+/// Every problem found (at most 16), in schedule order.
+pub fn validate(s: &GoalSchedule) -> Vec<Problem> {
+    let out = structure(s);
+    if !out.is_empty() {
+        return out;
+    }
+    execution(s)
+}
+
+fn structure(s: &GoalSchedule) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let n = s.ranks.len() as u64;
+    if n == 0 {
+        out.push(problem(
+            At::Schedule,
+            "a schedule needs at least one rank".into(),
+            "no ranks",
+            "give `num_ranks N` with N >= 1 and a block per rank",
+        ));
+        return out;
+    }
+    for (r, rank) in s.ranks.iter().enumerate() {
+        let r = r as u32;
+        let mut labels = HashSet::new();
+        for (i, op) in rank.ops.iter().enumerate() {
+            let at = At::Op(r, i as u32);
+            if let Some(l) = &op.label {
+                if !is_label(l) || KEYWORDS.contains(&l.as_str()) {
+                    out.push(problem(
+                        at,
+                        format!("`{l}` cannot be a GOAL label"),
+                        "invalid label",
+                        "labels are a letter then letters, digits or `_`, and not send, recv, calc, rank or num_ranks",
+                    ));
+                } else if !labels.insert(l.as_str()) {
+                    out.push(problem(
+                        at,
+                        format!("label `{l}` is defined twice in rank {r}"),
+                        "duplicate label",
+                        "give every op of a rank its own label",
+                    ));
+                }
+            }
+            let peer = match op.kind {
+                OpKind::Send { to, .. } => Some(to),
+                OpKind::Recv { from, .. } if from != ANY_SOURCE => Some(from),
+                _ => None,
+            };
+            if let Some(p) = peer.filter(|p| u64::from(*p) >= n) {
+                out.push(problem(
+                    at,
+                    format!(
+                        "{} names rank {p}, but the schedule has {n} rank{}",
+                        who(s, r, i as u32),
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    "no such rank",
+                    "peers are ranks 0 to num_ranks - 1 (LogGOPSim would read past its tables)",
+                ));
+            }
+            if matches!(op.kind, OpKind::Calc { .. }) && op.nic != 0 {
+                out.push(problem(
+                    at,
+                    "a calc cannot name a nic".into(),
+                    "calc with a nic",
+                    "remove the nic: a calc runs on a cpu only",
+                ));
+            }
+        }
+        for (k, d) in rank.deps.iter().enumerate() {
+            if d.op as usize >= rank.ops.len() || d.on as usize >= rank.ops.len() {
+                out.push(problem(
+                    At::Dep(r, k),
+                    format!("a dependency of rank {r} names an op that does not exist"),
+                    "no such op",
+                    "dependencies name ops of the same rank",
+                ));
+            }
+        }
+        if out.len() >= MAX_PROBLEMS {
+            break;
+        }
+    }
+    out.truncate(MAX_PROBLEMS);
+    out
+}
+
+/// Per-rank flags and dependents, flat: rank r's op i is at `base[r] + i`.
+struct Flat {
+    base: Vec<usize>,
+    /// Dependents released when an op finishes (`requires`) and when it starts (`irequires`),
+    /// compressed: `list[start[g]..start[g + 1]]`.
+    done_start: Vec<u32>,
+    done_list: Vec<u32>,
+    start_start: Vec<u32>,
+    start_list: Vec<u32>,
+}
+
+impl Flat {
+    fn new(s: &GoalSchedule) -> (Flat, Vec<u32>) {
+        let mut base = Vec::with_capacity(s.ranks.len() + 1);
+        let mut total = 0;
+        for r in &s.ranks {
+            base.push(total);
+            total += r.ops.len();
+        }
+        base.push(total);
+        let mut remaining = vec![0u32; total];
+        let mut counts = [vec![0u32; total + 1], vec![0u32; total + 1]];
+        for (r, rank) in s.ranks.iter().enumerate() {
+            for d in &rank.deps {
+                remaining[base[r] + d.op as usize] += 1;
+                let k = usize::from(d.kind == DepKind::IRequires);
+                counts[k][base[r] + d.on as usize + 1] += 1;
+            }
+        }
+        for c in &mut counts {
+            for i in 0..total {
+                c[i + 1] += c[i];
+            }
+        }
+        let mut fill = counts.clone();
+        let mut lists = [
+            vec![0u32; counts[0][total] as usize],
+            vec![0u32; counts[1][total] as usize],
+        ];
+        for (r, rank) in s.ranks.iter().enumerate() {
+            for d in &rank.deps {
+                let k = usize::from(d.kind == DepKind::IRequires);
+                let at = &mut fill[k][base[r] + d.on as usize];
+                lists[k][*at as usize] = d.op;
+                *at += 1;
+            }
+        }
+        let [done_list, start_list] = lists;
+        let [done_start, start_start] = counts;
+        (
+            Flat {
+                base,
+                done_start,
+                done_list,
+                start_start,
+                start_list,
+            },
+            remaining,
+        )
+    }
+
+    fn g(&self, r: u32, i: u32) -> usize {
+        self.base[r as usize] + i as usize
+    }
+
+    fn after_done(&self, r: u32, i: u32) -> &[u32] {
+        let g = self.g(r, i);
+        &self.done_list[self.done_start[g] as usize..self.done_start[g + 1] as usize]
+    }
+
+    fn after_start(&self, r: u32, i: u32) -> &[u32] {
+        let g = self.g(r, i);
+        &self.start_list[self.start_start[g] as usize..self.start_start[g + 1] as usize]
+    }
+}
+
+/// The untimed, all-eager run; see the module doc.
+fn execution(s: &GoalSchedule) -> Vec<Problem> {
+    let n = s.ranks.len();
+    let (flat, mut remaining) = Flat::new(s);
+    let total = remaining.len();
+    let mut started = vec![false; total];
+    let mut done = vec![false; total];
+    let mut work: VecDeque<(u32, u32)> = VecDeque::new();
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for i in 0..rank.ops.len() as u32 {
+            if remaining[flat.g(r as u32, i)] == 0 {
+                work.push_back((r as u32, i));
+            }
+        }
+    }
+    let mut rq: Vec<Queue<u32>> = (0..n).map(|_| Queue::default()).collect();
+    let mut uq: Vec<Queue<(u32, u32)>> = (0..n).map(|_| Queue::default()).collect();
+    // Frees what waited for an op to start or finish.
+    let release = |list: &[u32], r: u32, remaining: &mut [u32], work: &mut VecDeque<(u32, u32)>| {
+        for &x in list {
+            let c = &mut remaining[flat.g(r, x)];
+            *c -= 1;
+            if *c == 0 {
+                work.push_back((r, x));
+            }
+        }
+    };
+    while let Some((r, i)) = work.pop_front() {
+        started[flat.g(r, i)] = true;
+        release(flat.after_start(r, i), r, &mut remaining, &mut work);
+        let mut finish = |r: u32, i: u32, remaining: &mut [u32], work: &mut VecDeque<_>| {
+            done[flat.g(r, i)] = true;
+            release(flat.after_done(r, i), r, remaining, work);
+        };
+        match s.ranks[r as usize].ops[i as usize].kind {
+            OpKind::Calc { .. } => finish(r, i, &mut remaining, &mut work),
+            OpKind::Send { to, tag, .. } => {
+                finish(r, i, &mut remaining, &mut work);
+                match rq[to as usize].take(r, tag) {
+                    Some(j) => finish(to, j, &mut remaining, &mut work),
+                    None => uq[to as usize].push(r, tag, (r, i)),
+                }
+            }
+            OpKind::Recv { from, tag, .. } => match uq[r as usize].take(from, tag) {
+                Some(_) => finish(r, i, &mut remaining, &mut work),
+                None => rq[r as usize].push(from, tag, i),
+            },
+        }
+    }
+    let mut out = Vec::new();
+    // Receives no message reached, and messages no receive took.
+    let mut stuck: Vec<(u32, u32)> = Vec::new();
+    for r in 0..n {
+        for (from, tag, &i) in rq[r].items() {
+            let r32 = r as u32;
+            stuck.push((r32, i));
+            // A matching send that never ran means a deadlock; none at all, a mismatch.
+            let sender = (0..n as u32)
+                .filter(|p| from == ANY_SOURCE || *p == from)
+                .flat_map(|p| {
+                    s.ranks[p as usize]
+                        .ops
+                        .iter()
+                        .enumerate()
+                        .filter(move |(_, o)| {
+                            matches!(o.kind, OpKind::Send { to, tag: t, .. }
+                                if to == r32 && (t == tag || t == ANY_TAG || tag == ANY_TAG))
+                        })
+                        .map(move |(j, _)| (p, j as u32))
+                })
+                .find(|(p, j)| !started[flat.g(*p, *j)]);
+            let pr = match sender {
+                Some((p, j)) => {
+                    let mut pr = problem(
+                        At::Op(r32, i),
+                        format!(
+                            "deadlock: {} waits for a message from rank {p} that is sent only after it",
+                            who(s, r32, i)
+                        ),
+                        "never completes",
+                        "break the cycle: a send must not depend (through dependencies and messages) on the receive it feeds",
+                    );
+                    pr.related.push((
+                        At::Op(p, j),
+                        format!("this send never runs ({})", who(s, p, j)),
+                    ));
+                    pr
+                }
+                None => problem(
+                    At::Op(r32, i),
+                    format!(
+                        "no send matches {}: nothing from rank {} with tag {} arrives",
+                        who(s, r32, i),
+                        show(from, ANY_SOURCE),
+                        show(tag, ANY_TAG)
+                    ),
+                    "never matched",
+                    "add the matching send, or fix the source or tag (LogGOPSim would report a non-empty receive queue and no times)",
+                ),
+            };
+            out.push(pr);
+            if out.len() >= MAX_PROBLEMS {
+                break;
+            }
+        }
+        for (_, tag, &(p, j)) in uq[r].items() {
+            out.push(problem(
+                At::Op(p, j),
+                format!(
+                    "no recv on rank {r} matches {} (tag {})",
+                    who(s, p, j),
+                    show(tag, ANY_TAG)
+                ),
+                "never received",
+                "add a recv for this message on the destination, or fix its tag (LogGOPSim would report a non-empty unexpected queue and no times)",
+            ));
+        }
+    }
+    // Ops that never ran and are not behind a stuck receive: dependency cycles.
+    let mut behind = vec![false; total];
+    let mut walk: Vec<(u32, u32)> = stuck.clone();
+    while let Some((r, i)) = walk.pop() {
+        for &x in flat.after_done(r, i).iter().chain(flat.after_start(r, i)) {
+            let g = flat.g(r, x);
+            if !started[g] && !behind[g] {
+                behind[g] = true;
+                walk.push((r, x));
+            }
+        }
+    }
+    for (r, rank) in s.ranks.iter().enumerate() {
+        let r32 = r as u32;
+        let Some(first) = (0..rank.ops.len() as u32).find(|&i| {
+            let g = flat.g(r32, i);
+            !started[g] && !behind[g]
+        }) else {
+            continue;
+        };
+        // Walk unsatisfied dependencies backwards until an op repeats: that op is on a cycle.
+        let mut seen = HashSet::new();
+        let mut cur = first;
+        while seen.insert(cur) {
+            let next = rank.deps.iter().find(|d| {
+                d.op == cur
+                    && !match d.kind {
+                        DepKind::Requires => done[flat.g(r32, d.on)],
+                        DepKind::IRequires => started[flat.g(r32, d.on)],
+                    }
+            });
+            match next {
+                Some(d) => cur = d.on,
+                None => break,
+            }
+        }
+        out.push(problem(
+            At::Op(r32, cur),
+            format!(
+                "{} never runs: it is on a dependency cycle",
+                who(s, r32, cur)
+            ),
+            "waits for itself",
+            "remove a dependency of the cycle (LogGOPSim silently skips these ops and the times it prints are wrong)",
+        ));
+    }
+    out.sort_by_key(|p| p.at);
+    out.truncate(MAX_PROBLEMS);
+    out
+}

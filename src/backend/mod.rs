@@ -1,0 +1,8 @@
+//! Backends: turn a verified [`crate::ir::Program`] into what real systems run. Each backend
+//! validates what it emits against its consumer's rules and returns a coded error instead of a
+//! file the consumer would reject or hang on. Output is deterministic.
+//!
+//! - [`goal`]: GOAL text for LogGOPSim (and ATLAHS/htsim), plus collc's own GOAL reader, which
+//!   the simulator ([`crate::sim`]) runs.
+
+pub mod goal;

@@ -1,0 +1,143 @@
+//! Emits IR ops with their dependencies derived from buffer hazards, so every lowering is
+//! race-free by construction.
+//!
+//! [`Builder::op`] appends an op to a process and makes it wait for the last writer of every slot
+//! it reads or writes, and for every reader (since that write) of a slot it writes. Program
+//! (emission) order therefore *is* the meaning of a lowering: each op sees the buffer state the
+//! ops emitted before it on the same process leave behind, whatever the timing, and independent
+//! ops (sends of one stage, receives into distinct slots) stay free to run concurrently. Every
+//! pair of conflicting accesses is ordered (directly, or through the write they both follow), which
+//! is exactly what `ir::verify`'s race check demands.
+
+use crate::ir::{Buf, OpId, OpKind, ProcId, Program, Slice, Spec};
+
+#[derive(Default, Clone)]
+struct SlotState {
+    writer: Option<OpId>,
+    readers: Vec<OpId>,
+}
+
+/// Hazard state of one process: input, output and scratch slots.
+#[derive(Default)]
+struct ProcState {
+    bufs: [Vec<SlotState>; 3],
+}
+
+fn idx(b: Buf) -> usize {
+    match b {
+        Buf::Input => 0,
+        Buf::Output => 1,
+        Buf::Scratch => 2,
+    }
+}
+
+pub(crate) struct Builder {
+    prog: Program,
+    state: Vec<ProcState>,
+}
+
+impl Builder {
+    pub(crate) fn new(name: impl Into<String>, spec: Spec) -> Builder {
+        let prog = Program::new(name, spec);
+        let (inp, out) = (prog.spec.input_chunks(), prog.spec.output_chunks());
+        let state = (0..prog.procs.len())
+            .map(|_| ProcState {
+                bufs: [
+                    vec![SlotState::default(); inp as usize],
+                    vec![SlotState::default(); out as usize],
+                    Vec::new(),
+                ],
+            })
+            .collect();
+        Builder { prog, state }
+    }
+
+    pub(crate) fn ranks(&self) -> u32 {
+        self.prog.spec.ranks
+    }
+
+    /// Makes sure process `p` has at least `n` scratch slots.
+    pub(crate) fn scratch(&mut self, p: ProcId, n: u32) {
+        let proc = &mut self.prog.procs[p as usize];
+        if proc.scratch < n {
+            proc.scratch = n;
+            self.state[p as usize].bufs[2].resize(n as usize, SlotState::default());
+        }
+    }
+
+    /// Appends `kind` to process `p`, after every op it conflicts with; returns its id.
+    pub(crate) fn op(&mut self, p: ProcId, kind: OpKind) -> OpId {
+        if let Some(s) = kind.writes().filter(|s| s.buf == Buf::Scratch) {
+            self.scratch(p, s.start + s.count);
+        }
+        for s in kind.reads().filter(|s| s.buf == Buf::Scratch) {
+            self.scratch(p, s.start + s.count);
+        }
+        let id = self.prog.procs[p as usize].ops.len() as OpId;
+        let st = &mut self.state[p as usize];
+        let mut deps: Vec<OpId> = Vec::new();
+        let reads: [Option<Slice>; 2] = {
+            let mut it = kind.reads();
+            [it.next(), it.next()]
+        };
+        let reads = reads.iter().flatten();
+        let writes = kind.writes();
+        let written =
+            |buf: Buf, k: u32| writes.is_some_and(|w| w.buf == buf && w.slots().contains(&k));
+        for s in reads.clone() {
+            for k in s.slots().filter(|k| !written(s.buf, *k)) {
+                deps.extend(st.bufs[idx(s.buf)][k as usize].writer);
+            }
+        }
+        if let Some(s) = writes {
+            for k in s.slots() {
+                // Readers since the last write depend on that write already.
+                let slot = &st.bufs[idx(s.buf)][k as usize];
+                if slot.readers.is_empty() {
+                    deps.extend(slot.writer);
+                } else {
+                    deps.extend(slot.readers.iter().copied());
+                }
+            }
+        }
+        deps.sort_unstable();
+        deps.dedup();
+        for s in reads {
+            for k in s.slots() {
+                st.bufs[idx(s.buf)][k as usize].readers.push(id);
+            }
+        }
+        if let Some(s) = writes {
+            for k in s.slots() {
+                let slot = &mut st.bufs[idx(s.buf)][k as usize];
+                slot.writer = Some(id);
+                slot.readers.clear();
+            }
+        }
+        self.prog.push(p, kind, deps)
+    }
+
+    pub(crate) fn send(&mut self, p: ProcId, peer: ProcId, src: Slice, tag: u32) -> OpId {
+        self.op(p, OpKind::Send { peer, src, tag })
+    }
+
+    pub(crate) fn recv(&mut self, p: ProcId, peer: ProcId, dst: Slice, tag: u32) -> OpId {
+        self.op(p, OpKind::Recv { peer, dst, tag })
+    }
+
+    pub(crate) fn recv_reduce(&mut self, p: ProcId, peer: ProcId, dst: Slice, tag: u32) -> OpId {
+        self.op(p, OpKind::RecvReduce { peer, dst, tag })
+    }
+
+    pub(crate) fn reduce(&mut self, p: ProcId, dst: Slice, src: Slice) -> OpId {
+        self.op(p, OpKind::Reduce { dst, src })
+    }
+
+    pub(crate) fn copy(&mut self, p: ProcId, dst: Slice, src: Slice) -> OpId {
+        self.op(p, OpKind::Copy { dst, src })
+    }
+
+    pub(crate) fn finish(self) -> Program {
+        self.prog
+    }
+}

@@ -1,0 +1,265 @@
+//! Lowering: a checked [`Model`]'s collective and schedule into one [`ir::Program`], one module
+//! per family (DESIGN.md, "Pipeline"). [`recursive`] owns recursive doubling and recursive
+//! multiplying (../shared/seeds/recursive-multiplying.txt, Algorithms 1-6), [`ring`] the ring
+//! schedules, [`tree`] the binomial trees. Forest, Canary and static in-network trees are not
+//! lowered yet (E0039). [`lower_and_verify`] also runs `ir::verify`: a lowered program the
+//! verifier rejects is a collc bug, reported with the verifier's code at the schedule.
+//!
+//! `schedule auto` picks per collective: allreduce and barrier use recursive multiplying with
+//! `stages: auto`, allgather and reduce-scatter the ring, broadcast and reduce a binomial tree.
+//!
+//! Every lowering emits ops through [`builder::Builder`], which derives dependencies from buffer
+//! hazards, so programs are race-free by construction and ops are emitted in the order of their
+//! meaning. Lowerings never scan all ranks per rank: work is linear in the ops emitted.
+
+mod builder;
+pub mod recursive;
+mod ring;
+mod tree;
+
+use crate::diag::{Code, Diagnostic, FileId, Span};
+use crate::ir::{self, Program, Spec, verify::Proof};
+use crate::sema::model::{AutoOr, Collective, CollectiveKind, CostModelKind, Family, Model, Stage};
+use crate::sema::schedule::{StageProblem, stage_problem, supports};
+use builder::Builder;
+
+/// The program's spec for `c` with `chunks_per_part` chunks per part.
+fn spec(c: &Collective, chunks_per_part: u32) -> Spec {
+    let n = c.ranks.len() as u64;
+    let part_elements = match c.kind {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => c.count / n.max(1),
+        CollectiveKind::Barrier => 0,
+        _ => c.count,
+    };
+    Spec {
+        kind: c.kind,
+        ranks: n as u32,
+        part_elements,
+        chunks_per_part,
+        dtype: c.dtype,
+        op: c.op,
+        root: c.root.map(|r| r as u32),
+    }
+}
+
+/// The families collc lowers for `kind`, for help lines.
+fn lowerable(kind: CollectiveKind) -> &'static str {
+    match kind {
+        CollectiveKind::Allreduce | CollectiveKind::Barrier => {
+            "`recursive_multiplying`, `recursive_doubling` or `ring`"
+        }
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => "`ring`",
+        CollectiveKind::Broadcast | CollectiveKind::Reduce => "`binomial`",
+    }
+}
+
+fn stage_list(stages: &[Stage]) -> String {
+    let s: Vec<String> = stages.iter().map(|s| s.to_string()).collect();
+    format!("[{}]", s.join(", "))
+}
+
+/// The stage list `stages: auto` picks for `c` ([`crate::cost::auto_stages`]): the cheapest
+/// under the schedule's `model:`, else under the only declared postal, pipelining postal or LogGP
+/// model, else under the paper's Section 6 parameters (as `collc sim` chooses its model).
+fn auto_stages(model: &Model, c: &Collective, cost_model: Option<&str>) -> Vec<Stage> {
+    let m = match cost_model {
+        Some(name) => model.models.iter().find(|m| m.name == name),
+        None => {
+            let mut latency = model.models.iter().filter(|m| {
+                matches!(
+                    m.kind,
+                    CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
+                )
+            });
+            match (latency.next(), latency.next()) {
+                (Some(m), None) => Some(m),
+                _ => None,
+            }
+        }
+    };
+    crate::cost::auto_stages(c.ranks.len() as u64, m, c.bytes()).stages
+}
+
+/// Lowers the model's collective under its schedule.
+pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
+    let fallback = model
+        .topology
+        .as_ref()
+        .map(|t| t.span)
+        .unwrap_or(Span::new(FileId(0), 0, 0));
+    let Some(c) = &model.collective else {
+        return Err(vec![
+            Diagnostic::error(
+                Code::MissingDeclaration,
+                fallback,
+                "there is nothing to lower: the file declares no collective",
+            )
+            .label("no collective")
+            .help("declare one, e.g. `collective allreduce { size: 1 MiB; dtype: f32; op: sum; }`"),
+        ]);
+    };
+    let span = model.schedule.as_ref().map(|s| s.span).unwrap_or(c.span);
+    let family = model
+        .schedule
+        .as_ref()
+        .map(|s| s.family.clone())
+        .unwrap_or(Family::Auto);
+    let unsupported = |msg: String, help: &str| {
+        vec![
+            Diagnostic::error(Code::LowerUnsupported, span, msg)
+                .label("cannot be lowered")
+                .help(help.to_string()),
+        ]
+    };
+    if c.ranks.len() > u32::MAX as usize / 2 {
+        return Err(unsupported(
+            format!("{} ranks are more than collc can lower", c.ranks.len()),
+            "use fewer ranks",
+        ));
+    }
+    let family = match family {
+        Family::Auto => match c.kind {
+            CollectiveKind::Allreduce | CollectiveKind::Barrier => Family::RecursiveMultiplying {
+                stages: AutoOr::Auto,
+                model: None,
+            },
+            CollectiveKind::Allgather | CollectiveKind::ReduceScatter => Family::Ring,
+            CollectiveKind::Broadcast | CollectiveKind::Reduce => Family::Binomial,
+        },
+        f => f,
+    };
+    if !supports(&family, c.kind) {
+        return Err(unsupported(
+            format!(
+                "the `{}` schedule does not implement {}",
+                family.name(),
+                c.kind.name()
+            ),
+            &format!(
+                "for {}, use {} or `schedule auto;`",
+                c.kind.name(),
+                lowerable(c.kind)
+            ),
+        ));
+    }
+    let n = c.ranks.len() as u64;
+    match &family {
+        Family::RecursiveMultiplying { stages, model: m } => {
+            let (stages, auto) = match stages {
+                AutoOr::Fixed(s) => (s.clone(), false),
+                AutoOr::Auto => (auto_stages(model, c, m.as_deref()), true),
+            };
+            if let Some(p) = stage_problem(&stages, n) {
+                let code = match p {
+                    StageProblem::Product { .. } => Code::StageProduct,
+                    StageProblem::Collapse(_) => Code::CollapseExpand,
+                    StageProblem::Merge(_) => Code::MergeMismatch,
+                };
+                let mut d = Diagnostic::error(
+                    code,
+                    span,
+                    format!("the stages {} do not fit {n} ranks", stage_list(&stages)),
+                )
+                .label("inconsistent stages")
+                .help("`collc check` explains what is wrong with the stage list");
+                if auto {
+                    d = d.note("the stages were chosen by `stages: auto`; this is a bug in collc, please report it");
+                }
+                return Err(vec![d]);
+            }
+            let name = format!("recursive_multiplying {}", stage_list(&stages));
+            rm(c, name, &stages, span)
+        }
+        Family::RecursiveDoubling => {
+            let stages = recursive::doubling_stages(n);
+            let name = format!("recursive_doubling {}", stage_list(&stages));
+            rm(c, name, &stages, span)
+        }
+        Family::Ring => {
+            let cpp = match c.kind {
+                CollectiveKind::Allreduce | CollectiveKind::Barrier => n as u32,
+                _ => 1,
+            };
+            let mut b = Builder::new("ring", spec(c, cpp.max(1)));
+            match c.kind {
+                CollectiveKind::Allgather => ring::allgather(&mut b),
+                CollectiveKind::ReduceScatter => ring::reduce_scatter(&mut b),
+                _ => ring::allreduce(&mut b),
+            }
+            Ok(b.finish())
+        }
+        Family::Binomial => {
+            let root = c.root.unwrap_or(0) as u32;
+            let mut b = Builder::new("binomial", spec(c, 1));
+            if c.kind == CollectiveKind::Broadcast {
+                tree::broadcast(&mut b, root);
+            } else {
+                tree::reduce(&mut b, root);
+            }
+            Ok(b.finish())
+        }
+        Family::Forest { .. } | Family::Canary { .. } | Family::StaticTrees { .. } => {
+            Err(unsupported(
+                format!(
+                    "lowering the `{}` schedule is not available yet",
+                    family.name()
+                ),
+                &format!(
+                    "for {}, use {} or `schedule auto;` for now",
+                    c.kind.name(),
+                    lowerable(c.kind)
+                ),
+            ))
+        }
+        Family::Auto => Err(unsupported(
+            "`auto` did not resolve to a family".into(),
+            "name a family",
+        )),
+    }
+}
+
+fn rm(
+    c: &Collective,
+    name: String,
+    stages: &[Stage],
+    span: Span,
+) -> Result<Program, Vec<Diagnostic>> {
+    let mut b = Builder::new(name, spec(c, 1));
+    match recursive::lower(&mut b, stages) {
+        Ok(()) => Ok(b.finish()),
+        Err(why) => Err(vec![
+            Diagnostic::error(
+                Code::LowerUnsupported,
+                span,
+                format!("cannot lower the stages {}: {why}", stage_list(stages)),
+            )
+            .label("here")
+            .help("try another stage list")
+            .note("the stage list passed the checks, so this is a bug in collc; please report it"),
+        ]),
+    }
+}
+
+/// Lowers and proves the program with `ir::verify`. A finding means collc lowered wrongly: it
+/// is reported with the verifier's code at the schedule, with a note saying so.
+pub fn lower_and_verify(model: &Model) -> Result<(Program, Proof), Vec<Diagnostic>> {
+    let program = lower(model)?;
+    let span = model
+        .schedule
+        .as_ref()
+        .map(|s| s.span)
+        .or(model.collective.as_ref().map(|c| c.span))
+        .unwrap_or(Span::new(FileId(0), 0, 0));
+    match ir::verify::verify(&program) {
+        Ok(proof) => Ok((program, proof)),
+        Err(findings) => Err(findings
+            .iter()
+            .map(|f| {
+                ir::finding_diagnostic(f, span).note(format!(
+                    "this is a bug in collc: its lowering `{}` failed verification; please report it with this file",
+                    program.name
+                ))
+            })
+            .collect()),
+    }
+}

@@ -1,0 +1,70 @@
+//! `collc lsp`: the language server, on the same front end as the command line.
+//!
+//! Diagnostics are the checker's own ([`crate::sema::check`], converted by
+//! [`requests::diagnostics`]), so the editor and `collc check` never disagree; hover, go to
+//! definition, references, document symbols and completion work from the parsed trees through
+//! the name [`index`]; formatting is `collc fmt` ([`crate::fmt::format_source`]).
+//!
+//! Layout, after nickel's `lsp/nls`:
+//! - [`engine`]: the server without its transport (tests drive it in process);
+//! - [`documents`]: open documents, their versions and published diagnostics;
+//! - [`analysis`]: one checked version of a document, with its trees and index;
+//! - [`index`]: declarations and uses of names; [`describe`]: words for hover and completion;
+//! - [`requests`]: one file per request;
+//! - [`text`] and [`uri`]: positions (UTF-16) and addresses (`file:` URIs, stdlib files).
+//!
+//! This module is the stdio loop over lsp-server's [`Connection`]: messages go to the engine in
+//! order; whenever no message is waiting, the engine checks what changed and publishes, so a
+//! burst of edits is checked once.
+
+pub mod analysis;
+pub mod describe;
+pub mod documents;
+pub mod engine;
+pub mod index;
+pub mod requests;
+pub mod text;
+pub mod uri;
+
+pub use engine::Engine;
+
+use lsp_server::{Connection, Message};
+
+/// Serves LSP on standard input and output until the client sends `exit`; returns the process
+/// exit code (0 after an orderly `shutdown`, 1 otherwise, 2 if the transport failed).
+pub fn run_stdio() -> i32 {
+    let (connection, io_threads) = Connection::stdio();
+    let code = serve(&connection, Engine::default());
+    drop(connection);
+    match io_threads.join() {
+        Ok(()) => code,
+        Err(e) => {
+            eprintln!("collc lsp: {e}");
+            2
+        }
+    }
+}
+
+/// Runs `engine` over a connection until `exit` (or until the client goes away).
+pub fn serve(connection: &Connection, mut engine: Engine) -> i32 {
+    let send = |m: Message| connection.sender.send(m).is_ok();
+    while let Ok(msg) = connection.receiver.recv() {
+        for out in engine.handle(msg) {
+            if !send(out) {
+                return 2;
+            }
+        }
+        if engine.exited() {
+            return engine.exit_code();
+        }
+        if connection.receiver.is_empty() {
+            for out in engine.idle() {
+                if !send(out) {
+                    return 2;
+                }
+            }
+        }
+    }
+    // The client closed the stream without `exit`.
+    1
+}

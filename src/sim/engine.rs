@@ -1,0 +1,634 @@
+//! The event loop, a transcription of LogGOPSim's `main()` (`LogGOPSim.cpp`, LogGP network,
+//! `STRICT_ORDER` and `LIST_MATCH` as built by default), generalised so the postal models run
+//! in the same loop (see the module doc of [`crate::sim`] for the models).
+//!
+//! LogGOPSim's ordering rules, all kept because they decide ties and therefore times:
+//! - The queue is a min-heap on (time, ts); ts is a counter given to every op when it becomes
+//!   executable and to every message when it is sent; an event put back because its CPU or NIC
+//!   is busy keeps its ts.
+//! - Ops that become executable in one event (and initially, per host) are collected per host
+//!   in the order their dependencies were released (dependents of a start first, in the order
+//!   the dependency lines were written), sorted by type (send < recv < calc) with libstdc++'s
+//!   unstable `std::sort` ([`super::stdsort`]), and queued host by host in ascending host order.
+//! - A queued op's time is its CPU's next free time (a send: the later of its CPU's and NIC's),
+//!   even if that is earlier than the event that freed it: LogGOPSim does so (the reference's
+//!   caveat about several CPUs). The postal models use the later of that and the current time.
+//! - Matching takes the first compatible entry of the receive queue (for an arriving message)
+//!   or of the unexpected queue (for a posted receive), see
+//!   [`crate::backend::goal::matching`].
+
+use super::stdsort;
+use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
+use crate::backend::goal::matching::Queue;
+use crate::backend::goal::{DepKind, GoalSchedule, OpKind};
+
+const SEND: u8 = 1;
+const RECV: u8 = 2;
+const CALC: u8 = 3;
+const MSG: u8 = 4;
+
+#[derive(Clone, Copy)]
+struct Node {
+    ty: u8,
+    cpu: u8,
+    nic: u8,
+    peer: u32,
+    tag: u32,
+    size: u64,
+}
+
+/// A heap entry: an op of `host` (`node` is its index in the rank), or a message arriving at
+/// `host` from `src` (`node`: the send's index in `src`).
+#[derive(Clone, Copy)]
+struct Ev {
+    time: u64,
+    ts: u64,
+    host: u32,
+    node: u32,
+    src: u32,
+    start: u64,
+    ty: u8,
+}
+
+/// A 4-ary min-heap on (time, ts) with the events' payloads in a slab: LogGOPSim's priority
+/// queue, with small entries for speed.
+#[derive(Default)]
+struct Heap {
+    keys: Vec<(u64, u64, u32)>,
+    slab: Vec<Ev>,
+    free: Vec<u32>,
+}
+
+impl Heap {
+    fn push(&mut self, ev: Ev) {
+        let slot = match self.free.pop() {
+            Some(i) => {
+                self.slab[i as usize] = ev;
+                i
+            }
+            None => {
+                self.slab.push(ev);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        let k = (ev.time, ev.ts, slot);
+        let mut i = self.keys.len();
+        self.keys.push(k);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if (self.keys[parent].0, self.keys[parent].1) <= (k.0, k.1) {
+                break;
+            }
+            self.keys[i] = self.keys[parent];
+            i = parent;
+        }
+        self.keys[i] = k;
+    }
+
+    fn pop(&mut self) -> Option<Ev> {
+        let top = *self.keys.first()?;
+        let last = self.keys.pop()?;
+        let n = self.keys.len();
+        if n > 0 {
+            let mut i = 0;
+            loop {
+                let first = 4 * i + 1;
+                if first >= n {
+                    break;
+                }
+                let mut best = first;
+                for c in first + 1..(first + 4).min(n) {
+                    if (self.keys[c].0, self.keys[c].1) < (self.keys[best].0, self.keys[best].1) {
+                        best = c;
+                    }
+                }
+                if (last.0, last.1) <= (self.keys[best].0, self.keys[best].1) {
+                    break;
+                }
+                self.keys[i] = self.keys[best];
+                i = best;
+            }
+            self.keys[i] = last;
+        }
+        self.free.push(top.2);
+        Some(self.slab[top.2 as usize])
+    }
+}
+
+/// A message waiting in the unexpected queue.
+#[derive(Clone, Copy)]
+struct Unexpected {
+    src: u32,
+    node: u32,
+    /// The receiving CPU time it was charged (for the trace of the receive that takes it).
+    o_start: u64,
+    o_end: u64,
+}
+
+/// Dependents in compressed form: `list[start[i]..start[i + 1]]`.
+struct Csr {
+    start: Vec<u32>,
+    list: Vec<u32>,
+}
+
+impl Csr {
+    fn of(&self, i: usize) -> &[u32] {
+        &self.list[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
+
+struct Graph {
+    base: Vec<usize>,
+    remaining: Vec<u32>,
+    after_done: Csr,
+    after_start: Csr,
+}
+
+fn build(s: &GoalSchedule) -> (Vec<Node>, Graph) {
+    let mut base = Vec::with_capacity(s.ranks.len() + 1);
+    let mut nodes = Vec::with_capacity(s.op_count());
+    for rank in &s.ranks {
+        base.push(nodes.len());
+        for op in &rank.ops {
+            nodes.push(match op.kind {
+                OpKind::Send { size, to, tag } => Node {
+                    ty: SEND,
+                    cpu: op.cpu,
+                    nic: op.nic,
+                    peer: to,
+                    tag,
+                    size,
+                },
+                OpKind::Recv { size, from, tag } => Node {
+                    ty: RECV,
+                    cpu: op.cpu,
+                    nic: op.nic,
+                    peer: from,
+                    tag,
+                    size,
+                },
+                OpKind::Calc { time } => Node {
+                    ty: CALC,
+                    cpu: op.cpu,
+                    nic: op.nic,
+                    peer: 0,
+                    tag: 0,
+                    size: time,
+                },
+            });
+        }
+    }
+    base.push(nodes.len());
+    let n = nodes.len();
+    let mut remaining = vec![0u32; n];
+    let mut counts = [vec![0u32; n + 1], vec![0u32; n + 1]];
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for d in &rank.deps {
+            remaining[base[r] + d.op as usize] += 1;
+            let k = usize::from(d.kind == DepKind::IRequires);
+            counts[k][base[r] + d.on as usize + 1] += 1;
+        }
+    }
+    for c in &mut counts {
+        for i in 0..n {
+            c[i + 1] += c[i];
+        }
+    }
+    let mut fill = counts.clone();
+    let mut lists = [
+        vec![0u32; counts[0][n] as usize],
+        vec![0u32; counts[1][n] as usize],
+    ];
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for d in &rank.deps {
+            let k = usize::from(d.kind == DepKind::IRequires);
+            let at = &mut fill[k][base[r] + d.on as usize];
+            lists[k][*at as usize] = d.op;
+            *at += 1;
+        }
+    }
+    let [l0, l1] = lists;
+    let [c0, c1] = counts;
+    let g = Graph {
+        base,
+        remaining,
+        after_done: Csr {
+            start: c0,
+            list: l0,
+        },
+        after_start: Csr {
+            start: c1,
+            list: l1,
+        },
+    };
+    (nodes, g)
+}
+
+struct State<'g> {
+    g: &'g mut Graph,
+    /// Ops that became executable, per host, in release order.
+    ready: Vec<Vec<u32>>,
+    check: Vec<u32>,
+}
+
+impl State<'_> {
+    fn release(&mut self, host: u32, list_done: bool, node: u32) {
+        let gi = self.g.base[host as usize] + node as usize;
+        let csr = if list_done {
+            &self.g.after_done
+        } else {
+            &self.g.after_start
+        };
+        for &x in csr.of(gi) {
+            let c = &mut self.g.remaining[self.g.base[host as usize] + x as usize];
+            *c -= 1;
+            if *c == 0 {
+                self.ready[host as usize].push(x);
+            }
+        }
+        self.check.push(host);
+    }
+    fn started(&mut self, host: u32, node: u32) {
+        self.release(host, false, node);
+    }
+    fn done(&mut self, host: u32, node: u32) {
+        self.release(host, true, node);
+    }
+}
+
+/// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
+pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
+    let p = s.ranks.len();
+    let (nodes, mut g) = build(s);
+    let ncpus = nodes.iter().map(|n| usize::from(n.cpu)).max().unwrap_or(0) + 1;
+    let nnics = nodes.iter().map(|n| usize::from(n.nic)).max().unwrap_or(0) + 1;
+    let total = nodes.len();
+    let base = g.base.clone();
+    let node = |h: u32, i: u32| nodes[base[h as usize] + i as usize];
+    let (loggp, postal) = match opts.model {
+        Model::LogGP(m) => (Some(m), None),
+        Model::Postal(m) => (None, Some(m)),
+    };
+    let mut nexto = vec![0u64; p * ncpus];
+    let mut nextgr = vec![0u64; p * nnics];
+    let mut nextgs = vec![0u64; p * nnics];
+    let mut last_done = vec![0u64; p];
+    let mut rq: Vec<Queue<u32>> = (0..p).map(|_| Queue::default()).collect();
+    let mut uq: Vec<Queue<Unexpected>> = (0..p).map(|_| Queue::default()).collect();
+    let mut timeline: Option<Vec<Vec<Option<OpSpan>>>> = opts
+        .trace
+        .then(|| s.ranks.iter().map(|r| vec![None; r.ops.len()]).collect());
+    let mut aq = Heap::default();
+    let mut aqtime: u64 = 0;
+    let mut messages = 0u64;
+    let mut ops_run = 0usize;
+    let mut st = State {
+        g: &mut g,
+        ready: vec![Vec::new(); p],
+        check: Vec::new(),
+    };
+    let o_idx = |h: u32, cpu: u8| h as usize * ncpus + usize::from(cpu);
+    let n_idx = |h: u32, nic: u8| h as usize * nnics + usize::from(nic);
+    let by_type = |a: &(u8, u32), b: &(u8, u32)| a.0 < b.0;
+    // Initially executable ops: each host's roots in op order.
+    for h in 0..p as u32 {
+        let r = &st.g.remaining[base[h as usize]..base[h as usize + 1]];
+        let mut free: Vec<(u8, u32)> = (0..r.len() as u32)
+            .filter(|i| r[*i as usize] == 0)
+            .map(|i| (node(h, i).ty, i))
+            .collect();
+        stdsort::sort(&mut free, by_type);
+        for (ty, i) in free {
+            aq.push(Ev {
+                time: 0,
+                ts: aqtime,
+                host: h,
+                node: i,
+                src: h,
+                start: 0,
+                ty,
+            });
+            aqtime += 1;
+        }
+    }
+    let mut free: Vec<(u8, u32)> = Vec::new();
+    while let Some(mut ev) = aq.pop() {
+        let (h, t) = (ev.host, ev.time);
+        match ev.ty {
+            CALC => {
+                let n = node(h, ev.node);
+                let oi = o_idx(h, n.cpu);
+                if nexto[oi] <= t {
+                    let end = t.wrapping_add(n.size);
+                    nexto[oi] = end;
+                    st.started(h, ev.node);
+                    st.done(h, ev.node);
+                    ops_run += 1;
+                    last_done[h as usize] = last_done[h as usize].max(end);
+                    record(
+                        &mut timeline,
+                        h,
+                        ev.node,
+                        span(h, ev.node, n.cpu, t, end, ev.start, end),
+                    );
+                } else {
+                    ev.time = nexto[oi];
+                    aq.push(ev);
+                }
+            }
+            SEND => {
+                let n = node(h, ev.node);
+                let (oi, ni) = (o_idx(h, n.cpu), n_idx(h, n.nic));
+                let busy = match postal {
+                    Some(_) => nexto[oi],
+                    None => nexto[oi].max(nextgs[ni]),
+                };
+                if busy > t {
+                    ev.time = busy;
+                    aq.push(ev);
+                    continue;
+                }
+                st.started(h, ev.node);
+                ops_run += 1;
+                let (cpu_end, arrival, eager) = match opts.model {
+                    Model::LogGP(m) => {
+                        let s1 = n.size.wrapping_sub(1);
+                        nextgs[ni] = t.wrapping_add(m.g).wrapping_add(s1.wrapping_mul(m.G));
+                        (
+                            t.wrapping_add(m.o).wrapping_add(s1.wrapping_mul(m.O)),
+                            t.wrapping_add(m.o).wrapping_add(m.L),
+                            n.size <= m.S,
+                        )
+                    }
+                    Model::Postal(m) => {
+                        let end = t
+                            .wrapping_add(m.alpha_r)
+                            .wrapping_add(n.size.wrapping_mul(m.beta));
+                        (end, end.wrapping_add(m.alpha_p), true)
+                    }
+                };
+                nexto[oi] = cpu_end;
+                aq.push(Ev {
+                    time: arrival,
+                    ts: aqtime,
+                    host: n.peer,
+                    node: ev.node,
+                    src: h,
+                    start: t,
+                    ty: MSG,
+                });
+                aqtime += 1;
+                messages += 1;
+                let completed = if eager {
+                    st.done(h, ev.node);
+                    let c = if postal.is_some() {
+                        cpu_end
+                    } else {
+                        t.wrapping_add(loggp.map_or(0, |m| m.o))
+                    };
+                    last_done[h as usize] = last_done[h as usize].max(c);
+                    c
+                } else {
+                    u64::MAX
+                };
+                record(
+                    &mut timeline,
+                    h,
+                    ev.node,
+                    span(h, ev.node, n.cpu, t, cpu_end, ev.start, completed),
+                );
+            }
+            RECV => {
+                let n = node(h, ev.node);
+                st.started(h, ev.node);
+                match uq[h as usize].take(n.peer, n.tag) {
+                    Some(m) => {
+                        if loggp.is_some_and(|lg| n.size > lg.S) {
+                            st.done(m.src, m.node);
+                            let (so, sg) = (o_idx(m.src, n.cpu), n_idx(m.src, n.nic));
+                            nexto[so] = nexto[so].max(t);
+                            nextgs[sg] = nextgs[sg].max(t);
+                            last_done[m.src as usize] = last_done[m.src as usize].max(t);
+                            complete_send(&mut timeline, m.src, m.node, t);
+                        }
+                        st.done(h, ev.node);
+                        ops_run += 1;
+                        last_done[h as usize] = last_done[h as usize].max(t);
+                        let (a, b) = if postal.is_some() {
+                            (t, t)
+                        } else {
+                            (m.o_start, m.o_end)
+                        };
+                        record(
+                            &mut timeline,
+                            h,
+                            ev.node,
+                            span(h, ev.node, n.cpu, a, b, t, t),
+                        );
+                    }
+                    None => rq[h as usize].push(n.peer, n.tag, ev.node),
+                }
+                if let Some(tl) = timeline.as_mut() {
+                    // Remember when the receive was posted, for its span when it completes.
+                    if tl[h as usize][ev.node as usize].is_none() {
+                        tl[h as usize][ev.node as usize] =
+                            Some(span(h, ev.node, n.cpu, t, t, t, u64::MAX));
+                    }
+                }
+            }
+            _ => {
+                // A message from `ev.src` arriving at `h`.
+                let sn = node(ev.src, ev.node);
+                let (oi, ni) = (o_idx(h, sn.cpu), n_idx(h, sn.nic));
+                let (o_start, o_end) = match loggp {
+                    Some(m) => {
+                        let busy = nexto[oi].max(nextgr[ni]);
+                        if busy > t {
+                            ev.time = busy;
+                            aq.push(ev);
+                            continue;
+                        }
+                        let s1 = sn.size.wrapping_sub(1);
+                        let end = t
+                            .wrapping_add(m.o)
+                            .wrapping_add(s1.wrapping_mul(m.O).max(s1.wrapping_mul(m.G)));
+                        nexto[oi] = end;
+                        nextgr[ni] = t.wrapping_add(m.g).wrapping_add(s1.wrapping_mul(m.G));
+                        (t, end)
+                    }
+                    None => (t, t),
+                };
+                match rq[h as usize].take(ev.src, sn.tag) {
+                    Some(r) => {
+                        if loggp.is_some_and(|m| sn.size > m.S) {
+                            st.done(ev.src, ev.node);
+                            let (so, sg) = (o_idx(ev.src, sn.cpu), n_idx(ev.src, sn.nic));
+                            nexto[so] = nexto[so].max(t);
+                            nextgs[sg] = nextgs[sg].max(t);
+                            last_done[ev.src as usize] = last_done[ev.src as usize].max(t);
+                            complete_send(&mut timeline, ev.src, ev.node, t);
+                        }
+                        st.done(h, r);
+                        ops_run += 1;
+                        last_done[h as usize] = last_done[h as usize].max(t);
+                        if let Some(tl) = timeline.as_mut() {
+                            let rn = node(h, r);
+                            let posted = tl[h as usize][r as usize].map_or(t, |x| x.issued);
+                            tl[h as usize][r as usize] =
+                                Some(span(h, r, rn.cpu, o_start, o_end, posted, t));
+                        }
+                    }
+                    None => uq[h as usize].push(
+                        ev.src,
+                        sn.tag,
+                        Unexpected {
+                            src: ev.src,
+                            node: ev.node,
+                            o_start,
+                            o_end,
+                        },
+                    ),
+                }
+            }
+        }
+        // Queue what became executable, host by host.
+        if st.check.is_empty() {
+            continue;
+        }
+        let mut hosts = std::mem::take(&mut st.check);
+        hosts.sort_unstable();
+        hosts.dedup();
+        for host in hosts.iter().copied() {
+            free.clear();
+            free.extend(
+                st.ready[host as usize]
+                    .drain(..)
+                    .map(|i| (node(host, i).ty, i)),
+            );
+            stdsort::sort(&mut free, by_type);
+            for &(ty, i) in &free {
+                let n = node(host, i);
+                let oi = o_idx(host, n.cpu);
+                let mut time = match ty {
+                    SEND if loggp.is_some() => nexto[oi].max(nextgs[n_idx(host, n.nic)]),
+                    _ => nexto[oi],
+                };
+                if postal.is_some() {
+                    time = time.max(t);
+                }
+                aq.push(Ev {
+                    time,
+                    ts: aqtime,
+                    host,
+                    node: i,
+                    src: host,
+                    start: time,
+                    ty,
+                });
+                aqtime += 1;
+            }
+        }
+        hosts.clear();
+        st.check = hosts;
+    }
+    let finish: Vec<u64> = (0..p)
+        .map(|h| {
+            let o = nexto[h * ncpus..(h + 1) * ncpus]
+                .iter()
+                .copied()
+                .max()
+                .unwrap_or(0);
+            if postal.is_some() {
+                o.max(last_done[h])
+            } else {
+                o
+            }
+        })
+        .collect();
+    let (mut max, mut max_rank) = (0u64, 0u32);
+    for (h, f) in finish.iter().enumerate() {
+        if *f > max {
+            max = *f;
+            max_rank = h as u32;
+        }
+    }
+    let leftovers = |q: &Vec<Queue<u32>>| -> Vec<Leftover> {
+        q.iter()
+            .enumerate()
+            .flat_map(|(h, q)| {
+                q.items().into_iter().map(move |(peer, tag, i)| Leftover {
+                    host: h as u32,
+                    peer,
+                    tag,
+                    op: (h as u32, *i),
+                })
+            })
+            .collect()
+    };
+    let unmatched = leftovers(&rq);
+    let unexpected = uq
+        .iter()
+        .enumerate()
+        .flat_map(|(h, q)| {
+            q.items().into_iter().map(move |(peer, tag, m)| Leftover {
+                host: h as u32,
+                peer,
+                tag,
+                op: (m.src, m.node),
+            })
+        })
+        .collect();
+    if let Some(tl) = timeline.as_mut() {
+        // Receives posted but never completed did not run.
+        for (h, ops) in tl.iter_mut().enumerate() {
+            for (i, x) in ops.iter_mut().enumerate() {
+                if x.is_some_and(|x| x.completed == u64::MAX && nodes[base[h] + i].ty == RECV) {
+                    *x = None;
+                }
+            }
+        }
+    }
+    SimResult {
+        finish,
+        max,
+        max_rank,
+        events: aqtime,
+        messages,
+        ops_run,
+        ops_total: total,
+        cpus: ncpus as u32,
+        nics: nnics as u32,
+        unexpected,
+        unmatched,
+        timeline,
+    }
+}
+
+fn record(timeline: &mut Option<Vec<Vec<Option<OpSpan>>>>, h: u32, i: u32, x: OpSpan) {
+    if let Some(t) = timeline.as_mut() {
+        t[h as usize][i as usize] = Some(x);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn span(rank: u32, op: u32, cpu: u8, start: u64, end: u64, issued: u64, completed: u64) -> OpSpan {
+    OpSpan {
+        rank,
+        op,
+        cpu,
+        start,
+        end,
+        issued,
+        completed,
+    }
+}
+
+/// A rendezvous send completes when its receive matches it.
+fn complete_send(timeline: &mut Option<Vec<Vec<Option<OpSpan>>>>, h: u32, i: u32, t: u64) {
+    if let Some(x) = timeline
+        .as_mut()
+        .and_then(|tl| tl[h as usize][i as usize].as_mut())
+    {
+        x.completed = t;
+    }
+}

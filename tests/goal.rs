@@ -1,0 +1,220 @@
+//! GOAL reader and writer: every file in tests/ui/goal/ is named `E0037-...` or `E0038-...`
+//! after the first diagnostic collc's reader must give for it, one file per rejection rule;
+//! every diagnostic has a help line and a span inside its file, and the rendered text is an
+//! insta snapshot (`tests/snapshots/goal__<name>.snap`). The examples of the error pages
+//! (```` ```goal-error E0xxx ```` and ```` ```goal ````) behave as their fences say. Inputs
+//! `txt2bin` accepts are accepted.
+
+use collc::backend::goal::{self, GoalOptions};
+use collc::diag::{Diagnostic, SourceMap, render};
+use std::path::{Path, PathBuf};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn inputs() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/ui/goal"))
+        .expect("tests/ui/goal exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "goal"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn check(name: &str, text: &str) -> (Vec<Diagnostic>, SourceMap) {
+    let mut files = SourceMap::new();
+    let id = files.add(name, text);
+    let diags = goal::parse(id, text).err().unwrap_or_default();
+    (diags, files)
+}
+
+#[test]
+fn ui_corpus() {
+    let files = inputs();
+    assert!(files.len() >= 30, "{} inputs", files.len());
+    let mut failures = Vec::new();
+    for path in files {
+        let name = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .into_owned();
+        let rel = format!("tests/ui/goal/{name}.goal");
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let (diags, files) = check(&rel, &text);
+        let shown = render::to_text(&diags, &files);
+        let want = name.split('-').next().unwrap_or("");
+        match diags.first() {
+            None => failures.push(format!("{rel}: accepted, expected {want}")),
+            Some(d) if d.code.as_str() != want => failures.push(format!(
+                "{rel}: first diagnostic {}, expected {want}\n{shown}",
+                d.code
+            )),
+            Some(_) => {}
+        }
+        for d in &diags {
+            if d.help.as_deref().is_none_or(|h| h.trim().is_empty()) {
+                failures.push(format!("{rel}: `{}` has no help line", d.message));
+            }
+            if d.primary.span.end as usize > text.len() || d.primary.span.start > d.primary.span.end
+            {
+                failures.push(format!(
+                    "{rel}: `{}` has a span outside the file",
+                    d.message
+                ));
+            }
+        }
+        let snap = std::panic::catch_unwind(|| insta::assert_snapshot!(name.clone(), shown));
+        if snap.is_err() {
+            failures.push(format!("{rel}: snapshot mismatch"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// What txt2bin accepts (the reference's table and the scanner's quirks), collc accepts.
+#[test]
+fn accepts_what_txt2bin_accepts() {
+    let ok = [
+        // No labels, `8 b` with a space, no final newline.
+        "num_ranks 2\nrank 0 {\nsend 8 b to 1\n}\nrank 1 {\nrecv 8b from 0\n}",
+        // Keyword prefixes are fine as labels; comments on their own lines and before ops.
+        "num_ranks 1\n// header\nrank 0 {\nsendA: calc 5\n  /* note */ calc 6 cpu 1\nrequires: calc 1\nrequires requires sendA\n}\n",
+        // Wildcards, all options, CRLF line ends.
+        "num_ranks 2\r\nrank 0 {\r\nsend 8b to 1 tag 7 cpu 1 nic 1\r\n}\r\nrank 1 {\r\nrecv 8b from -1 tag -1 cpu 0 nic 1\r\n}\r\n",
+        // `num_ranks` and `rank` on one line, an op right after `{`.
+        "num_ranks 1 rank 0 { calc 5\n}\n",
+        // irequires.
+        "num_ranks 1\nrank 0 {\na: calc 5\nb: calc 6\nb irequires a\n}\n",
+    ];
+    for text in ok {
+        let (d, files) = check("t.goal", text);
+        assert!(d.is_empty(), "{text:?}\n{}", render::to_text(&d, &files));
+    }
+}
+
+#[test]
+fn writer_output_is_accepted_and_deterministic() {
+    let text = "num_ranks 3\nrank 0 {\nsend 8b to 1 tag 2 cpu 1\nx: recv 8b from 2\nl1: calc 3\nl1 requires x\n}\nrank 1 {\nrecv 8b from 0 tag 2\nsend 8b to 2\n}\nrank 2 {\nrecv 8b from -1\nsend 8b to 0\n}\n";
+    let (d, _) = check("t.goal", text);
+    assert!(d.is_empty(), "{d:#?}");
+    let mut files = SourceMap::new();
+    let id = files.add("t.goal", text);
+    let s = goal::parse(id, text).expect("parses");
+    let written = goal::write(&s);
+    // Unlabelled ops get fresh labels that do not clash with `l1`.
+    assert!(
+        written.contains("l0: send 8b to 1 tag 2 cpu 1\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("l2_: calc 3") || written.contains("l1: calc 3"),
+        "{written}"
+    );
+    let again = goal::parse(id, &written).expect("the writer's output parses");
+    assert_eq!(
+        again
+            .ranks
+            .iter()
+            .map(|r| &r.ops)
+            .map(|o| o.len())
+            .sum::<usize>(),
+        7
+    );
+    assert_eq!(goal::write(&again), written);
+    assert!(written.starts_with("num_ranks 3\n"));
+}
+
+/// The recursive-doubling IR of tests/ir_verify.rs, from text, converted: one send, one recv
+/// and one calc per round; copies dropped; tags unique per ordered pair.
+#[test]
+fn from_ir_maps_ops_deps_and_tags() {
+    let ir = "collc-ir 1\nname \"rd\"\ncollective allreduce ranks 2 part_elements 1 chunks_per_part 1 dtype f64 op sum\n\
+proc 0 rank scratch 1 {\n  0: copy out[0] <- in[0]\n  1: send in[0] -> 1 tag 0\n  2: recv_reduce out[0] <- 1 tag 0 after 0\n  3: send out[0] -> 1 tag 5 after 2\n}\n\
+proc 1 rank scratch 1 {\n  0: recv scratch[0] <- 0 tag 0\n  1: copy out[0] <- in[0]\n  2: send in[0] -> 0 tag 0\n  3: reduce out[0] += scratch[0] after 0, 1\n  4: recv out[0] <- 0 tag 5 after 3\n}\n";
+    let parsed = collc::ir::text::parse(collc::diag::FileId(0), ir).expect("IR parses");
+    let s = goal::from_ir(&parsed.program, &GoalOptions::with_reduce_ns(100)).expect("converts");
+    let text = goal::write(&s);
+    let body: Vec<&str> = text.lines().filter(|l| !l.starts_with("//")).collect();
+    assert_eq!(
+        body,
+        [
+            "num_ranks 2",
+            "",
+            "rank 0 {",
+            "op1: send 8b to 1 tag 0",
+            "op2: recv 8b from 1 tag 0",
+            "op2_calc: calc 100",
+            "op3: send 8b to 1 tag 1",
+            "op3 requires op2_calc",
+            "op2_calc requires op2",
+            "}",
+            "",
+            "rank 1 {",
+            "op0: recv 8b from 0 tag 0",
+            "op2: send 8b to 0 tag 0",
+            "op3: calc 100",
+            "op4: recv 8b from 0 tag 1",
+            "op3 requires op0",
+            "op4 requires op3",
+            "}",
+        ]
+    );
+}
+
+/// The examples on the error pages: ```goal-error E0xxx fails with E0xxx first, ```goal parses.
+#[test]
+fn error_page_examples() {
+    for code in ["E0037", "E0038"] {
+        let rel = format!("docs/errors/{code}.md");
+        let doc = std::fs::read_to_string(root().join(&rel)).expect("page exists");
+        assert!(doc.starts_with(&format!("# {code}: ")), "{rel}: title");
+        let (mut bad, mut good) = (0, 0);
+        let mut lines = doc.lines().enumerate();
+        while let Some((i, line)) = lines.next() {
+            let Some(info) = line.strip_prefix("```") else {
+                continue;
+            };
+            let mut text = String::new();
+            for (_, l) in lines.by_ref() {
+                if l.trim() == "```" {
+                    break;
+                }
+                text.push_str(l);
+                text.push('\n');
+            }
+            let mut words = info.split_whitespace();
+            let (diags, files) = check(&format!("{rel}:{}", i + 1), &text);
+            match words.next() {
+                Some("goal") => {
+                    assert!(
+                        diags.is_empty(),
+                        "{rel}:{}: {}",
+                        i + 1,
+                        render::to_text(&diags, &files)
+                    );
+                    good += 1;
+                }
+                Some("goal-error") => {
+                    let want = words.next().unwrap_or("");
+                    assert_eq!(want, code, "{rel}:{}", i + 1);
+                    assert_eq!(
+                        diags.first().map(|d| d.code.as_str()),
+                        Some(want),
+                        "{rel}:{}: {}",
+                        i + 1,
+                        render::to_text(&diags, &files)
+                    );
+                    bad += 1;
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            bad > 0 && good > 0,
+            "{rel}: {bad} erroneous, {good} corrected examples"
+        );
+    }
+}
