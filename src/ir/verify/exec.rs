@@ -1,6 +1,6 @@
 //! Symbolic execution and the postcondition (steps 4 and 5 of the verifier).
 
-use super::terms::{TermId, Terms};
+use super::terms::{RankSet, TermId, Terms};
 use super::{Finding, Index, MAX_FINDINGS, Matching, NONE, Proof, find, who};
 use crate::diag::Code;
 use crate::ir::{Buf, OpKind, ProcId, Program, Slice};
@@ -38,7 +38,7 @@ pub(super) fn execute(
     m: &Matching,
     order: &[u32],
 ) -> Result<Proof, Vec<Finding>> {
-    let mut terms = Terms::new();
+    let mut terms = Terms::new(p.spec.ranks);
     let mut slots = Slots {
         at: Vec::with_capacity(p.procs.len()),
         v: Vec::new(),
@@ -175,9 +175,9 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
         }
     };
     // Term ranks are sorted and distinct, so "all ranks" is a length check.
-    let fits = |granks: &[u32], want: Option<u32>| match want {
-        Some(x) => granks == [x],
-        None => granks.len() == n as usize,
+    let fits = |set: &RankSet, want: Option<u32>| match want {
+        Some(x) => set.len() == 1 && set.to_vec() == [x],
+        None => set.len() == n as usize,
     };
     let mut reference: FxHashMap<u32, (u32, TermId)> = FxHashMap::default();
     for r in 0..n {
@@ -199,7 +199,7 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                 ));
                 continue;
             }
-            let (gslot, granks) = (terms.slot[t as usize], &terms.ranks[t as usize]);
+            let (gslot, gset) = (terms.slot[t as usize], &terms.ranks[t as usize]);
             if gslot != slot {
                 out.push(find(
                     Code::IrWrongResult,
@@ -210,7 +210,8 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                 ));
                 continue;
             }
-            if !fits(granks, want) {
+            if !fits(gset, want) {
+                let granks = gset.to_vec();
                 let ranks: Vec<u32> = match want {
                     Some(x) => vec![x],
                     None => (0..n).collect(),
