@@ -106,29 +106,42 @@ fn examples_and_stdlib_are_formatted() {
 fn examples_lower_to_ir_and_goal() {
     let mut lowered = 0;
     for path in examples() {
-        let stem = path.file_stem().expect("stem").to_string_lossy().to_string();
+        let stem = path
+            .file_stem()
+            .expect("stem")
+            .to_string_lossy()
+            .to_string();
         let rel = format!("examples/{stem}.coll");
         let text = std::fs::read_to_string(&path).expect("readable example");
         let mut sources = SourceMap::new();
         let id = sources.add(rel.clone(), text);
-        let model = check(&mut sources, id, &Options::default()).model.expect("example checks");
+        let model = check(&mut sources, id, &Options::default())
+            .model
+            .expect("example checks");
         let program = match collc::lower::lower_and_verify(&model) {
             Ok((p, _)) => p,
-            Err(d) if d.iter().all(|x| x.code == collc::diag::Code::LowerUnsupported) => continue,
+            Err(d)
+                if d.iter()
+                    .all(|x| x.code == collc::diag::Code::LowerUnsupported) =>
+            {
+                continue;
+            }
             Err(d) => panic!("{rel}: {}", render::to_text(&d, &sources)),
         };
         lowered += 1;
         let ir = collc::ir::text::print(&program);
         let mut s2 = SourceMap::new();
         let f = s2.add("x.ir", ir.clone());
-        let back = collc::ir::text::parse(f, &ir).unwrap_or_else(|d| panic!("{rel}: {}", d.message));
+        let back =
+            collc::ir::text::parse(f, &ir).unwrap_or_else(|d| panic!("{rel}: {}", d.message));
         assert_eq!(back.program, program, "{rel}: IR text does not round-trip");
         insta::assert_snapshot!(format!("ir_{stem}"), ir);
         let goal = collc::backend::goal::from_ir(&program, &Default::default())
             .unwrap_or_else(|e| panic!("{rel}: {e:?}"));
         let goal_text = collc::backend::goal::write(&goal);
         let g = s2.add("x.goal", goal_text.clone());
-        collc::backend::goal::parse(g, &goal_text).unwrap_or_else(|d| panic!("{rel}: {}", render::to_text(&d, &s2)));
+        collc::backend::goal::parse(g, &goal_text)
+            .unwrap_or_else(|d| panic!("{rel}: {}", render::to_text(&d, &s2)));
         insta::assert_snapshot!(format!("goal_{stem}"), goal_text);
     }
     assert!(lowered >= 4, "only {lowered} examples lower");

@@ -126,7 +126,11 @@ impl Terms {
             slot: Vec::new(),
             ranks: Vec::new(),
             index: FxHashMap::default(),
-            words: if ranks <= BITSET_RANKS { (ranks as usize).div_ceil(64).max(1) } else { 0 },
+            words: if ranks <= BITSET_RANKS {
+                (ranks as usize).div_ceil(64).max(1)
+            } else {
+                0
+            },
         }
     }
 
@@ -171,7 +175,11 @@ impl Terms {
         }
         let merged = match self.ranks[a as usize].union(&self.ranks[b as usize]) {
             Ok(m) => m,
-            Err(r) => return Err(format!("adds the contribution of rank {r} to chunk {sa} twice")),
+            Err(r) => {
+                return Err(format!(
+                    "adds the contribution of rank {r} to chunk {sa} twice"
+                ));
+            }
         };
         Ok(self.intern(key, sa, || merged))
     }
