@@ -171,7 +171,7 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
             rm(c, name, &stages, span)
         }
         Family::RecursiveDoubling => {
-            let stages = recursive::doubling_stages(n);
+            let stages = crate::cost::doubling_stages(n);
             let name = format!("recursive_doubling {}", stage_list(&stages));
             rm(c, name, &stages, span)
         }

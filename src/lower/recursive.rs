@@ -64,31 +64,6 @@ const OUT: Slice = Slice {
     count: 1,
 };
 
-/// MPICH's recursive doubling (Algorithm 1) as a stage list for `n` ranks.
-pub fn doubling_stages(n: u64) -> Vec<Stage> {
-    if n <= 1 {
-        return Vec::new();
-    }
-    let p = 1u64 << (63 - n.leading_zeros());
-    let mut out: Vec<Stage> = (0..p.trailing_zeros())
-        .map(|_| Stage::Factor { base: 2 })
-        .collect();
-    let r = n - p;
-    if r > 0 {
-        let c = Stage::Collapse {
-            threshold: 2 * r,
-            base: 2,
-        };
-        let e = Stage::Expand {
-            threshold: 2 * r,
-            base: 2,
-        };
-        out.insert(0, c);
-        out.push(e);
-    }
-    out
-}
-
 /// Lowers a stage list (already accepted by `stage_problem`) into `b`, whose spec is an
 /// allreduce or barrier with one chunk per part. Errors are internal (a list `stage_problem`
 /// accepts but this lowering does not understand).

@@ -9,6 +9,24 @@ use num_rational::BigRational;
 use petgraph::graph::{DiGraph, NodeIndex};
 use std::collections::BTreeMap;
 
+/// Declares an enum whose variants are written as words in `.coll` files: the variants with their
+/// words, `ALL` (word and variant, in declaration order) and `name()`.
+macro_rules! keyword_enum {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $var:ident = $word:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        $vis enum $name { $($(#[$vm])* $var,)* }
+
+        impl $name {
+            pub const ALL: &'static [(&'static str, $name)] = &[$(($word, $name::$var),)*];
+
+            pub fn name(self) -> &'static str {
+                match self { $($name::$var => $word,)* }
+            }
+        }
+    };
+}
+
 /// Index of a node in [`Topology::nodes`] (and of the same node in [`Topology::graph`]).
 pub type NodeId = usize;
 
@@ -80,34 +98,18 @@ impl Topology {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CollectiveKind {
-    Allreduce,
-    Allgather,
-    ReduceScatter,
-    Broadcast,
-    Reduce,
-    Barrier,
+keyword_enum! {
+    pub enum CollectiveKind {
+        Allreduce = "allreduce",
+        Allgather = "allgather",
+        ReduceScatter = "reduce_scatter",
+        Broadcast = "broadcast",
+        Reduce = "reduce",
+        Barrier = "barrier",
+    }
 }
 
 impl CollectiveKind {
-    pub const ALL: &'static [(&'static str, CollectiveKind)] = &[
-        ("allreduce", CollectiveKind::Allreduce),
-        ("allgather", CollectiveKind::Allgather),
-        ("reduce_scatter", CollectiveKind::ReduceScatter),
-        ("broadcast", CollectiveKind::Broadcast),
-        ("reduce", CollectiveKind::Reduce),
-        ("barrier", CollectiveKind::Barrier),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
-    }
-
     pub fn reduces(self) -> bool {
         matches!(
             self,
@@ -120,26 +122,18 @@ impl CollectiveKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Dtype {
-    I32,
-    I64,
-    F16,
-    Bf16,
-    F32,
-    F64,
+keyword_enum! {
+    pub enum Dtype {
+        I32 = "i32",
+        I64 = "i64",
+        F16 = "f16",
+        Bf16 = "bf16",
+        F32 = "f32",
+        F64 = "f64",
+    }
 }
 
 impl Dtype {
-    pub const ALL: &'static [(&'static str, Dtype)] = &[
-        ("i32", Dtype::I32),
-        ("i64", Dtype::I64),
-        ("f16", Dtype::F16),
-        ("bf16", Dtype::Bf16),
-        ("f32", Dtype::F32),
-        ("f64", Dtype::F64),
-    ];
-
     pub fn bytes(self) -> u64 {
         match self {
             Dtype::F16 | Dtype::Bf16 => 2,
@@ -147,38 +141,14 @@ impl Dtype {
             Dtype::I64 | Dtype::F64 => 8,
         }
     }
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
-    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ReduceOp {
-    Sum,
-    Prod,
-    Min,
-    Max,
-}
-
-impl ReduceOp {
-    pub const ALL: &'static [(&'static str, ReduceOp)] = &[
-        ("sum", ReduceOp::Sum),
-        ("prod", ReduceOp::Prod),
-        ("min", ReduceOp::Min),
-        ("max", ReduceOp::Max),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
+keyword_enum! {
+    pub enum ReduceOp {
+        Sum = "sum",
+        Prod = "prod",
+        Min = "min",
+        Max = "max",
     }
 }
 
@@ -253,29 +223,14 @@ pub enum AutoOr<T> {
     Fixed(T),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LeaderPolicy {
-    /// The lowest-ranked contributor of a block leads it.
-    First,
-    /// The leader is chosen by hashing the block id.
-    Hash,
-    /// A fixed rotation over hosts.
-    RoundRobin,
-}
-
-impl LeaderPolicy {
-    pub const ALL: &'static [(&'static str, LeaderPolicy)] = &[
-        ("first", LeaderPolicy::First),
-        ("hash", LeaderPolicy::Hash),
-        ("round_robin", LeaderPolicy::RoundRobin),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
+keyword_enum! {
+    pub enum LeaderPolicy {
+        /// The lowest-ranked contributor of a block leads it.
+        First = "first",
+        /// The leader is chosen by hashing the block id.
+        Hash = "hash",
+        /// A fixed rotation over hosts.
+        RoundRobin = "round_robin",
     }
 }
 
@@ -328,30 +283,13 @@ pub struct Schedule {
     pub span: Span,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum CostModelKind {
-    Postal,
-    PipeliningPostal,
-    LogGP,
-    Flow,
-    Packet,
-}
-
-impl CostModelKind {
-    pub const ALL: &'static [(&'static str, CostModelKind)] = &[
-        ("postal", CostModelKind::Postal),
-        ("pipelining_postal", CostModelKind::PipeliningPostal),
-        ("loggp", CostModelKind::LogGP),
-        ("flow", CostModelKind::Flow),
-        ("packet", CostModelKind::Packet),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
+keyword_enum! {
+    pub enum CostModelKind {
+        Postal = "postal",
+        PipeliningPostal = "pipelining_postal",
+        LogGP = "loggp",
+        Flow = "flow",
+        Packet = "packet",
     }
 }
 
@@ -370,30 +308,13 @@ pub enum ModelParam {
     Word(String),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum TargetKind {
-    Msccl,
-    Mpi,
-    P4,
-    Goal,
-    Sim,
-}
-
-impl TargetKind {
-    pub const ALL: &'static [(&'static str, TargetKind)] = &[
-        ("msccl", TargetKind::Msccl),
-        ("mpi", TargetKind::Mpi),
-        ("p4", TargetKind::P4),
-        ("goal", TargetKind::Goal),
-        ("sim", TargetKind::Sim),
-    ];
-
-    pub fn name(self) -> &'static str {
-        Self::ALL
-            .iter()
-            .find(|(_, k)| *k == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
+keyword_enum! {
+    pub enum TargetKind {
+        Msccl = "msccl",
+        Mpi = "mpi",
+        P4 = "p4",
+        Goal = "goal",
+        Sim = "sim",
     }
 }
 
