@@ -488,7 +488,15 @@ fn one_line(s: &str) -> String {
 }
 
 /// The labels the writer uses: the op's own, or `l<index>` (made unique) for ops without.
-pub fn output_labels(rank: &GoalRank) -> Vec<String> {
+pub fn output_labels(rank: &GoalRank) -> Vec<std::borrow::Cow<'_, str>> {
+    use std::borrow::Cow;
+    if rank.ops.iter().all(|o| o.label.is_some()) {
+        return rank
+            .ops
+            .iter()
+            .map(|o| Cow::Borrowed(o.label.as_deref().unwrap_or_default()))
+            .collect();
+    }
     let taken: std::collections::HashSet<&str> =
         rank.ops.iter().filter_map(|o| o.label.as_deref()).collect();
     let mut made = std::collections::HashSet::new();
@@ -496,67 +504,99 @@ pub fn output_labels(rank: &GoalRank) -> Vec<String> {
         .iter()
         .enumerate()
         .map(|(i, o)| match &o.label {
-            Some(l) => l.clone(),
+            Some(l) => Cow::Borrowed(l.as_str()),
             None => {
                 let mut l = format!("l{i}");
                 while taken.contains(l.as_str()) || made.contains(&l) {
                     l.push('_');
                 }
                 made.insert(l.clone());
-                l
+                Cow::Owned(l)
             }
         })
         .collect()
+}
+
+/// Appends a decimal number without going through the formatting machinery (the writer emits
+/// millions of numbers for large schedules).
+fn push_num(out: &mut String, mut v: u64) {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or("0"));
+}
+
+/// A peer or tag, with LogGOPSim's `-1` for "any".
+fn push_any(out: &mut String, v: u32) {
+    if v == u32::MAX {
+        out.push_str("-1");
+    } else {
+        push_num(out, u64::from(v));
+    }
 }
 
 /// Writes GOAL text that `txt2bin` accepts: `num_ranks` first, every rank once in ascending
 /// order, every op labelled (labels unique per rank), dependency lines after all ops of the
 /// rank, comments on their own lines, sizes as `8b`. Deterministic.
 pub fn write(s: &GoalSchedule) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(
+        64 + 48
+            * s.ranks
+                .iter()
+                .map(|r| r.ops.len() + r.deps.len())
+                .sum::<usize>(),
+    );
     if let Some(c) = &s.comment {
         let _ = writeln!(out, "// {}", one_line(c));
     }
     let _ = writeln!(out, "num_ranks {}", s.ranks.len());
     for (r, rank) in s.ranks.iter().enumerate() {
-        out.push('\n');
-        let _ = writeln!(out, "rank {r} {{");
+        out.push_str("\nrank ");
+        push_num(&mut out, r as u64);
+        out.push_str(" {\n");
         if let Some(c) = &rank.comment {
             let _ = writeln!(out, "// {}", one_line(c));
         }
         let labels = output_labels(rank);
         for (op, label) in rank.ops.iter().zip(&labels) {
-            let _ = write!(out, "{label}: ");
-            let peer = |p: u32| {
-                if p == ANY_SOURCE {
-                    "-1".to_string()
-                } else {
-                    p.to_string()
-                }
-            };
-            let tag = |t: u32| {
-                if t == ANY_TAG {
-                    "-1".to_string()
-                } else {
-                    t.to_string()
-                }
-            };
+            out.push_str(label);
+            out.push_str(": ");
             match op.kind {
-                OpKind::Send { size, to, tag: t } => {
-                    let _ = write!(out, "send {size}b to {to} tag {}", tag(t));
+                OpKind::Send { size, to, tag } => {
+                    out.push_str("send ");
+                    push_num(&mut out, size);
+                    out.push_str("b to ");
+                    push_num(&mut out, u64::from(to));
+                    out.push_str(" tag ");
+                    push_any(&mut out, tag);
                 }
-                OpKind::Recv { size, from, tag: t } => {
-                    let _ = write!(out, "recv {size}b from {} tag {}", peer(from), tag(t));
+                OpKind::Recv { size, from, tag } => {
+                    out.push_str("recv ");
+                    push_num(&mut out, size);
+                    out.push_str("b from ");
+                    push_any(&mut out, from);
+                    out.push_str(" tag ");
+                    push_any(&mut out, tag);
                 }
                 OpKind::Calc { time } => {
-                    let _ = write!(out, "calc {time}");
+                    out.push_str("calc ");
+                    push_num(&mut out, time);
                 }
             }
             if op.cpu != 0 {
-                let _ = write!(out, " cpu {}", op.cpu);
+                out.push_str(" cpu ");
+                push_num(&mut out, u64::from(op.cpu));
             }
             if op.nic != 0 && !matches!(op.kind, OpKind::Calc { .. }) {
-                let _ = write!(out, " nic {}", op.nic);
+                out.push_str(" nic ");
+                push_num(&mut out, u64::from(op.nic));
             }
             out.push('\n');
         }
@@ -564,11 +604,13 @@ pub fn write(s: &GoalSchedule) -> String {
             let (Some(a), Some(b)) = (labels.get(d.op as usize), labels.get(d.on as usize)) else {
                 continue;
             };
-            let kw = match d.kind {
-                DepKind::Requires => "requires",
-                DepKind::IRequires => "irequires",
-            };
-            let _ = writeln!(out, "{a} {kw} {b}");
+            out.push_str(a);
+            out.push_str(match d.kind {
+                DepKind::Requires => " requires ",
+                DepKind::IRequires => " irequires ",
+            });
+            out.push_str(b);
+            out.push('\n');
         }
         out.push_str("}\n");
     }
