@@ -216,12 +216,22 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
     }
     // GOAL tags: per ordered pair, messages numbered in the sender's program order; the
     // receive matched statically (k-th of (p, q, t)) takes the same number.
-    let mut pair_next: FastMap<(u32, u32), u32> = FastMap::default();
-    let mut by_key: FastMap<(u32, u32, u32), Vec<u32>> = FastMap::default();
+    // Per sender, in program order: (receiver, IR tag, GOAL tag). Processes talk to few peers,
+    // so short linear scans beat hash maps with millions of entries.
+    let mut sends_of: Vec<Vec<(u32, u32, u32)>> = Vec::with_capacity(n);
     for (pi, proc) in p.procs.iter().enumerate() {
+        let mut pair_next: Vec<(u32, u32)> = Vec::new();
+        let mut list = Vec::new();
         for op in &proc.ops {
             if let IrOp::Send { peer, tag, .. } = op.kind {
-                let next = pair_next.entry((pi as u32, peer)).or_insert(0);
+                let next = match pair_next.iter_mut().find(|(q, _)| *q == peer) {
+                    Some((_, c)) => c,
+                    None => {
+                        pair_next.push((peer, 0));
+                        let last = pair_next.len() - 1;
+                        &mut pair_next[last].1
+                    }
+                };
                 if *next == ANY_TAG {
                     return Err(err(
                         format!(
@@ -231,13 +241,11 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
                         "GOAL tags are 32 bits; split the schedule",
                     ));
                 }
-                by_key
-                    .entry((pi as u32, peer, tag))
-                    .or_default()
-                    .push(*next);
+                list.push((peer, tag, *next));
                 *next += 1;
             }
         }
+        sends_of.push(list);
     }
     let mut calc_cache: FastMap<(u8, u64), u64> = FastMap::default();
     let mut calc = |kind: u8, bytes: u64| -> Result<u64, GoalError> {
@@ -259,8 +267,6 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         Ok(t)
     };
     let mut ranks = Vec::with_capacity(n);
-    let mut sent: FastMap<(u32, u32, u32), usize> = FastMap::default();
-    let mut received: FastMap<(u32, u32, u32), usize> = FastMap::default();
     for (pi, proc) in p.procs.iter().enumerate() {
         let me = pi as u32;
         let mut rank = GoalRank {
@@ -282,13 +288,14 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
             });
             (rank.ops.len() - 1) as u32
         };
+        let mut send_ix = 0usize;
+        let mut received: Vec<((u32, u32), usize)> = Vec::new();
         for (oi, op) in proc.ops.iter().enumerate() {
             let label = format!("op{oi}");
             match op.kind {
-                IrOp::Send { peer, src, tag } => {
-                    let k = sent.entry((me, peer, tag)).or_insert(0);
-                    let goal_tag = by_key.get(&(me, peer, tag)).map(|v| v[*k]).unwrap_or(0);
-                    *k += 1;
+                IrOp::Send { peer, src, .. } => {
+                    let goal_tag = sends_of[pi].get(send_ix).map(|x| x.2).unwrap_or(0);
+                    send_ix += 1;
                     let size = p.slice_bytes(src);
                     let g = push(
                         &mut rank,
@@ -302,11 +309,25 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
                     (first[oi], last[oi]) = (Some(g), Some(g));
                 }
                 IrOp::Recv { peer, dst, tag } | IrOp::RecvReduce { peer, dst, tag } => {
-                    let key = (peer, me, tag);
-                    let k = received.entry(key).or_insert(0);
-                    let goal_tag = by_key
-                        .get(&key)
-                        .and_then(|v| v.get(*k).copied())
+                    let k = match received.iter_mut().find(|(key, _)| *key == (peer, tag)) {
+                        Some((_, c)) => c,
+                        None => {
+                            received.push(((peer, tag), 0));
+                            let last = received.len() - 1;
+                            &mut received[last].1
+                        }
+                    };
+                    // `k` is where the search for this channel's next send resumes in the
+                    // sender's list, so each list is scanned once per channel.
+                    let found = sends_of.get(peer as usize).and_then(|list| {
+                        let at = list[*k..].iter().position(|x| x.0 == me && x.1 == tag)? + *k;
+                        Some((at, list[at].2))
+                    });
+                    if let Some((at, _)) = found {
+                        *k = at + 1;
+                    }
+                    let goal_tag = found
+                        .map(|x| x.1)
                         .ok_or_else(|| {
                             err(
                                 format!(
@@ -315,7 +336,6 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
                                 "verify the program first (`collc check FILE.ir`): every receive needs its send",
                             )
                         })?;
-                    *k += 1;
                     let size = p.slice_bytes(dst);
                     let reduces = matches!(op.kind, IrOp::RecvReduce { .. });
                     let r = push(
@@ -359,17 +379,18 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         let mut deps = Vec::new();
         for (oi, op) in proc.ops.iter().enumerate() {
             let Some(f) = first[oi] else { continue };
-            let mut on: Vec<u32> = op
-                .deps
-                .iter()
-                .flat_map(|d| done[*d as usize].iter().copied())
-                .collect();
-            dedup_keep_order(&mut on);
-            deps.extend(on.into_iter().map(|on| Dep {
-                op: f,
-                on,
-                kind: DepKind::Requires,
-            }));
+            let from = deps.len();
+            for d in &op.deps {
+                for &on in done[*d as usize].as_slice() {
+                    if !deps[from..].iter().any(|x: &Dep| x.on == on) {
+                        deps.push(Dep {
+                            op: f,
+                            on,
+                            kind: DepKind::Requires,
+                        });
+                    }
+                }
+            }
         }
         // The recv -> calc edges of recv_reduce were pushed while converting; keep them after
         // the IR's own dependencies of the same ops so that every edge is written once.
@@ -413,22 +434,35 @@ fn dedup_keep_order(v: &mut Vec<u32>) {
     }
 }
 
+/// The GOAL ops whose completion means an IR op is complete: usually the one op it became; for
+/// an elided copy, the completions of its own dependencies.
+#[derive(Clone)]
+enum Done {
+    One(u32),
+    Many(Vec<u32>),
+}
+
+impl Done {
+    fn as_slice(&self) -> &[u32] {
+        match self {
+            Done::One(g) => std::slice::from_ref(g),
+            Done::Many(v) => v,
+        }
+    }
+}
+
 /// For each IR op, the GOAL ops whose completion means the IR op is complete.
 fn completion_sets(
     me: u32,
     proc: &crate::ir::Proc,
     last: &[Option<u32>],
-) -> Result<Vec<Vec<u32>>, GoalError> {
+) -> Result<Vec<Done>, GoalError> {
     let n = proc.ops.len();
-    let mut done: Vec<Option<Vec<u32>>> = vec![None; n];
+    let mut done: Vec<Option<Done>> = last.iter().map(|l| l.map(Done::One)).collect();
     let mut on_stack = vec![false; n];
     let mut stack = Vec::new();
     for start in 0..n {
         if done[start].is_some() {
-            continue;
-        }
-        if let Some(g) = last[start] {
-            done[start] = Some(vec![g]);
             continue;
         }
         // Iterative depth-first search over elided ops' dependencies.
@@ -437,18 +471,19 @@ fn completion_sets(
             if done[i].is_some() {
                 continue;
             }
-            if let Some(g) = last[i] {
-                done[i] = Some(vec![g]);
-                continue;
-            }
             if expanded {
                 let mut v: Vec<u32> = proc.ops[i]
                     .deps
                     .iter()
-                    .flat_map(|d| done[*d as usize].clone().unwrap_or_default())
+                    .flat_map(|d| {
+                        done[*d as usize]
+                            .as_ref()
+                            .map(|x| x.as_slice().to_vec())
+                            .unwrap_or_default()
+                    })
                     .collect();
                 dedup_keep_order(&mut v);
-                done[i] = Some(v);
+                done[i] = Some(Done::Many(v));
                 on_stack[i] = false;
                 continue;
             }
@@ -480,7 +515,10 @@ fn completion_sets(
             }
         }
     }
-    Ok(done.into_iter().map(Option::unwrap_or_default).collect())
+    Ok(done
+        .into_iter()
+        .map(|d| d.unwrap_or(Done::Many(Vec::new())))
+        .collect())
 }
 
 fn one_line(s: &str) -> String {
