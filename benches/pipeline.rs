@@ -1,0 +1,76 @@
+//! Benchmark (issue target: under 2 s): lowering, verifying and writing GOAL for recursive
+//! multiplying on 65,536 ranks, `[a4 x 8]` (the `auto` choice under the paper's Section 6
+//! model), one element of f64. Each stage is also timed on its own. Run with
+//! `cargo bench --bench pipeline`; in test mode (`cargo test --benches`) the rank count is 1,024.
+
+use collc::backend::goal;
+use collc::diag::{FileId, Span};
+use collc::ir::verify::verify;
+use collc::lower::lower;
+use collc::sema::model::{
+    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const RANKS: usize = if cfg!(debug_assertions) {
+    1 << 10
+} else {
+    1 << 16
+};
+
+fn model() -> Model {
+    let span = Span::new(FileId(0), 0, 0);
+    let stages = vec![Stage::Factor { base: 4 }; RANKS.trailing_zeros() as usize / 2];
+    Model {
+        topology: None,
+        collective: Some(Collective {
+            kind: CollectiveKind::Allreduce,
+            ranks: (0..RANKS).collect(),
+            count: 1,
+            dtype: Dtype::F64,
+            op: ReduceOp::Sum,
+            root: None,
+            span,
+        }),
+        schedule: Some(Schedule {
+            family: Family::RecursiveMultiplying {
+                stages: AutoOr::Fixed(stages),
+                model: None,
+            },
+            span,
+        }),
+        models: Vec::new(),
+        targets: Vec::new(),
+        params: BTreeMap::new(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let m = model();
+    let program = lower(&m).expect("lowers");
+    verify(&program).expect("verifies");
+    let g = goal::from_ir(&program, &goal::GoalOptions::default()).expect("converts");
+    let mut grp = c.benchmark_group("rm_a4_65536");
+    grp.sample_size(10)
+        .measurement_time(Duration::from_secs(20));
+    grp.bench_function("lower", |b| b.iter(|| lower(&m).map(|p| p.op_count())));
+    grp.bench_function("verify", |b| b.iter(|| verify(&program).map(|p| p.terms)));
+    grp.bench_function("goal_from_ir", |b| {
+        b.iter(|| goal::from_ir(&program, &goal::GoalOptions::default()).map(|s| s.ranks.len()))
+    });
+    grp.bench_function("goal_write", |b| b.iter(|| goal::write(&g).len()));
+    grp.bench_function("all", |b| {
+        b.iter(|| {
+            let p = lower(&m).expect("lowers");
+            verify(&p).expect("verifies");
+            let s = goal::from_ir(&p, &goal::GoalOptions::default()).expect("converts");
+            goal::write(&s).len()
+        })
+    });
+    grp.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
