@@ -20,7 +20,7 @@
 use super::stdsort;
 use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
 use crate::backend::goal::matching::Queue;
-use crate::backend::goal::{DepKind, GoalSchedule, OpKind};
+use crate::backend::goal::{GoalSchedule, OpKind};
 
 const SEND: u8 = 1;
 const RECV: u8 = 2;
@@ -180,35 +180,13 @@ fn build(s: &GoalSchedule) -> (Vec<Node>, Graph) {
     }
     base.push(nodes.len());
     let n = nodes.len();
-    let mut remaining = vec![0u32; n];
-    let mut counts = [vec![0u32; n + 1], vec![0u32; n + 1]];
-    for (r, rank) in s.ranks.iter().enumerate() {
-        for d in &rank.deps {
-            remaining[base[r] + d.op as usize] += 1;
-            let k = usize::from(d.kind == DepKind::IRequires);
-            counts[k][base[r] + d.on as usize + 1] += 1;
-        }
-    }
-    for c in &mut counts {
-        for i in 0..n {
-            c[i + 1] += c[i];
-        }
-    }
-    let mut fill = counts.clone();
-    let mut lists = [
-        vec![0u32; counts[0][n] as usize],
-        vec![0u32; counts[1][n] as usize],
-    ];
-    for (r, rank) in s.ranks.iter().enumerate() {
-        for d in &rank.deps {
-            let k = usize::from(d.kind == DepKind::IRequires);
-            let at = &mut fill[k][base[r] + d.on as usize];
-            lists[k][*at as usize] = d.op;
-            *at += 1;
-        }
-    }
-    let [l0, l1] = lists;
-    let [c0, c1] = counts;
+    let crate::backend::goal::Dependents {
+        remaining,
+        done_start: c0,
+        done_list: l0,
+        start_start: c1,
+        start_list: l1,
+    } = crate::backend::goal::dependents(s, &base, n);
     let g = Graph {
         base,
         remaining,

@@ -434,6 +434,58 @@ fn dedup_keep_order(v: &mut Vec<u32>) {
     }
 }
 
+/// Who waits for whom, over ops numbered `base[rank] + op`: how many dependencies each op has,
+/// and, in CSR form (`start[g]..start[g + 1]` indexes `list`, which holds op indices within the
+/// rank), the ops released when op `g` finishes (`requires`) or starts (`irequires`). Shared by
+/// the run checks of [`validate`] and the simulator.
+pub struct Dependents {
+    pub remaining: Vec<u32>,
+    pub done_start: Vec<u32>,
+    pub done_list: Vec<u32>,
+    pub start_start: Vec<u32>,
+    pub start_list: Vec<u32>,
+}
+
+/// Builds [`Dependents`] for a schedule whose ops are numbered from `base` (one entry per rank).
+pub fn dependents(s: &GoalSchedule, base: &[usize], total: usize) -> Dependents {
+    let mut remaining = vec![0u32; total];
+    let mut counts = [vec![0u32; total + 1], vec![0u32; total + 1]];
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for d in &rank.deps {
+            remaining[base[r] + d.op as usize] += 1;
+            let k = usize::from(d.kind == DepKind::IRequires);
+            counts[k][base[r] + d.on as usize + 1] += 1;
+        }
+    }
+    for c in &mut counts {
+        for i in 0..total {
+            c[i + 1] += c[i];
+        }
+    }
+    let mut fill = counts.clone();
+    let mut lists = [
+        vec![0u32; counts[0][total] as usize],
+        vec![0u32; counts[1][total] as usize],
+    ];
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for d in &rank.deps {
+            let k = usize::from(d.kind == DepKind::IRequires);
+            let at = &mut fill[k][base[r] + d.on as usize];
+            lists[k][*at as usize] = d.op;
+            *at += 1;
+        }
+    }
+    let [done_list, start_list] = lists;
+    let [done_start, start_start] = counts;
+    Dependents {
+        remaining,
+        done_start,
+        done_list,
+        start_start,
+        start_list,
+    }
+}
+
 /// The GOAL ops whose completion means an IR op is complete: usually the one op it became; for
 /// an elided copy, the completions of its own dependencies.
 #[derive(Clone)]

@@ -192,35 +192,13 @@ impl Flat {
             total += r.ops.len();
         }
         base.push(total);
-        let mut remaining = vec![0u32; total];
-        let mut counts = [vec![0u32; total + 1], vec![0u32; total + 1]];
-        for (r, rank) in s.ranks.iter().enumerate() {
-            for d in &rank.deps {
-                remaining[base[r] + d.op as usize] += 1;
-                let k = usize::from(d.kind == DepKind::IRequires);
-                counts[k][base[r] + d.on as usize + 1] += 1;
-            }
-        }
-        for c in &mut counts {
-            for i in 0..total {
-                c[i + 1] += c[i];
-            }
-        }
-        let mut fill = counts.clone();
-        let mut lists = [
-            vec![0u32; counts[0][total] as usize],
-            vec![0u32; counts[1][total] as usize],
-        ];
-        for (r, rank) in s.ranks.iter().enumerate() {
-            for d in &rank.deps {
-                let k = usize::from(d.kind == DepKind::IRequires);
-                let at = &mut fill[k][base[r] + d.on as usize];
-                lists[k][*at as usize] = d.op;
-                *at += 1;
-            }
-        }
-        let [done_list, start_list] = lists;
-        let [done_start, start_start] = counts;
+        let super::Dependents {
+            remaining,
+            done_start,
+            done_list,
+            start_start,
+            start_list,
+        } = super::dependents(s, &base, total);
         (
             Flat {
                 base,
