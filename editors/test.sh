@@ -25,20 +25,9 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
 section() { printf '\n==================== %s\n' "$*"; }
-die() { echo "editors/test.sh: $*" >&2; exit 1; }
-
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null; then sudo_cmd=(sudo); fi
-apt_updated=0
-apt_install() {
-    command -v apt-get >/dev/null || die "need $* but apt-get is not available: install it by hand"
-    if (( ! apt_updated )); then
-        "${sudo_cmd[@]}" apt-get update -qq || die "apt-get update failed"
-        apt_updated=1
-    fi
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "$@" >/dev/null \
-        || die "apt-get install $* failed"
-}
+script=editors/test.sh
+# shellcheck source=editors/lib.sh
+source "$editors/lib.sh"
 
 # ---------------------------------------------------------------- tools
 section "tools"

@@ -1,9 +1,8 @@
 //! GOAL reader and writer: every file in tests/ui/goal/ is named `E0037-...` or `E0038-...`
 //! after the first diagnostic collc's reader must give for it, one file per rejection rule;
 //! every diagnostic has a help line and a span inside its file, and the rendered text is an
-//! insta snapshot (`tests/snapshots/goal__<name>.snap`). The examples of the error pages
-//! (```` ```goal-error E0xxx ```` and ```` ```goal ````) behave as their fences say. Inputs
-//! `txt2bin` accepts are accepted.
+//! insta snapshot (`tests/snapshots/goal__<name>.snap`). Inputs `txt2bin` accepts are
+//! accepted. (The GOAL examples of the error pages are checked with all other pages in tests/ui.rs.)
 
 use collc::backend::goal::{self, GoalOptions};
 use collc::diag::{Diagnostic, SourceMap, render};
@@ -162,59 +161,4 @@ proc 1 rank scratch 1 {\n  0: recv scratch[0] <- 0 tag 0\n  1: copy out[0] <- in
             "}",
         ]
     );
-}
-
-/// The examples on the error pages: ```goal-error E0xxx fails with E0xxx first, ```goal parses.
-#[test]
-fn error_page_examples() {
-    for code in ["E0037", "E0038"] {
-        let rel = format!("docs/errors/{code}.md");
-        let doc = std::fs::read_to_string(root().join(&rel)).expect("page exists");
-        assert!(doc.starts_with(&format!("# {code}: ")), "{rel}: title");
-        let (mut bad, mut good) = (0, 0);
-        let mut lines = doc.lines().enumerate();
-        while let Some((i, line)) = lines.next() {
-            let Some(info) = line.strip_prefix("```") else {
-                continue;
-            };
-            let mut text = String::new();
-            for (_, l) in lines.by_ref() {
-                if l.trim() == "```" {
-                    break;
-                }
-                text.push_str(l);
-                text.push('\n');
-            }
-            let mut words = info.split_whitespace();
-            let (diags, files) = check(&format!("{rel}:{}", i + 1), &text);
-            match words.next() {
-                Some("goal") => {
-                    assert!(
-                        diags.is_empty(),
-                        "{rel}:{}: {}",
-                        i + 1,
-                        render::to_text(&diags, &files)
-                    );
-                    good += 1;
-                }
-                Some("goal-error") => {
-                    let want = words.next().unwrap_or("");
-                    assert_eq!(want, code, "{rel}:{}", i + 1);
-                    assert_eq!(
-                        diags.first().map(|d| d.code.as_str()),
-                        Some(want),
-                        "{rel}:{}: {}",
-                        i + 1,
-                        render::to_text(&diags, &files)
-                    );
-                    bad += 1;
-                }
-                _ => {}
-            }
-        }
-        assert!(
-            bad > 0 && good > 0,
-            "{rel}: {bad} erroneous, {good} corrected examples"
-        );
-    }
 }

@@ -69,6 +69,13 @@ pub(super) fn who(p: &Program, proc: ProcId) -> String {
     }
 }
 
+/// True when two slices hold the same chunks slot by slot (slot `k` holds chunk `k mod cpp`),
+/// so data may move between them.
+fn same_chunks(a: Slice, b: Slice, cpp: u32) -> bool {
+    a.count == b.count
+        && (cpp <= 1 || (0..a.count).all(|x| (a.start + x) % cpp == (b.start + x) % cpp))
+}
+
 pub(super) fn show_slice(s: Slice) -> String {
     if s.count == 1 {
         format!("{}[{}]", s.buf.name(), s.start)
@@ -176,9 +183,7 @@ fn structure(p: &Program) -> Result<(), Vec<Finding>> {
                 }
             }
             if let OpKind::Reduce { dst, src } | OpKind::Copy { dst, src } = op.kind {
-                if dst.count != src.count
-                    || (0..dst.count).any(|i| (dst.start + i) % cpp != (src.start + i) % cpp)
-                {
+                if !same_chunks(src, dst, cpp) {
                     bad(
                         format!(
                             "op {oi} of {} moves {} into {}, which hold different chunks",
@@ -288,10 +293,7 @@ fn match_messages(p: &Program, ix: &Index) -> Result<Matching, Vec<Finding>> {
                 .kind
                 .writes()
                 .unwrap_or(src);
-            let same = src.count == dst.count
-                && (cpp <= 1
-                    || (0..src.count).all(|x| (src.start + x) % cpp == (dst.start + x) % cpp));
-            if !same && out.len() < MAX_FINDINGS {
+            if !same_chunks(src, dst, cpp) && out.len() < MAX_FINDINGS {
                 out.push(find(
                     Code::IrInvalid,
                     to,
