@@ -14,6 +14,7 @@ pub mod cli;
 pub mod cost;
 pub mod diag;
 pub mod fmt;
+pub mod forest;
 pub mod ir;
 pub mod lower;
 pub mod lsp;
