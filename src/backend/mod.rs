@@ -4,5 +4,8 @@
 //!
 //! - [`goal`]: GOAL text for LogGOPSim (and ATLAHS/htsim), plus collc's own GOAL reader, which
 //!   the simulator ([`crate::sim`]) runs.
+//! - [`mpi`]: a Cargo project that runs the schedule with point-to-point MPI (the `mpi` crate)
+//!   and checks itself against the MPI library's own collective.
 
 pub mod goal;
+pub mod mpi;

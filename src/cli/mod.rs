@@ -8,6 +8,7 @@
 //! is unset), unless `--color` says otherwise.
 
 mod explain;
+mod mpi;
 mod sim;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
@@ -85,7 +86,8 @@ enum Cmd {
         /// What to emit.
         #[arg(long, value_enum, default_value_t = Emit::Model)]
         emit: Emit,
-        /// Lower the schedule and write this target instead (`goal`: GOAL text for LogGOPSim).
+        /// Lower the schedule and write this target instead (`goal`: GOAL text for LogGOPSim;
+        /// `mpi`: a Cargo project, `-o DIR`).
         #[arg(long, value_enum)]
         target: Option<sim::BuildTarget>,
         /// Write to this file instead of standard output.

@@ -64,6 +64,8 @@ pub(super) struct SimArgs {
 pub(super) enum BuildTarget {
     /// GOAL text for LogGOPSim's txt2bin.
     Goal,
+    /// A Cargo project (directory, `-o DIR`) running the schedule with point-to-point MPI.
+    Mpi,
 }
 
 impl SimArgs {
@@ -305,6 +307,7 @@ pub(super) fn build(
     files: &SourceMap,
 ) -> i32 {
     match target {
+        BuildTarget::Mpi => super::mpi::build(m, output, out, files),
         BuildTarget::Goal => {
             let gamma = choose_model(m, None, Span::default())
                 .map(|x| x.2)

@@ -67,6 +67,7 @@ codes! {
     GoalSyntax = "E0037", "malformed GOAL text";
     GoalInvalid = "E0038", "GOAL schedule a LogGOPSim run would reject or hang on";
     LowerUnsupported = "E0039", "the schedule cannot be lowered for this collective";
+    MpiUnsupported = "E0042", "the MPI target cannot run this program";
 }
 
 impl Serialize for Code {

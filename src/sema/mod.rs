@@ -716,6 +716,14 @@ fn cross_checks(
                 .help(target_help(&s.family)),
             );
         }
+        if let (model::TargetKind::Mpi, Some(c)) = (t.kind, coll) {
+            if let Some(e) = crate::backend::mpi::unsupported_dtype(c.dtype) {
+                elab.err(
+                    e.diagnostic(t_head)
+                        .secondary(coll_head.unwrap_or(c.span), "collective declared here"),
+                );
+            }
+        }
         if let (model::TargetKind::Sim, Some(model::ModelParam::Word(m))) =
             (t.kind, t.options.get("model"))
         {
