@@ -4,5 +4,8 @@
 //!
 //! - [`goal`]: GOAL text for LogGOPSim (and ATLAHS/htsim), plus collc's own GOAL reader, which
 //!   the simulator ([`crate::sim`]) runs.
+//! - [`msccl`]: MSCCL XML for NCCL/RCCL with msccl-executor-nccl, its reader, rules and
+//!   symbolic execution.
 
 pub mod goal;
+pub mod msccl;

@@ -64,6 +64,8 @@ pub(super) struct SimArgs {
 pub(super) enum BuildTarget {
     /// GOAL text for LogGOPSim's txt2bin.
     Goal,
+    /// MSCCL XML for NCCL/RCCL with msccl-executor-nccl.
+    Msccl,
 }
 
 impl SimArgs {
@@ -305,6 +307,10 @@ pub(super) fn build(
     files: &SourceMap,
 ) -> i32 {
     match target {
+        BuildTarget::Msccl => {
+            eprintln!("error: internal: `--target msccl` is built by cli::msccl");
+            2
+        }
         BuildTarget::Goal => {
             let gamma = choose_model(m, None, Span::default())
                 .map(|x| x.2)
