@@ -6,6 +6,9 @@
 //!   the simulator ([`crate::sim`]) runs.
 //! - [`mpi`]: a Cargo project that runs the schedule with point-to-point MPI (the `mpi` crate)
 //!   and checks itself against the MPI library's own collective.
+//! - [`msccl`]: MSCCL XML for NCCL/RCCL with msccl-executor-nccl, its reader, rules and
+//!   symbolic execution.
 
 pub mod goal;
 pub mod mpi;
+pub mod msccl;

@@ -9,6 +9,8 @@
 
 mod explain;
 mod mpi;
+mod msccl;
+mod report;
 mod sim;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
@@ -69,6 +71,8 @@ enum Emit {
     Model,
     /// The lowered and verified dataflow IR, in its text form.
     Ir,
+    /// What the file builds and when the runtime uses it (MSCCL selection conditions).
+    Report,
 }
 
 #[derive(Subcommand, Debug)]
@@ -95,6 +99,8 @@ enum Cmd {
         output: Option<PathBuf>,
         #[command(flatten)]
         args: CheckArgs,
+        #[command(flatten)]
+        msccl: msccl::MscclArgs,
     },
     /// Format files in place in the canonical style (standard input to output with no files).
     Fmt {
@@ -262,6 +268,10 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                         let text = files.get(id).text.clone();
                         diags.extend(sim::check_goal(id, &text));
                     }
+                    Ok(id) if p.extension().is_some_and(|e| e == "xml") => {
+                        let text = files.get(id).text.clone();
+                        diags.extend(msccl::check_xml(id, &text));
+                    }
                     Ok(id) if p.extension().is_some_and(|e| e == "ir") => {
                         let text = files.get(id).text.clone();
                         diags.extend(crate::ir::check_text(id, &text));
@@ -282,6 +292,7 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
             target,
             output,
             args,
+            msccl: msccl_args,
         } => {
             let mut files = SourceMap::new();
             let mut diags = Vec::new();
@@ -301,6 +312,9 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                 out.diags(&diags, &files);
                 return 1;
             };
+            if target == Some(sim::BuildTarget::Msccl) {
+                return msccl::build(&model, &msccl_args, output.as_deref(), out, &files);
+            }
             if let Some(t) = target {
                 return sim::build(t, &model, output.as_deref(), out, &files);
             }
@@ -308,6 +322,13 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                 Emit::Model => sema::print::model_text(&model),
                 Emit::Ir => match crate::lower::lower_and_verify(&model) {
                     Ok((program, _)) => crate::ir::text::print(&program),
+                    Err(d) => {
+                        out.diags(&d, &files);
+                        return 1;
+                    }
+                },
+                Emit::Report => match report::report(&model, &msccl_args) {
+                    Ok(t) => t,
                     Err(d) => {
                         out.diags(&d, &files);
                         return 1;

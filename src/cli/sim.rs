@@ -66,6 +66,8 @@ pub(super) enum BuildTarget {
     Goal,
     /// A Cargo project (directory, `-o DIR`) running the schedule with point-to-point MPI.
     Mpi,
+    /// MSCCL XML for NCCL/RCCL with msccl-executor-nccl.
+    Msccl,
 }
 
 impl SimArgs {
@@ -308,6 +310,10 @@ pub(super) fn build(
 ) -> i32 {
     match target {
         BuildTarget::Mpi => super::mpi::build(m, output, out, files),
+        BuildTarget::Msccl => {
+            eprintln!("error: internal: `--target msccl` is built by cli::msccl");
+            2
+        }
         BuildTarget::Goal => {
             let gamma = choose_model(m, None, Span::default())
                 .map(|x| x.2)

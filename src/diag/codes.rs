@@ -67,6 +67,8 @@ codes! {
     GoalSyntax = "E0037", "malformed GOAL text";
     GoalInvalid = "E0038", "GOAL schedule a LogGOPSim run would reject or hang on";
     LowerUnsupported = "E0039", "the schedule cannot be lowered for this collective";
+    MscclLimit = "E0040", "the MSCCL XML exceeds a limit of the executor";
+    MscclInvalid = "E0041", "MSCCL XML the executor would reject, mis-select or hang on";
     MpiUnsupported = "E0042", "the MPI target cannot run this program";
 }
 

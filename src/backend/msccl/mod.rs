@@ -1,0 +1,392 @@
+//! MSCCL XML (MSCCL-IR) for the current msccl-executor-nccl runtime
+//! (../shared/reference/msccl-xml.md): the XML data structure ([`Algo`]), the limits of the
+//! executor, and the pipeline `collc build --target msccl` runs.
+//!
+//! [`emit`] lowers a verified [`ir::Program`] into thread blocks, channels and steps
+//! ([`lower`]), writes the text the executor's hand-written reader accepts ([`write`]), then
+//! validates that very text before anyone sees it: reads it back with quick-xml ([`read`]),
+//! checks every parser rule, limit and runtime rule ([`rules`]), and executes it symbolically
+//! with the same verifier as the IR ([`exec`] turns it back into an [`ir::Program`] whose
+//! dependency graph is the executor's: steps of a thread block in order, `depid`/`deps`
+//! waits, sends paired FIFO with receives per (sender, receiver, channel)). A cycle in that
+//! graph is a hang of the kernel; a wrong result or duplicated contribution is a wrong XML.
+//! [`check`] applies the same validation to an XML file from anywhere (`collc check FILE.xml`).
+//! [`select`] states when the runtime would pick an XML for a call.
+
+pub mod exec;
+pub mod lower;
+pub mod read;
+pub mod rules;
+pub mod select;
+pub mod write;
+
+use crate::diag::{Code, Diagnostic, FileId, Span};
+use crate::ir::{self, Program};
+use crate::sema::model::CollectiveKind;
+
+/// Executor limits (msccl-xml.md section 1.5) and field widths (`msccl_struct.h`).
+pub mod limits {
+    /// Steps per thread block (`MSCCL_MAX_NUM_STEPS`, build-time, default 64).
+    pub const MAX_STEPS: u32 = 64;
+    /// Channels (`MAXCHANNELS`; the parser's check is off by one, so 32 itself is refused).
+    pub const MAX_CHANNELS: u32 = 32;
+    /// Thread blocks with a send peer (and with a receive peer) per channel.
+    pub const MAX_TBS_PER_CHANNEL: u32 = 32;
+    /// Thread blocks per GPU (`MSCCL_MAX_NUM_THREAD_BLOCKS`).
+    pub const MAX_TBS: u32 = 1024;
+    /// `cnt` is below this (`MSCCL_MAX_COUNT`).
+    pub const MAX_COUNT: u32 = 72;
+    /// `depid` is an int8 (`dependentBid`).
+    pub const MAX_DEPID: u32 = 127;
+    /// Offsets are int16.
+    pub const MAX_OFFSET: u32 = 32767;
+    /// Parsed nodes per rank (`MAX_NODES`): the algo, every gpu, own tbs and own steps.
+    pub const MAX_NODES: u32 = 4096;
+    /// Children per element (`MAX_SUBS`; the reader does not check it and overflows).
+    pub const MAX_SUBS: u32 = 1024;
+    /// Attribute names and values (`MAX_STR_LEN`).
+    pub const MAX_STR_LEN: usize = 255;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proto {
+    Simple,
+    LL,
+    LL128,
+}
+
+impl Proto {
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Simple => "Simple",
+            Proto::LL => "LL",
+            Proto::LL128 => "LL128",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Proto> {
+        match s {
+            "Simple" => Some(Proto::Simple),
+            "LL" => Some(Proto::LL),
+            "LL128" => Some(Proto::LL128),
+            _ => None,
+        }
+    }
+}
+
+/// A buffer as the XML names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum MBuf {
+    I,
+    O,
+    S,
+}
+
+impl MBuf {
+    pub fn name(self) -> &'static str {
+        match self {
+            MBuf::I => "i",
+            MBuf::O => "o",
+            MBuf::S => "s",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MBuf> {
+        match s {
+            "i" => Some(MBuf::I),
+            "o" => Some(MBuf::O),
+            "s" => Some(MBuf::S),
+            _ => None,
+        }
+    }
+}
+
+/// Step types of the current executor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepType {
+    Send,
+    Recv,
+    RecvCopySend,
+    RecvReduceSend,
+    RecvReduceCopy,
+    RecvReduceCopySend,
+    Copy,
+    Reduce,
+    Nop,
+}
+
+impl StepType {
+    pub const ALL: [StepType; 9] = [
+        StepType::Send,
+        StepType::Recv,
+        StepType::RecvCopySend,
+        StepType::RecvReduceSend,
+        StepType::RecvReduceCopy,
+        StepType::RecvReduceCopySend,
+        StepType::Copy,
+        StepType::Reduce,
+        StepType::Nop,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            StepType::Send => "s",
+            StepType::Recv => "r",
+            StepType::RecvCopySend => "rcs",
+            StepType::RecvReduceSend => "rrs",
+            StepType::RecvReduceCopy => "rrc",
+            StepType::RecvReduceCopySend => "rrcs",
+            StepType::Copy => "cpy",
+            StepType::Reduce => "re",
+            StepType::Nop => "nop",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StepType> {
+        StepType::ALL.into_iter().find(|t| t.name() == s)
+    }
+
+    pub fn sends(self) -> bool {
+        matches!(
+            self,
+            StepType::Send
+                | StepType::RecvCopySend
+                | StepType::RecvReduceSend
+                | StepType::RecvReduceCopySend
+        )
+    }
+
+    pub fn receives(self) -> bool {
+        matches!(
+            self,
+            StepType::Recv
+                | StepType::RecvCopySend
+                | StepType::RecvReduceSend
+                | StepType::RecvReduceCopy
+                | StepType::RecvReduceCopySend
+        )
+    }
+
+    /// Whether the executor's parser bounds-checks the source and the destination offset.
+    pub fn checked(self) -> (bool, bool) {
+        match self {
+            StepType::Send | StepType::RecvReduceSend => (true, false),
+            StepType::Recv | StepType::RecvCopySend => (false, true),
+            StepType::RecvReduceCopySend | StepType::Copy | StepType::Reduce => (true, true),
+            StepType::RecvReduceCopy | StepType::Nop => (false, false),
+        }
+    }
+}
+
+/// One `<step>`: all ten attributes (`s` is the position in its thread block).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub ty: StepType,
+    pub src: MBuf,
+    pub srcoff: i64,
+    pub dst: MBuf,
+    pub dstoff: i64,
+    pub cnt: i64,
+    pub depid: i64,
+    pub deps: i64,
+    pub hasdep: bool,
+}
+
+/// One `<tb>`: its id is its index in [`Gpu::tbs`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tb {
+    pub send: i64,
+    pub recv: i64,
+    pub chan: i64,
+    pub steps: Vec<Step>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gpu {
+    pub id: i64,
+    pub i_chunks: i64,
+    pub o_chunks: i64,
+    pub s_chunks: i64,
+    pub tbs: Vec<Tb>,
+}
+
+/// The `<algo>` root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Algo {
+    pub name: String,
+    pub proto: Proto,
+    pub nchannels: i64,
+    pub nchunksperloop: i64,
+    pub ngpus: i64,
+    /// The `coll` attribute as written (`allreduce`, `allgather`, `reducescatter`, ...).
+    pub coll: String,
+    pub inplace: bool,
+    pub outofplace: bool,
+    pub min_bytes: i64,
+    pub max_bytes: i64,
+    pub gpus: Vec<Gpu>,
+    /// The root of a broadcast or reduce, when known (the XML does not say it).
+    pub root: Option<u32>,
+}
+
+/// The `coll` name of a collective, or None when MSCCL has no such collective.
+pub fn coll_name(k: CollectiveKind) -> Option<&'static str> {
+    match k {
+        CollectiveKind::Allreduce => Some("allreduce"),
+        CollectiveKind::Allgather => Some("allgather"),
+        CollectiveKind::ReduceScatter => Some("reducescatter"),
+        CollectiveKind::Broadcast => Some("broadcast"),
+        CollectiveKind::Reduce => Some("reduce"),
+        CollectiveKind::Barrier => None,
+    }
+}
+
+/// The collective a `coll` name means, for the ones collc can verify.
+pub fn coll_kind(s: &str) -> Option<CollectiveKind> {
+    [
+        CollectiveKind::Allreduce,
+        CollectiveKind::Allgather,
+        CollectiveKind::ReduceScatter,
+        CollectiveKind::Broadcast,
+        CollectiveKind::Reduce,
+    ]
+    .into_iter()
+    .find(|k| coll_name(*k) == Some(s))
+}
+
+/// The runtime's `sizeMultiplier`: nBytes = count * typesize * multiplier.
+pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
+    match k {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => ngpus,
+        _ => 1,
+    }
+}
+
+/// What `collc build --target msccl` is asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub proto: Proto,
+    /// Chunk `j` of a part travels on channel `j mod channels`.
+    pub channels: u32,
+    /// Parallel copies of the whole schedule, each on its own channels and sub-chunks.
+    pub instances: u32,
+    pub inplace: bool,
+    pub min_bytes: u64,
+    /// 0: no upper limit.
+    pub max_bytes: u64,
+    /// Steps per thread block the target runtime was built with (`MSCCL_MAX_NUM_STEPS`).
+    pub max_steps: u32,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            proto: Proto::Simple,
+            channels: 1,
+            instances: 1,
+            inplace: false,
+            min_bytes: 0,
+            max_bytes: 0,
+            max_steps: limits::MAX_STEPS,
+        }
+    }
+}
+
+/// A problem with an XML: which rule, where, and what to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// [`Code::MscclLimit`], [`Code::MscclInvalid`] or [`Code::TargetUnsupported`].
+    pub code: Code,
+    pub at: At,
+    pub message: String,
+    pub help: String,
+}
+
+/// Where in an XML a problem is: the whole file, a gpu, a tb or a step (indices).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum At {
+    Algo,
+    Gpu(usize),
+    Tb(usize, usize),
+    Step(usize, usize, usize),
+    /// A byte offset of the text (lexical problems).
+    Byte(usize),
+}
+
+impl Problem {
+    pub fn new(code: Code, at: At, message: impl Into<String>, help: impl Into<String>) -> Self {
+        Problem {
+            code,
+            at,
+            message: message.into(),
+            help: help.into(),
+        }
+    }
+
+    /// The problem as a diagnostic at `span`, naming the place in the XML in the label.
+    pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        let label = match self.at {
+            At::Algo | At::Byte(_) => "in the XML".to_string(),
+            At::Gpu(g) => format!("gpu {g}"),
+            At::Tb(g, t) => format!("gpu {g}, tb {t}"),
+            At::Step(g, t, s) => format!("gpu {g}, tb {t}, step {s}"),
+        };
+        Diagnostic::error(self.code, span, self.message.clone())
+            .label(label)
+            .help(self.help.clone())
+    }
+}
+
+/// What a successful [`emit`] established.
+#[derive(Debug, Clone)]
+pub struct Emitted {
+    pub algo: Algo,
+    pub text: String,
+    pub proof: ir::verify::Proof,
+}
+
+/// Lowers, writes, reads back, checks and symbolically executes; the XML text on success.
+pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
+    let algo = lower::lower(p, opts).map_err(|e| vec![e])?;
+    let text = write::write(&algo);
+    let proof = validate(&text, algo.root, opts.max_steps)
+        .map_err(|ps| ps.into_iter().map(|(p, _)| p).collect::<Vec<_>>())?;
+    Ok(Emitted { algo, text, proof })
+}
+
+/// Reads, checks and executes an XML text; problems come with byte spans into `text`.
+#[allow(clippy::type_complexity)]
+pub fn validate(
+    text: &str,
+    root: Option<u32>,
+    max_steps: u32,
+) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
+    let (mut algo, spans) = read::read(text).map_err(|p| {
+        let r = match p.at {
+            At::Byte(b) => b..b,
+            _ => 0..0,
+        };
+        vec![(p, r)]
+    })?;
+    algo.root = root;
+    let locate = |p: Problem| {
+        let r = spans.range(p.at);
+        (p, r)
+    };
+    let problems = rules::check(&algo, max_steps);
+    if !problems.is_empty() {
+        return Err(problems.into_iter().map(locate).collect());
+    }
+    exec::verify(&algo).map_err(|ps| ps.into_iter().map(locate).collect())
+}
+
+/// `collc check FILE.xml`: every problem of an XML file as a diagnostic.
+pub fn check(file: FileId, text: &str) -> Vec<Diagnostic> {
+    match validate(text, None, limits::MAX_STEPS) {
+        Ok(_) => Vec::new(),
+        Err(ps) => ps
+            .into_iter()
+            .map(|(p, r)| p.diagnostic(Span::new(file, r.start, r.end)))
+            .collect(),
+    }
+}

@@ -1,0 +1,134 @@
+//! `collc build FILE --target msccl` and `collc check FILE.xml`.
+//!
+//! Options come from the file's `target msccl { proto; channels; instances; inplace; }` block,
+//! and the command-line flags override them: `--proto simple|ll|ll128`, `--channels C`,
+//! `--instances I`, `--inplace` / `--out-of-place`, `--min-bytes N`, `--max-bytes N` (0: no
+//! limit), `--max-steps N` (a runtime built with a larger `MSCCL_MAX_NUM_STEPS`). The XML is
+//! lowered, written, read back, checked and executed symbolically before anything is written
+//! (`backend::msccl::emit`); a problem is a coded diagnostic at the schedule (or the `target
+//! msccl` block), and no file is written.
+
+use super::Out;
+use crate::backend::msccl::{self, Options, Proto};
+use crate::diag::{Diagnostic, FileId, SourceMap, Span};
+use crate::sema::model::{Model, ModelParam, TargetKind};
+use std::path::Path;
+
+#[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub(super) enum ProtoArg {
+    Simple,
+    Ll,
+    Ll128,
+}
+
+/// Flags of `collc build --target msccl` (and `--emit report`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(super) struct MscclArgs {
+    /// MSCCL protocol (default: the `target msccl` block's, else simple).
+    #[arg(long, value_enum)]
+    proto: Option<ProtoArg>,
+    /// MSCCL channels to spread chunks over (chunk j on channel j mod C).
+    #[arg(long, value_name = "C")]
+    channels: Option<u32>,
+    /// MSCCL instances: parallel copies of the schedule on more channels.
+    #[arg(long, value_name = "I")]
+    instances: Option<u32>,
+    /// Emit an in-place MSCCL XML (sendbuff == recvbuff).
+    #[arg(long, conflicts_with = "out_of_place")]
+    inplace: bool,
+    /// Emit an out-of-place MSCCL XML.
+    #[arg(long)]
+    out_of_place: bool,
+    /// Smallest message (bytes) the runtime should use the XML for.
+    #[arg(long, value_name = "BYTES")]
+    min_bytes: Option<u64>,
+    /// Largest message (bytes) the runtime should use the XML for; 0 means no limit.
+    #[arg(long, value_name = "BYTES")]
+    max_bytes: Option<u64>,
+    /// Steps per thread block of the target runtime (MSCCL_MAX_NUM_STEPS, default 64).
+    #[arg(long, value_name = "N")]
+    max_steps: Option<u32>,
+}
+
+/// The options for `m`: its `target msccl` block, overridden by the flags.
+pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
+    let mut o = Options::default();
+    if let Some(t) = m.targets.iter().find(|t| t.kind == TargetKind::Msccl) {
+        let count = |k: &str| match t.options.get(k) {
+            Some(ModelParam::Quantity(q)) => q.as_i64().and_then(|v| u32::try_from(v).ok()),
+            _ => None,
+        };
+        let word = |k: &str| match t.options.get(k) {
+            Some(ModelParam::Word(w)) => Some(w.clone()),
+            _ => None,
+        };
+        o.channels = count("channels").unwrap_or(o.channels);
+        o.instances = count("instances").unwrap_or(o.instances);
+        o.inplace = word("inplace").is_some_and(|w| w == "true");
+        o.proto = match word("proto").as_deref() {
+            Some("ll") => Proto::LL,
+            Some("ll128") => Proto::LL128,
+            _ => Proto::Simple,
+        };
+    }
+    if let Some(p) = a.proto {
+        o.proto = match p {
+            ProtoArg::Simple => Proto::Simple,
+            ProtoArg::Ll => Proto::LL,
+            ProtoArg::Ll128 => Proto::LL128,
+        };
+    }
+    o.channels = a.channels.unwrap_or(o.channels);
+    o.instances = a.instances.unwrap_or(o.instances);
+    if a.inplace {
+        o.inplace = true;
+    }
+    if a.out_of_place {
+        o.inplace = false;
+    }
+    o.min_bytes = a.min_bytes.unwrap_or(o.min_bytes);
+    o.max_bytes = a.max_bytes.unwrap_or(o.max_bytes);
+    o.max_steps = a.max_steps.unwrap_or(o.max_steps);
+    o
+}
+
+/// Where build-time MSCCL problems are reported: the `target msccl` block, else the schedule.
+pub(super) fn span(m: &Model) -> Span {
+    m.targets
+        .iter()
+        .find(|t| t.kind == TargetKind::Msccl)
+        .map(|t| t.span)
+        .or(m.schedule.as_ref().map(|s| s.span))
+        .or(m.collective.as_ref().map(|c| c.span))
+        .unwrap_or_default()
+}
+
+/// Lowers, verifies and emits; the XML and what it established, or diagnostics.
+pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagnostic>> {
+    let (program, _) = crate::lower::lower_and_verify(m)?;
+    let opts = options(m, a);
+    let at = span(m);
+    msccl::emit(&program, &opts).map_err(|ps| ps.iter().map(|p| p.diagnostic(at)).collect())
+}
+
+/// `collc build FILE --target msccl`.
+pub(super) fn build(
+    m: &Model,
+    a: &MscclArgs,
+    output: Option<&Path>,
+    out: &Out,
+    files: &SourceMap,
+) -> i32 {
+    match emit(m, a) {
+        Ok(e) => super::write_output(output, e.text.as_bytes()),
+        Err(d) => {
+            out.diags(&d, files);
+            1
+        }
+    }
+}
+
+/// `collc check FILE.xml`.
+pub(super) fn check_xml(id: FileId, text: &str) -> Vec<Diagnostic> {
+    msccl::check(id, text)
+}

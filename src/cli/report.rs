@@ -1,0 +1,163 @@
+//! `collc build FILE --emit report`: what the file builds and when its artifacts are used, as
+//! a list of sections. Each section is a function of the checked model and the build flags in
+//! [`SECTIONS`] that returns its lines, or nothing when it does not apply; a new section (for
+//! example ForestColl's optimality) is one more entry.
+//!
+//! The MSCCL section builds the XML exactly as `--target msccl` would (same flags, same
+//! validation) and states every condition under which the runtime selects it
+//! (`backend::msccl::select`), checked against the call the file describes: the op, the
+//! communicator size, in place or not, the divisibility of the element count by
+//! `nchunksperloop`, and the message-size window. Users of MSCCL most often ask why their XML
+//! is not used; the last line says whether it would be, and if not, which conditions fail.
+
+use super::msccl::{MscclArgs, emit, options};
+use crate::backend::msccl::select::{self, Call};
+use crate::diag::Diagnostic;
+use crate::sema::model::{CollectiveKind, Model};
+
+/// A titled block of the report.
+pub(super) struct Section {
+    pub title: String,
+    pub lines: Vec<String>,
+}
+
+type SectionFn = fn(&Model, &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>>;
+
+/// The report's sections, in order.
+const SECTIONS: &[SectionFn] = &[collective, msccl_selection];
+
+/// The whole report, or the diagnostics of the first section that failed.
+pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<String, Vec<Diagnostic>> {
+    let mut out = String::new();
+    for f in SECTIONS {
+        if let Some(s) = f(m, a)? {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!("== {} ==\n", s.title));
+            for l in s.lines {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let Some(c) = &m.collective else {
+        return Ok(None);
+    };
+    let schedule = m.schedule.as_ref().map_or("auto", |s| s.family.name());
+    Ok(Some(Section {
+        title: "collective".into(),
+        lines: vec![format!(
+            "{} of {} x {} ({} bytes), op {}, {} ranks; schedule {schedule}",
+            c.kind.name(),
+            c.count,
+            c.dtype.name(),
+            c.bytes(),
+            c.op.name(),
+            c.ranks.len()
+        )],
+    }))
+}
+
+/// NCCL's count argument for the collective of the file.
+fn nccl_count(kind: CollectiveKind, count: u64, ranks: u64) -> u64 {
+    match kind {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => count / ranks.max(1),
+        _ => count,
+    }
+}
+
+fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let Some(c) = &m.collective else {
+        return Ok(None);
+    };
+    if c.kind == CollectiveKind::Barrier {
+        return Ok(None);
+    }
+    let e = emit(m, a)?;
+    let x = &e.algo;
+    let tbs: usize = x.gpus.iter().map(|g| g.tbs.len()).max().unwrap_or(0);
+    let steps: usize = x
+        .gpus
+        .iter()
+        .flat_map(|g| &g.tbs)
+        .map(|t| t.steps.len())
+        .max()
+        .unwrap_or(0);
+    let opts = options(m, a);
+    let mut lines = vec![
+        format!(
+            "XML: coll=\"{}\" ngpus={} proto={} nchannels={} nchunksperloop={} inplace={} outofplace={} minBytes={} maxBytes={}",
+            x.coll,
+            x.ngpus,
+            x.proto.name(),
+            x.nchannels,
+            x.nchunksperloop,
+            u8::from(x.inplace),
+            u8::from(x.outofplace),
+            x.min_bytes,
+            x.max_bytes
+        ),
+        format!(
+            "up to {tbs} thread blocks per GPU (all must be resident at once: keep this at most the GPU's SM count), up to {steps} steps per thread block (limit {})",
+            opts.max_steps
+        ),
+        format!(
+            "validated: read back, every executor rule checked, executed symbolically ({} ops, {} messages)",
+            e.proof.ops, e.proof.messages
+        ),
+        String::new(),
+        "The runtime uses this XML for a call only if all of these hold:".into(),
+    ];
+    let n = c.ranks.len() as u64;
+    let call = Call {
+        kind: c.kind,
+        count: nccl_count(c.kind, c.count, n),
+        type_bytes: c.dtype.bytes(),
+        op: c.op,
+        ranks: n,
+        inplace: opts.inplace,
+        root: c.root.map(|r| r as u64),
+    };
+    let conds = select::conditions(x, Some(&call));
+    let mut failed = Vec::new();
+    for k in &conds {
+        let mark = match k.holds {
+            Some(true) => "yes",
+            Some(false) => "NO ",
+            None => " ? ",
+        };
+        let detail = if k.detail.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", k.detail)
+        };
+        lines.push(format!("  [{mark}] {}{detail}", k.what));
+        if k.holds == Some(false) {
+            failed.push(k.what.clone());
+        }
+    }
+    lines.push(String::new());
+    if failed.is_empty() {
+        lines.push(format!(
+            "Verdict: the call this file describes ({} with count {}) selects this XML, unless an XML earlier in sorted file-name order matches first.",
+            c.kind.name(),
+            call.count
+        ));
+    } else {
+        lines.push(format!(
+            "Verdict: the call this file describes is NOT run by this XML; NCCL silently uses its own algorithm because {} condition{} fail{}.",
+            failed.len(),
+            if failed.len() == 1 { "" } else { "s" },
+            if failed.len() == 1 { "s" } else { "" }
+        ));
+    }
+    Ok(Some(Section {
+        title: "MSCCL: when the runtime uses this XML".into(),
+        lines,
+    }))
+}
