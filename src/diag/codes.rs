@@ -67,6 +67,8 @@ codes! {
     GoalSyntax = "E0037", "malformed GOAL text";
     GoalInvalid = "E0038", "GOAL schedule a LogGOPSim run would reject or hang on";
     LowerUnsupported = "E0039", "the schedule cannot be lowered for this collective";
+    ForestUnschedulable = "E0043", "no forest schedule fits this topology and collective";
+    ForestFixedK = "E0044", "the fixed number of trees per rank cannot be scheduled";
 }
 
 impl Serialize for Code {
