@@ -508,10 +508,12 @@ fn cli_emit_ir() {
     let id = sources.add("six.ir", t.clone());
     let parsed = text::parse(id, &t).unwrap_or_else(|d| panic!("{}", d.message));
     verify(&parsed.program).expect("proved");
-    let bad = dir.join("forest.coll");
+    let bad = dir.join("static.coll");
     std::fs::write(
         &bad,
-        format!("{topo}collective allreduce {{ size: 1 MiB; }}\nschedule forest {{ k: 2; }}\n"),
+        format!(
+            "{topo}collective allreduce {{ size: 1 MiB; }}\nschedule static_trees {{ trees: 2; }}\n"
+        ),
     )
     .expect("write");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))

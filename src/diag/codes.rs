@@ -70,6 +70,8 @@ codes! {
     MscclLimit = "E0040", "the MSCCL XML exceeds a limit of the executor";
     MscclInvalid = "E0041", "MSCCL XML the executor would reject, mis-select or hang on";
     MpiUnsupported = "E0042", "the MPI target cannot run this program";
+    ForestUnschedulable = "E0043", "no forest schedule fits this topology and collective";
+    ForestFixedK = "E0044", "the fixed number of trees per rank cannot be scheduled";
 }
 
 impl Serialize for Code {

@@ -1,8 +1,8 @@
 //! Lowering: a checked [`Model`]'s collective and schedule into one [`ir::Program`], one module
 //! per family (DESIGN.md, "Pipeline"). [`recursive`] owns recursive doubling and recursive
 //! multiplying (../shared/seeds/recursive-multiplying.txt, Algorithms 1-6), [`ring`] the ring
-//! schedules, [`tree`] the binomial trees. Forest, Canary and static in-network trees are not
-//! lowered yet (E0039). [`lower_and_verify`] also runs `ir::verify`: a lowered program the
+//! schedules, [`tree`] the binomial trees, [`forest`] ForestColl's spanning trees. Canary and
+//! static in-network trees are not lowered yet (E0039). [`lower_and_verify`] also runs `ir::verify`: a lowered program the
 //! verifier rejects is a collc bug, reported with the verifier's code at the schedule.
 //!
 //! `schedule auto` picks per collective: allreduce and barrier use recursive multiplying with
@@ -13,6 +13,7 @@
 //! meaning. Lowerings never scan all ranks per rank: work is linear in the ops emitted.
 
 mod builder;
+pub mod forest;
 pub mod recursive;
 mod ring;
 mod tree;
@@ -198,19 +199,18 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
             }
             Ok(b.finish())
         }
-        Family::Forest { .. } | Family::Canary { .. } | Family::StaticTrees { .. } => {
-            Err(unsupported(
-                format!(
-                    "lowering the `{}` schedule is not available yet",
-                    family.name()
-                ),
-                &format!(
-                    "for {}, use {} or `schedule auto;` for now",
-                    c.kind.name(),
-                    lowerable(c.kind)
-                ),
-            ))
-        }
+        Family::Forest { k, chunks } => forest::lower(model, c, *k, *chunks, span),
+        Family::Canary { .. } | Family::StaticTrees { .. } => Err(unsupported(
+            format!(
+                "lowering the `{}` schedule is not available yet",
+                family.name()
+            ),
+            &format!(
+                "for {}, use {} or `schedule auto;` for now",
+                c.kind.name(),
+                lowerable(c.kind)
+            ),
+        )),
         Family::Auto => Err(unsupported(
             "`auto` did not resolve to a family".into(),
             "name a family",

@@ -1,0 +1,342 @@
+//! Lowering ForestColl schedules (../shared/seeds/forestcoll.txt, Sections 3.2 and 4.6): the
+//! solved forests ([`crate::forest::solve`]) become IR programs that `ir::verify` proves.
+//!
+//! Which forests a collective needs (Figure 1 of the paper): allgather spreads every rank's part
+//! along out-trees rooted at every rank; reduce-scatter reduces every rank's part along in-trees
+//! toward that rank; allreduce is reduce-scatter on `1/N` slices of the vector followed by
+//! allgather of the reduced slices; broadcast and reduce use single-root out- and in-trees.
+//! Barrier is not a forest collective (`sema::schedule::supports` says so before lowering).
+//! [`emit`] owns the data layout and the tree walks.
+//!
+//! Limits: a program has at most [`MAX_SLOTS`] slots per buffer and about [`MAX_OPS`] ops, so
+//! lowering and verification stay within memory. `chunks` that cannot fit even with one unit per
+//! shard is E0043 before solving; a fixed `k` whose worst-case layout (`D = k` units per shard)
+//! cannot fit is E0044 before solving, and after solving the real layout is checked the same way
+//! (E0044 when `k` was fixed, E0043 otherwise). Solver errors map the same way: a fixed `k` the
+//! solver refuses is E0044, anything else E0043.
+
+mod emit;
+
+use crate::diag::{Code, Diagnostic, Span};
+use crate::forest::{Direction, Forest, ForestError, Roots};
+use crate::ir::{Buf, Program, Slice};
+use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId};
+use emit::{Layout, Place};
+
+/// Most slots one buffer of a forest program may have.
+pub const MAX_SLOTS: u64 = 1 << 20;
+/// Most ops a forest program may have (estimated before emitting).
+pub const MAX_OPS: u64 = 1 << 23;
+
+/// The forests `kind` needs: `(roots, direction)` for the in-trees, then the out-trees.
+pub fn needs(c: &Collective) -> Vec<(Roots, Direction)> {
+    let one = || Roots::One(c.ranks[c.root.unwrap_or(0)]);
+    match c.kind {
+        CollectiveKind::Allgather => vec![(Roots::All, Direction::Out)],
+        CollectiveKind::ReduceScatter => vec![(Roots::All, Direction::In)],
+        CollectiveKind::Allreduce | CollectiveKind::Barrier => {
+            vec![(Roots::All, Direction::In), (Roots::All, Direction::Out)]
+        }
+        CollectiveKind::Broadcast => vec![(one(), Direction::Out)],
+        CollectiveKind::Reduce => vec![(one(), Direction::In)],
+    }
+}
+
+/// Why a forest program cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LowerError {
+    /// The layout needs `slots` slots per buffer or about `ops` ops: more than the limits.
+    TooLarge { slots: u64, ops: u64 },
+    /// The forest does not fit the collective (a solver bug).
+    Malformed(String),
+}
+
+/// Shards per part-sized buffer: `N` for allgather, reduce-scatter and allreduce, else 1.
+fn shards(c: &Collective) -> u64 {
+    match c.kind {
+        CollectiveKind::Broadcast | CollectiveKind::Reduce => 1,
+        _ => c.ranks.len() as u64,
+    }
+}
+
+/// Slots per buffer and estimated ops for `units` units per shard and the given trees.
+fn size(c: &Collective, units: u64, chunks: u64, forests: &[&Forest]) -> (u64, u64) {
+    let slots = shards(c).saturating_mul(units).saturating_mul(chunks);
+    let ops = forests
+        .iter()
+        .flat_map(|f| f.trees.iter())
+        .map(|t| 2 * t.edges.len() as u64 + 1)
+        .sum::<u64>()
+        .saturating_mul(chunks)
+        .saturating_add(shards(c));
+    (slots, ops)
+}
+
+/// The program for `c` with `chunks` pipelined chunks per tree, from the forests [`needs`]
+/// lists (in that order), proved or not: `lower_and_verify` runs the verifier.
+pub fn program(c: &Collective, chunks: u64, forests: &[&Forest]) -> Result<Program, LowerError> {
+    let bad = |m: String| LowerError::Malformed(m);
+    let want = needs(c);
+    if forests.len() != want.len() {
+        return Err(bad(format!(
+            "{} needs {} forests, got {}",
+            c.kind.name(),
+            want.len(),
+            forests.len()
+        )));
+    }
+    for (f, (_, dir)) in forests.iter().zip(&want) {
+        if f.direction != *dir {
+            return Err(bad(format!("a forest has direction {:?}", f.direction)));
+        }
+    }
+    let units = emit::units(forests).map_err(bad)?;
+    let (slots, ops) = size(c, units, chunks, forests);
+    if slots > MAX_SLOTS || ops > MAX_OPS {
+        return Err(LowerError::TooLarge { slots, ops });
+    }
+    let layout = Layout {
+        units,
+        chunks: chunks as u32,
+    };
+    let root = c.root.map(|r| r as u32);
+    let place = |f: &Forest| emit::place(f, &c.ranks, root, &layout).map_err(bad);
+    let cpp = layout.shard() * (shards(c) / shards_per_part(c));
+    let spec = super::spec(c, cpp as u32);
+    let mut b = super::builder::Builder::new(format!("forest (chunks {chunks})"), spec);
+    let at_zero = |buf| Place { buf, at: |_, _| 0 };
+    let by_root = |buf| Place {
+        buf,
+        at: |r, shard| u64::from(r) * shard,
+    };
+    match c.kind {
+        CollectiveKind::Allgather => {
+            let t = place(forests[0])?;
+            let shard = layout.shard() as u32;
+            for r in 0..b.ranks() {
+                let inp = Slice::new(Buf::Input, 0, shard);
+                b.copy(r, Slice::new(Buf::Output, r * shard, shard), inp);
+            }
+            emit::broadcast(
+                &mut b,
+                &t,
+                &layout,
+                &at_zero(Buf::Input),
+                &by_root(Buf::Output),
+                0,
+            );
+        }
+        CollectiveKind::Broadcast => {
+            let t = place(forests[0])?;
+            let r = root.unwrap_or(0);
+            let all = Slice::new(Buf::Input, 0, layout.shard() as u32);
+            b.copy(r, Slice::new(Buf::Output, 0, all.count), all);
+            emit::broadcast(
+                &mut b,
+                &t,
+                &layout,
+                &at_zero(Buf::Input),
+                &at_zero(Buf::Output),
+                0,
+            );
+        }
+        CollectiveKind::ReduceScatter => {
+            let t = place(forests[0])?;
+            emit::reduce(
+                &mut b,
+                &t,
+                &layout,
+                &by_root(Buf::Input),
+                &at_zero(Buf::Output),
+                0,
+            );
+        }
+        CollectiveKind::Reduce => {
+            let t = place(forests[0])?;
+            emit::reduce(
+                &mut b,
+                &t,
+                &layout,
+                &at_zero(Buf::Input),
+                &at_zero(Buf::Output),
+                0,
+            );
+        }
+        CollectiveKind::Allreduce | CollectiveKind::Barrier => {
+            let (rs, ag) = (place(forests[0])?, place(forests[1])?);
+            let out = by_root(Buf::Output);
+            emit::reduce(&mut b, &rs, &layout, &by_root(Buf::Input), &out, 0);
+            emit::broadcast(&mut b, &ag, &layout, &out, &out, rs.len() as u32);
+        }
+    }
+    Ok(b.finish())
+}
+
+/// Shards in one IR part: allreduce keeps the whole vector as one part of `N` shards.
+fn shards_per_part(c: &Collective) -> u64 {
+    match c.kind {
+        CollectiveKind::Allreduce | CollectiveKind::Barrier => 1,
+        _ => shards(c),
+    }
+}
+
+/// Largest `n` with `per * n <= limit` (0 when even one does not fit).
+fn most(limit: u64, per: u64) -> u64 {
+    limit / per.max(1)
+}
+
+/// Checks that need no solving: `chunks` against the limits with one unit per shard, and a fixed
+/// `k` against the slot limit with its worst-case layout.
+pub fn precheck(c: &Collective, k: AutoOr<u64>, chunks: u64, span: Span) -> Result<(), Diagnostic> {
+    let n = c.ranks.len() as u64;
+    let phases = needs(c).len() as u64;
+    let roots = if c.kind.has_root() { 1 } else { n };
+    let slots_per_chunk = shards(c);
+    let ops_per_chunk = phases * roots * (2 * n.saturating_sub(1) + 1);
+    let max_chunks = most(MAX_SLOTS, slots_per_chunk).min(most(MAX_OPS, ops_per_chunk));
+    if chunks > max_chunks {
+        let help = if max_chunks == 0 {
+            format!("{n} ranks are too many for a forest program; use `ring`")
+        } else {
+            format!("use at most {max_chunks} chunks (`chunks: {max_chunks};`)")
+        };
+        return Err(Diagnostic::error(
+            Code::ForestUnschedulable,
+            span,
+            if slots_per_chunk.saturating_mul(chunks) > MAX_SLOTS {
+                format!(
+                    "`chunks: {chunks}` on {n} ranks needs at least {} slots per buffer, more than collc's limit of {MAX_SLOTS}",
+                    slots_per_chunk.saturating_mul(chunks)
+                )
+            } else {
+                format!(
+                    "`chunks: {chunks}` on {n} ranks needs at least {} ops, more than collc's limit of {MAX_OPS}",
+                    ops_per_chunk.saturating_mul(chunks)
+                )
+            },
+        )
+        .label("too many pipelined chunks")
+        .help(help));
+    }
+    if let AutoOr::Fixed(k) = k {
+        let per_k = slots_per_chunk.saturating_mul(chunks);
+        if k > most(MAX_SLOTS, per_k) {
+            let kmax = most(MAX_SLOTS, per_k).max(1);
+            return Err(Diagnostic::error(
+                Code::ForestFixedK,
+                span,
+                format!(
+                    "`k: {k}` trees per rank can split each shard {k} ways; with {chunks} chunk{} on {n} ranks that needs up to {} slots per buffer, more than collc's limit of {MAX_SLOTS}",
+                    if chunks == 1 { "" } else { "s" },
+                    per_k.saturating_mul(k)
+                ),
+            )
+            .label("too many trees per rank")
+            .help(format!("fix k to {kmax} or less (`k: {kmax};`), or use `k: auto;`")));
+        }
+    }
+    Ok(())
+}
+
+/// The diagnostic for a solver error at the schedule.
+pub fn solver_error(
+    e: &ForestError,
+    c: &Collective,
+    names: &dyn Fn(NodeId) -> String,
+    span: Span,
+) -> Diagnostic {
+    match e {
+        ForestError::BadK { k, max } => Diagnostic::error(
+            Code::ForestFixedK,
+            span,
+            format!("ForestColl cannot build {k} trees per rank here: {e}"),
+        )
+        .label("fixed k out of range")
+        .help(format!(
+            "fix k to {max} or less (`k: {max};`), or use `k: auto;`"
+        )),
+        ForestError::Unreachable { from, to } => Diagnostic::error(
+            Code::ForestUnschedulable,
+            span,
+            format!(
+                "no spanning tree for {}: `{}` cannot reach `{}`",
+                c.kind.name(),
+                names(*from),
+                names(*to)
+            ),
+        )
+        .label("no forest exists")
+        .help("connect the two nodes (a `<->` link goes both ways), or choose another schedule"),
+    }
+}
+
+/// The diagnostic for a forest the lowering cannot use.
+pub fn lower_error(e: &LowerError, k: AutoOr<u64>, chunks: u64, span: Span) -> Diagnostic {
+    match e {
+        LowerError::TooLarge { slots, ops } => {
+            let msg = format!(
+                "the forest's trees split the data so finely that the program needs {slots} slots per buffer and about {ops} ops, more than collc's limits of {MAX_SLOTS} and {MAX_OPS}"
+            );
+            let fewer = if chunks > 1 {
+                ", or use fewer chunks"
+            } else {
+                ""
+            };
+            match k {
+                AutoOr::Fixed(k) => Diagnostic::error(Code::ForestFixedK, span, msg)
+                    .label(format!("k fixed to {k}"))
+                    .help(format!(
+                        "fix k to a smaller value (`k: {};`){fewer}",
+                        (k / 2).max(1)
+                    )),
+                AutoOr::Auto => Diagnostic::error(Code::ForestUnschedulable, span, msg)
+                    .label("k chosen automatically")
+                    .help(format!("fix k to 1 (`k: 1;`){fewer}")),
+            }
+        }
+        LowerError::Malformed(why) => Diagnostic::error(
+            Code::ForestUnschedulable,
+            span,
+            format!("the solved forest does not fit the collective: {why}"),
+        )
+        .label("here")
+        .help("try `k: 1;` or another schedule")
+        .note("this is a bug in collc's ForestColl solver; please report it with this file"),
+    }
+}
+
+/// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,
+/// solves the forests the collective needs and emits the program.
+pub(super) fn lower(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    chunks: u64,
+    span: Span,
+) -> Result<Program, Vec<Diagnostic>> {
+    precheck(c, k, chunks, span).map_err(|d| vec![d])?;
+    let Some(topo) = model.topology.as_ref() else {
+        return Err(vec![
+            Diagnostic::error(
+                Code::MissingDeclaration,
+                span,
+                "a forest schedule needs a topology",
+            )
+            .label("no topology to build trees on")
+            .help("declare one, e.g. `topology t = dgx_a100(clusters: 2);`"),
+        ]);
+    };
+    let _ = topo;
+    Err(vec![
+        Diagnostic::error(
+            Code::LowerUnsupported,
+            span,
+            "lowering the `forest` schedule is not available yet",
+        )
+        .label("cannot be lowered")
+        .help(format!(
+            "for {}, use `ring`, `binomial` or `schedule auto;` for now",
+            c.kind.name()
+        )),
+    ])
+}
