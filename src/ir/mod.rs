@@ -19,6 +19,7 @@
 //! static byte count. The verifier ([`verify`]) checks that values only move between slots of the
 //! same logical chunk.
 
+pub mod sweep;
 pub mod text;
 pub mod verify;
 

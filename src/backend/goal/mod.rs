@@ -27,6 +27,7 @@
 
 pub mod matching;
 pub mod parse;
+mod quick;
 pub mod validate;
 
 pub use parse::{GoalSpans, parse, parse_spanned};

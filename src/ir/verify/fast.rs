@@ -1,0 +1,130 @@
+//! The verifier's fast paths for message matching and the execution order (steps 2 and 4), for
+//! programs of millions of ops. Each computes the same answer as the exact code in `mod.rs`
+//! when the program is right and gives up (`None`) otherwise, so that the exact code, which
+//! words the findings, runs only for programs that have some.
+//!
+//! - Matching: instead of one global sort of every send and receive by channel, each
+//!   receiver's incoming sends (bucketed by receiver in one pass) and its own receives are
+//!   sorted, both small, and paired k-th with k-th per (sender, tag): the same pairs as the
+//!   global sort, since both keep program order within a channel.
+//! - Order: [`crate::ir::sweep`] instead of one FIFO queue. Execution visits ops in this order;
+//!   any topological order gives the same values (steps 2 and 3), but findings are reported in
+//!   execution order, so when execution finds something it is run again in the exact order.
+
+use super::{Index, Matching, NONE, same_chunks};
+use crate::ir::{OpKind, Program};
+
+/// The matching of `match_messages`, if every channel pairs up and every receive has the
+/// chunks of its send.
+pub(super) fn matching(p: &Program, ix: &Index) -> Option<Matching> {
+    let n = p.procs.len();
+    let cpp = p.spec.chunks_per_part;
+    // Sends bucketed by receiver: (sender, tag, global op of the send).
+    let mut at = vec![0u32; n + 1];
+    for proc in &p.procs {
+        for op in &proc.ops {
+            if let OpKind::Send { peer, .. } = op.kind {
+                at[peer as usize + 1] += 1;
+            }
+        }
+    }
+    for i in 0..n {
+        at[i + 1] += at[i];
+    }
+    let mut fill = at.clone();
+    let mut incoming = vec![(0u32, 0u32, 0u32); at[n] as usize];
+    for (pi, proc) in p.procs.iter().enumerate() {
+        for (oi, op) in proc.ops.iter().enumerate() {
+            if let OpKind::Send { peer, tag, .. } = op.kind {
+                let f = &mut fill[peer as usize];
+                incoming[*f as usize] = (pi as u32, tag, ix.base[pi] + oi as u32);
+                *f += 1;
+            }
+        }
+    }
+    let mut send_of = vec![NONE; ix.total()];
+    let mut recvs: Vec<(u32, u32, u32)> = Vec::new();
+    for (q, proc) in p.procs.iter().enumerate() {
+        recvs.clear();
+        for (oi, op) in proc.ops.iter().enumerate() {
+            if let OpKind::Recv { peer, tag, .. } | OpKind::RecvReduce { peer, tag, .. } = op.kind {
+                recvs.push((peer, tag, ix.base[q] + oi as u32));
+            }
+        }
+        let sends = &mut incoming[at[q] as usize..at[q + 1] as usize];
+        if sends.len() != recvs.len() {
+            return None;
+        }
+        // Global op ids grow with program order, so equal channels stay in program order.
+        recvs.sort_unstable();
+        sends.sort_unstable();
+        for (s, r) in sends.iter().zip(&recvs) {
+            if (s.0, s.1) != (r.0, r.1) {
+                return None;
+            }
+            let (sp, so) = ix.locate(s.2);
+            let (_, ro) = ix.locate(r.2);
+            let OpKind::Send { src, .. } = p.procs[sp as usize].ops[so as usize].kind else {
+                return None;
+            };
+            let dst = proc.ops[ro as usize].kind.writes()?;
+            if !same_chunks(src, dst, cpp) {
+                return None;
+            }
+            send_of[r.2 as usize] = s.2;
+        }
+    }
+    Some(Matching { send_of })
+}
+
+/// A topological order of all ops (local dependencies, and each send before its receive) by
+/// [`crate::ir::sweep`], or `None` when some ops can never run.
+pub(super) fn order(p: &Program, ix: &Index, m: &Matching) -> Option<Vec<u32>> {
+    let total = ix.total();
+    let mut remaining = vec![0u32; total];
+    // Local successors over global op ids (CSR; each count becomes its list's end, and filling
+    // moves it back to the list's start).
+    let mut start = vec![0u32; total + 1];
+    let mut recv_of = vec![NONE; total];
+    for (pi, proc) in p.procs.iter().enumerate() {
+        let b = ix.base[pi];
+        for (oi, op) in proc.ops.iter().enumerate() {
+            let me = b + oi as u32;
+            remaining[me as usize] = op.deps.len() as u32;
+            for d in &op.deps {
+                start[(b + d) as usize] += 1;
+            }
+            let s = m.send_of[me as usize];
+            if s != NONE {
+                remaining[me as usize] += 1;
+                recv_of[s as usize] = me;
+            }
+        }
+    }
+    for g in 1..=total {
+        start[g] += start[g - 1];
+    }
+    let mut succ = vec![0u32; start[total] as usize];
+    for (pi, proc) in p.procs.iter().enumerate() {
+        let b = ix.base[pi];
+        for (oi, op) in proc.ops.iter().enumerate() {
+            for d in &op.deps {
+                let at = &mut start[(b + d) as usize];
+                *at -= 1;
+                succ[*at as usize] = b + oi as u32;
+            }
+        }
+    }
+    let mut order = Vec::with_capacity(total);
+    let ran = crate::ir::sweep::sweep(&mut remaining, |g, f| {
+        order.push(g);
+        let g = g as usize;
+        for &x in &succ[start[g] as usize..start[g + 1] as usize] {
+            f.local(x);
+        }
+        if recv_of[g] != NONE {
+            f.remote(recv_of[g]);
+        }
+    });
+    (ran == total).then_some(order)
+}
