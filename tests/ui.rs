@@ -62,6 +62,42 @@ fn goal_ui_files() -> Vec<PathBuf> {
     files
 }
 
+/// MSCCL inputs: `tests/ui/msccl/E0xxx-name.{coll,xml}`, built or checked (and snapshotted) by
+/// tests/msccl.rs.
+fn msccl_ui_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/ui/msccl"))
+        .expect("tests/ui/msccl exists")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "coll" || e == "xml"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// An MSCCL XML checked as `collc check FILE.xml` does.
+fn check_xml(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceMap) {
+    let mut sources = SourceMap::new();
+    let id = sources.add(name.to_string(), text.to_string());
+    (collc::backend::msccl::check(id, text), sources)
+}
+
+/// A `.coll` text built as `collc build --target msccl` does.
+fn build_msccl(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceMap) {
+    let mut sources = SourceMap::new();
+    let id = sources.add(name.to_string(), text.to_string());
+    let checked = check(&mut sources, id, &Options::default());
+    let diags = match &checked.model {
+        Some(m) if checked.diagnostics.is_empty() => {
+            let opts = collc::backend::msccl::Options::from_model(m);
+            collc::backend::msccl::build(m, &opts)
+                .err()
+                .unwrap_or_default()
+        }
+        _ => checked.diagnostics,
+    };
+    (diags, sources)
+}
+
 fn check_goal(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceMap) {
     let mut sources = SourceMap::new();
     let id = sources.add(name.to_string(), text.to_string());
@@ -202,6 +238,7 @@ fn every_code_has_a_ui_file() {
         .iter()
         .chain(ir_ui_files().iter())
         .chain(goal_ui_files().iter())
+        .chain(msccl_ui_files().iter())
         .map(|p| stem(p))
         .collect();
     let missing: Vec<&str> = Code::ALL
@@ -377,8 +414,8 @@ fn every_code_has_an_error_page() {
             let mut words = info.split_whitespace();
             let lang = words.next().unwrap_or("");
             let expect = match lang {
-                "coll" | "ir" | "goal" => None,
-                "coll-error" | "ir-error" | "goal-error" => {
+                "coll" | "ir" | "goal" | "xml" | "msccl" => None,
+                "coll-error" | "ir-error" | "goal-error" | "xml-error" | "msccl-error" => {
                     Some(words.next().unwrap_or("").to_string())
                 }
                 _ => continue,
@@ -387,6 +424,10 @@ fn every_code_has_an_error_page() {
                 check_ir(&format!("{rel}:{line}"), text)
             } else if lang.starts_with("goal") {
                 check_goal(&format!("{rel}:{line}"), text)
+            } else if lang.starts_with("xml") {
+                check_xml(&format!("{rel}:{line}"), text)
+            } else if lang.starts_with("msccl") {
+                build_msccl(&format!("{rel}:{line}"), text)
             } else {
                 let mut sources = SourceMap::new();
                 let id = sources.add(format!("{rel}:{line}"), text.clone());

@@ -10,8 +10,8 @@
 
 use super::Out;
 use crate::backend::msccl::{self, Options, Proto};
-use crate::diag::{Diagnostic, FileId, SourceMap, Span};
-use crate::sema::model::{Model, ModelParam, TargetKind};
+use crate::diag::{Diagnostic, FileId, SourceMap};
+use crate::sema::model::Model;
 use std::path::Path;
 
 #[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
@@ -52,25 +52,7 @@ pub(super) struct MscclArgs {
 
 /// The options for `m`: its `target msccl` block, overridden by the flags.
 pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
-    let mut o = Options::default();
-    if let Some(t) = m.targets.iter().find(|t| t.kind == TargetKind::Msccl) {
-        let count = |k: &str| match t.options.get(k) {
-            Some(ModelParam::Quantity(q)) => q.as_i64().and_then(|v| u32::try_from(v).ok()),
-            _ => None,
-        };
-        let word = |k: &str| match t.options.get(k) {
-            Some(ModelParam::Word(w)) => Some(w.clone()),
-            _ => None,
-        };
-        o.channels = count("channels").unwrap_or(o.channels);
-        o.instances = count("instances").unwrap_or(o.instances);
-        o.inplace = word("inplace").is_some_and(|w| w == "true");
-        o.proto = match word("proto").as_deref() {
-            Some("ll") => Proto::LL,
-            Some("ll128") => Proto::LL128,
-            _ => Proto::Simple,
-        };
-    }
+    let mut o = Options::from_model(m);
     if let Some(p) = a.proto {
         o.proto = match p {
             ProtoArg::Simple => Proto::Simple,
@@ -92,23 +74,9 @@ pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
     o
 }
 
-/// Where build-time MSCCL problems are reported: the `target msccl` block, else the schedule.
-pub(super) fn span(m: &Model) -> Span {
-    m.targets
-        .iter()
-        .find(|t| t.kind == TargetKind::Msccl)
-        .map(|t| t.span)
-        .or(m.schedule.as_ref().map(|s| s.span))
-        .or(m.collective.as_ref().map(|c| c.span))
-        .unwrap_or_default()
-}
-
 /// Lowers, verifies and emits; the XML and what it established, or diagnostics.
 pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagnostic>> {
-    let (program, _) = crate::lower::lower_and_verify(m)?;
-    let opts = options(m, a);
-    let at = span(m);
-    msccl::emit(&program, &opts).map_err(|ps| ps.iter().map(|p| p.diagnostic(at)).collect())
+    msccl::build(m, &options(m, a))
 }
 
 /// `collc build FILE --target msccl`.

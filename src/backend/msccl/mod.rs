@@ -22,7 +22,7 @@ pub mod write;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::{self, Program};
-use crate::sema::model::CollectiveKind;
+use crate::sema::model::{CollectiveKind, Model, ModelParam, TargetKind};
 
 /// Executor limits (msccl-xml.md section 1.5) and field widths (`msccl_struct.h`).
 pub mod limits {
@@ -290,6 +290,78 @@ impl Default for Options {
             max_steps: limits::MAX_STEPS,
         }
     }
+}
+
+impl Options {
+    /// The options of `m`'s `target msccl { proto; channels; instances; inplace; }` block
+    /// (defaults where absent).
+    pub fn from_model(m: &Model) -> Options {
+        let mut o = Options::default();
+        let Some(t) = m.targets.iter().find(|t| t.kind == TargetKind::Msccl) else {
+            return o;
+        };
+        let count = |k: &str| match t.options.get(k) {
+            Some(ModelParam::Quantity(q)) => q.as_i64().and_then(|v| u32::try_from(v).ok()),
+            _ => None,
+        };
+        let word = |k: &str| match t.options.get(k) {
+            Some(ModelParam::Word(w)) => Some(w.as_str()),
+            _ => None,
+        };
+        o.channels = count("channels").unwrap_or(o.channels);
+        o.instances = count("instances").unwrap_or(o.instances);
+        o.inplace = word("inplace") == Some("true");
+        o.proto = match word("proto") {
+            Some("ll") => Proto::LL,
+            Some("ll128") => Proto::LL128,
+            _ => Proto::Simple,
+        };
+        o
+    }
+}
+
+/// Where build-time problems are reported: the `target msccl` block, else the schedule.
+pub fn build_span(m: &Model) -> Span {
+    m.targets
+        .iter()
+        .find(|t| t.kind == TargetKind::Msccl)
+        .map(|t| t.span)
+        .or(m.schedule.as_ref().map(|s| s.span))
+        .or(m.collective.as_ref().map(|c| c.span))
+        .unwrap_or_default()
+}
+
+/// `collc build --target msccl`: lowers and verifies `m`'s schedule, then [`emit`]s it; every
+/// problem as a diagnostic at [`build_span`].
+pub fn build(m: &Model, opts: &Options) -> Result<Emitted, Vec<Diagnostic>> {
+    let (program, _) = crate::lower::lower_and_verify(m)?;
+    let at = build_span(m);
+    emit(&program, opts).map_err(|ps| {
+        // All problems point at the same span: say each once, with how often it occurs.
+        let mut once: Vec<(&Problem, usize)> = Vec::new();
+        for p in &ps {
+            match once
+                .iter_mut()
+                .find(|(q, _)| q.code == p.code && q.message == p.message)
+            {
+                Some((_, n)) => *n += 1,
+                None => once.push((p, 0)),
+            }
+        }
+        once.into_iter()
+            .map(|(p, more)| {
+                let d = p.diagnostic(at);
+                if more == 0 {
+                    d
+                } else {
+                    d.note(format!(
+                        "the same holds in {more} more place{} of the XML (at most 32 problems are listed)",
+                        if more == 1 { "" } else { "s" }
+                    ))
+                }
+            })
+            .collect()
+    })
 }
 
 /// A problem with an XML: which rule, where, and what to change.

@@ -168,7 +168,7 @@ fn gpu(a: &Algo, gi: usize, max_steps: u32, o: &mut Out) {
     }
     if let Some((bi, bo)) = buffers(a, me) {
         if g.i_chunks > bi || g.o_chunks > bo {
-            o.invalid(At::Gpu(gi), format!("i_chunks=\"{}\" o_chunks=\"{}\", but a {} call's buffers hold {bi} and {bo} chunks of nchunksperloop=\"{}\"", g.i_chunks, g.o_chunks, a.coll, a.nchunksperloop), "declare at most the chunks the buffers have; steps past the end corrupt memory");
+            o.invalid(At::Gpu(gi), format!("i_chunks=\"{}\" o_chunks=\"{}\", but the buffers of a `{}` call hold {bi} and {bo} chunks of nchunksperloop=\"{}\"", g.i_chunks, g.o_chunks, a.coll, a.nchunksperloop), "declare at most the chunks the buffers have; steps past the end corrupt memory");
         }
     }
     let tbs = g.tbs.len() as i64;
@@ -185,7 +185,7 @@ fn gpu(a: &Algo, gi: usize, max_steps: u32, o: &mut Out) {
     }
     let nodes = 1 + a.ngpus + tbs + steps as i64;
     if nodes > i64::from(limits::MAX_NODES) {
-        o.limit(At::Gpu(gi), format!("rank {me} parses {nodes} XML nodes (1 algo + {} gpus + {tbs} tbs + {steps} steps); the executor's reader holds at most {}", a.ngpus, limits::MAX_NODES), "use fewer ranks, chunks or instances, so fewer steps");
+        o.limit(At::Gpu(gi), format!("rank {me} parses {nodes} XML nodes (1 algo + {} gpus + {tbs} tbs + {steps} steps); the executor's reader holds at most {} (MAX_NODES)", a.ngpus, limits::MAX_NODES), "use fewer ranks, chunks or instances, so fewer steps");
     }
     // Thread blocks per (channel, peer) and per channel.
     let mut by_send: FxHashMap<(i64, i64), usize> = FxHashMap::default();

@@ -1,0 +1,77 @@
+//! Benchmark (issue target: under 1 s): emitting MSCCL XML for 1,024-rank schedules from the
+//! verified IR: recursive doubling, recursive multiplying `[a4, a4, a4, a4, a4]`, and the ring
+//! allreduce (1,024 chunks on 32 channels: 64 steps per thread block, the executor's limit).
+//! `emit` is the whole `--target msccl` backend: lowering to thread blocks and steps, writing,
+//! reading back with quick-xml, every rule, and symbolic execution with `ir::verify`; the phases
+//! are also timed alone. Run with `cargo bench --bench msccl`.
+
+use collc::backend::msccl::{self, Options};
+use collc::diag::{FileId, Span};
+use collc::ir::Program;
+use collc::lower::lower;
+use collc::sema::model::{
+    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
+};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const RANKS: usize = 1024;
+
+fn model(family: Family) -> Model {
+    let span = Span::new(FileId(0), 0, 0);
+    Model {
+        topology: None,
+        collective: Some(Collective {
+            kind: CollectiveKind::Allreduce,
+            ranks: (0..RANKS).collect(),
+            count: 1 << 20,
+            dtype: Dtype::F32,
+            op: ReduceOp::Sum,
+            root: None,
+            span,
+        }),
+        schedule: Some(Schedule { family, span }),
+        models: Vec::new(),
+        targets: Vec::new(),
+        params: BTreeMap::new(),
+    }
+}
+
+fn case(c: &mut Criterion, name: &str, p: &Program, opts: &Options) {
+    let e = msccl::emit(p, opts).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    let algo = msccl::lower::lower(p, opts).expect("lowers");
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    g.bench_function("emit", |b| {
+        b.iter(|| msccl::emit(p, opts).map(|e| e.text.len()))
+    });
+    g.bench_function("lower", |b| {
+        b.iter(|| msccl::lower::lower(p, opts).map(|a| a.gpus.len()))
+    });
+    g.bench_function("write", |b| b.iter(|| msccl::write::write(&algo).len()));
+    g.bench_function("validate", |b| {
+        b.iter(|| msccl::validate(&e.text, None, opts.max_steps).map(|p| p.ops))
+    });
+    g.finish();
+}
+
+fn bench(c: &mut Criterion) {
+    let rd = lower(&model(Family::RecursiveDoubling)).expect("lowers");
+    case(c, "msccl_rd_1024", &rd, &Options::default());
+    let rm = lower(&model(Family::RecursiveMultiplying {
+        stages: AutoOr::Fixed(vec![Stage::Factor { base: 4 }; 5]),
+        model: None,
+    }))
+    .expect("lowers");
+    case(c, "msccl_rm_a4_1024", &rm, &Options::default());
+    let ring = lower(&model(Family::Ring)).expect("lowers");
+    let opts = Options {
+        channels: 32,
+        ..Options::default()
+    };
+    case(c, "msccl_ring_1024", &ring, &opts);
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
