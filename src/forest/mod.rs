@@ -56,12 +56,23 @@ pub fn solve(
         return Ok(trivial(&net));
     }
     let opt = optimum::optimum(&net);
-    let plan = match k {
+    let mut plan = match k {
         KChoice::Auto => plan::auto(&net, &opt),
         KChoice::Fixed(k) => plan::fixed(&net, &opt, k),
     };
     let mut lg = split::remove_switches(&net, &plan);
-    let batches = pack::pack(&lg, &net.ranks, &net.roots, plan.k as i64);
+    let batches = match pack::pack(&lg, &net.ranks, &net.roots, plan.k as i64) {
+        Some(b) => b,
+        None => {
+            // floor(U b_e) can unbalance a relay node of a topology with one-way links (Section
+            // 4.5: "G({floor(U* b_e)}) is not necessarily Eulerian"), and edge splitting then
+            // cannot route all of it. The optimal plan's U b_e are exact, hence Eulerian.
+            plan = plan::optimal(&net, &opt);
+            lg = split::remove_switches(&net, &plan);
+            pack::pack(&lg, &net.ranks, &net.roots, plan.k as i64)
+                .expect("an Eulerian D_k always packs (Theorems 7 and 10)")
+        }
+    };
     let int = |v: i128| BigRational::from_integer(BigInt::from(v));
     // One tree carries 1/U units: unit * u_den / u_num bytes per second.
     let y = &net.unit * int(plan.u_den) / int(plan.u_num);

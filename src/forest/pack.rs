@@ -34,8 +34,9 @@ pub struct Batch {
     sigma_arc: usize,
 }
 
-/// Packs k trees per root into the switch-free graph `lg` (ranks only).
-pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Vec<Batch> {
+/// Packs k trees per root into the switch-free graph `lg` (ranks only). `None` if the packing
+/// stalls, which Theorems 7 and 10 rule out whenever the capacities were Eulerian.
+pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Vec<Batch>> {
     let n = lg.out.len();
     let nr = ranks.len();
     // Packing network: topology node ids (only ranks have arcs), then sigma, then s_i.
@@ -58,11 +59,13 @@ pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Vec<Batch
     }
     let mut i = 0;
     while i < batches.len() {
-        grow(&mut net, sigma, n, nr, &mut batches, i, lg, &arc_of);
+        if !grow(&mut net, sigma, n, nr, &mut batches, i, lg, &arc_of) {
+            return None;
+        }
         net.set_cap(batches[i].sigma_arc, 0);
         i += 1;
     }
-    batches
+    Some(batches)
 }
 
 fn new_batch(
@@ -102,7 +105,7 @@ fn grow(
     i: usize,
     lg: &Logical,
     arc_of: &std::collections::BTreeMap<(usize, usize), (usize, usize)>,
-) {
+) -> bool {
     while batches[i].members.len() < nr {
         let mut progressed = false;
         let mut pos = 0;
@@ -142,11 +145,11 @@ fn grow(
             }
             pos += 1;
         }
-        assert!(
-            progressed,
-            "tree packing stalled: the switch-free graph lost the connectivity Theorem 10 needs"
-        );
+        if !progressed {
+            return false;
+        }
     }
+    true
 }
 
 /// Equation (5) for adding (x, y) to batch i, whose remaining capacity on (x, y) is `g`.

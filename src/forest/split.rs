@@ -17,6 +17,9 @@
 //! - only otherwise is each v tried, by augmenting the residual network of that one flow towards v
 //!   (F(X, {w, v}) = F(X, w) + the extra flow that reaches v), again capped.
 //!
+//! Switches with at most two neighbours (NICs, PCIe switches) are spliced without any flow: the
+//! full split preserves every cut (see `remove_switch`).
+//!
 //! Pairs are tried with u != t first (u == t would only drop capacity as a self-loop) and in
 //! rotated order starting after t, which pairs neighbours into rings as in Figure 13.
 //! Switches are removed smallest current degree first, which keeps the graph from filling in.
@@ -123,6 +126,14 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
 
 fn remove_switch(lg: &mut Logical, w: usize) {
     let outs: Vec<usize> = lg.out[w].keys().copied().collect();
+    // A switch with at most two neighbours a, b: splitting a->w->b and b->w->a by the full
+    // min(c(e), c(f)) gives a->b exactly the value min(c(a,w), c(w,b)) that every cut separating
+    // a from b already had (w on its cheaper side), so all of D_k's cuts keep their capacity and
+    // Theorem 8's gamma equals c0 without any flow.
+    let mut nb: Vec<usize> = outs.iter().chain(lg.inn[w].keys()).copied().collect();
+    nb.sort_unstable();
+    nb.dedup();
+    let exact = nb.len() <= 2;
     for t in outs {
         let ins: Vec<usize> = lg.inn[w].keys().copied().collect();
         let order = ins
@@ -136,7 +147,11 @@ fn remove_switch(lg: &mut Logical, w: usize) {
                 continue;
             };
             let c0 = lg.cap(e).min(lg.cap(f));
-            let g = gamma(lg, u, w, t, c0);
+            let g = match (exact, u == t) {
+                (true, false) => c0,
+                (true, true) => 0,
+                (false, _) => gamma(lg, u, w, t, c0),
+            };
             if g > 0 {
                 apply(lg, u, w, t, g);
             }
