@@ -1,0 +1,248 @@
+//! The maxflow oracle every ForestColl stage calls (../shared/seeds/forestcoll.txt, Appendix C:
+//! F(x, y; D) and the min-cut theorem; Appendix D assumes a preflow-push solver, we use Dinic's
+//! blocking flows, which has the same strongly polynomial bound on these unit-free integer
+//! networks). Capacities are exact `i64` integers: callers scale rational bandwidths to a common
+//! denominator first, so no float ever decides a cut.
+//!
+//! The network is built once and reused: `cap0` holds the capacities, `cap` the residual of the
+//! current run. Temporary arcs (the infinite edges of the auxiliary networks) are pushed last and
+//! popped after use, and a flow can be capped (`limit`) because every caller only asks whether a
+//! maxflow reaches a threshold.
+
+/// Capacity that no cut in our networks can reach.
+pub const INF: i64 = i64::MAX / 4;
+
+#[derive(Debug, Clone, Default)]
+pub struct FlowNet {
+    adj: Vec<Vec<u32>>,
+    to: Vec<u32>,
+    cap0: Vec<i64>,
+    cap: Vec<i64>,
+    level: Vec<i32>,
+    iter: Vec<usize>,
+    queue: Vec<u32>,
+}
+
+impl FlowNet {
+    pub fn new(n: usize) -> FlowNet {
+        FlowNet {
+            adj: vec![Vec::new(); n],
+            ..FlowNet::default()
+        }
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.adj.len()
+    }
+
+    pub fn add_node(&mut self) -> usize {
+        self.adj.push(Vec::new());
+        self.adj.len() - 1
+    }
+
+    /// Adds the arc u -> v (and its zero-capacity reverse); returns the arc's id.
+    pub fn add_arc(&mut self, u: usize, v: usize, c: i64) -> usize {
+        let id = self.to.len();
+        self.to.push(v as u32);
+        self.cap0.push(c);
+        self.adj[u].push(id as u32);
+        self.to.push(u as u32);
+        self.cap0.push(0);
+        self.adj[v].push(id as u32 + 1);
+        id
+    }
+
+    /// Removes the most recently added arc, which must be the last arc of both its endpoints.
+    pub fn pop_arc(&mut self) {
+        let id = self.to.len() - 2;
+        let v = self.to[id] as usize;
+        let u = self.to[id + 1] as usize;
+        debug_assert_eq!(self.adj[v].last(), Some(&(id as u32 + 1)));
+        self.adj[v].pop();
+        debug_assert_eq!(self.adj[u].last(), Some(&(id as u32)));
+        self.adj[u].pop();
+        self.to.truncate(id);
+        self.cap0.truncate(id);
+    }
+
+    pub fn arc_count(&self) -> usize {
+        self.to.len() / 2
+    }
+
+    pub fn set_cap(&mut self, arc: usize, c: i64) {
+        self.cap0[arc] = c;
+    }
+
+    pub fn cap_of(&self, arc: usize) -> i64 {
+        self.cap0[arc]
+    }
+
+    /// Maxflow from `s` to `t`, stopping once it reaches `limit`; starts from zero flow.
+    pub fn max_flow(&mut self, s: usize, t: usize, limit: i64) -> i64 {
+        self.cap.clear();
+        self.cap.extend_from_slice(&self.cap0);
+        self.augment(s, t, limit)
+    }
+
+    /// Pushes more flow from `s` to `t` on the current residual network (after `max_flow`).
+    pub fn augment(&mut self, s: usize, t: usize, limit: i64) -> i64 {
+        if s == t {
+            return INF;
+        }
+        let n = self.adj.len();
+        self.level.resize(n, 0);
+        self.iter.resize(n, 0);
+        let mut total = 0i64;
+        while total < limit && self.bfs(s, t) {
+            self.iter.iter_mut().for_each(|i| *i = 0);
+            loop {
+                let f = self.dfs(s, t, limit - total);
+                if f == 0 {
+                    break;
+                }
+                total += f;
+                if total >= limit {
+                    break;
+                }
+            }
+        }
+        total
+    }
+
+    fn bfs(&mut self, s: usize, t: usize) -> bool {
+        self.level.iter_mut().for_each(|l| *l = -1);
+        self.queue.clear();
+        self.level[s] = 0;
+        self.queue.push(s as u32);
+        let mut head = 0;
+        while head < self.queue.len() {
+            let u = self.queue[head] as usize;
+            head += 1;
+            for &a in &self.adj[u] {
+                let a = a as usize;
+                let v = self.to[a] as usize;
+                if self.cap[a] > 0 && self.level[v] < 0 {
+                    self.level[v] = self.level[u] + 1;
+                    if v == t {
+                        return true;
+                    }
+                    self.queue.push(v as u32);
+                }
+            }
+        }
+        self.level[t] >= 0
+    }
+
+    fn dfs(&mut self, u: usize, t: usize, f: i64) -> i64 {
+        if u == t {
+            return f;
+        }
+        while self.iter[u] < self.adj[u].len() {
+            let a = self.adj[u][self.iter[u]] as usize;
+            let v = self.to[a] as usize;
+            if self.cap[a] > 0 && self.level[v] == self.level[u] + 1 {
+                let d = self.dfs(v, t, f.min(self.cap[a]));
+                if d > 0 {
+                    self.cap[a] -= d;
+                    self.cap[a ^ 1] += d;
+                    return d;
+                }
+            }
+            self.iter[u] += 1;
+        }
+        self.level[u] = -1;
+        0
+    }
+
+    /// Nodes reachable from `s` in the residual network of the last run: the source side of a
+    /// minimum cut (the smallest one) once the flow is maximum.
+    pub fn source_side(&self, s: usize) -> Vec<bool> {
+        let mut seen = vec![false; self.adj.len()];
+        let mut stack = vec![s];
+        seen[s] = true;
+        while let Some(u) = stack.pop() {
+            for &a in &self.adj[u] {
+                let a = a as usize;
+                let v = self.to[a] as usize;
+                if self.cap[a] > 0 && !seen[v] {
+                    seen[v] = true;
+                    stack.push(v);
+                }
+            }
+        }
+        seen
+    }
+
+    /// Nodes that can still reach `t` in the residual network: the complement is the source side
+    /// of the largest minimum cut.
+    pub fn sink_side(&self, t: usize) -> Vec<bool> {
+        let mut seen = vec![false; self.adj.len()];
+        let mut stack = vec![t];
+        seen[t] = true;
+        while let Some(v) = stack.pop() {
+            for &a in &self.adj[v] {
+                // a is an arc leaving v; its reverse a^1 enters v from to[a].
+                let u = self.to[a as usize] as usize;
+                if self.cap[a as usize ^ 1] > 0 && !seen[u] {
+                    seen[u] = true;
+                    stack.push(u);
+                }
+            }
+        }
+        seen
+    }
+
+    /// The residual capacities of the last run, to resume from with [`FlowNet::restore`].
+    pub fn snapshot(&self) -> Vec<i64> {
+        self.cap.clone()
+    }
+
+    pub fn restore(&mut self, saved: &[i64]) {
+        self.cap.clear();
+        self.cap.extend_from_slice(saved);
+    }
+
+    /// Extends the residual array after arcs were added since the last run (new arcs unused).
+    pub fn sync_new_arcs(&mut self) {
+        let have = self.cap.len();
+        self.cap.extend_from_slice(&self.cap0[have..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classic_network() {
+        // CLRS Figure 26.6: maxflow 23.
+        let mut f = FlowNet::new(6);
+        for (u, v, c) in [
+            (0, 1, 16),
+            (0, 2, 13),
+            (1, 3, 12),
+            (2, 1, 4),
+            (2, 4, 14),
+            (3, 2, 9),
+            (3, 5, 20),
+            (4, 3, 7),
+            (4, 5, 4),
+        ] {
+            f.add_arc(u, v, c);
+        }
+        assert_eq!(f.max_flow(0, 5, INF), 23);
+        assert_eq!(f.max_flow(0, 5, 10), 10);
+        assert_eq!(f.max_flow(0, 5, INF), 23);
+        let side = f.source_side(0);
+        let cut: i64 = (0..f.arc_count())
+            .map(|a| 2 * a)
+            .filter(|&a| side[f.to[a ^ 1] as usize] && !side[f.to[a] as usize])
+            .map(|a| f.cap0[a])
+            .sum();
+        assert_eq!(cut, 23);
+        f.add_arc(0, 5, 5);
+        assert_eq!(f.max_flow(0, 5, INF), 28);
+        f.pop_arc();
+        assert_eq!(f.max_flow(0, 5, INF), 23);
+    }
+}

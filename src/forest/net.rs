@@ -1,0 +1,193 @@
+//! The integer network ForestColl works on (../shared/seeds/forestcoll.txt, Appendix C: "all link
+//! bandwidths are integers ... one can always scale them up"). [`Net`] turns a checked
+//! [`Topology`] into exact integer capacities: every bandwidth is divided by `unit`, the greatest
+//! common divisor of all the topology's edge bandwidths (as rationals), so the smallest
+//! integers that keep every ratio exact. For in-trees (reduce-scatter, reduce) the graph is
+//! transposed (Section 4.6) and everything downstream builds out-trees on it.
+//!
+//! Nodes keep their topology ids; the compute nodes of the collective (`ranks`) are the paper's
+//! Vc, every other node (switches, and compute nodes outside the collective) only relays and is
+//! removed by edge splitting.
+
+use super::types::{Direction, ForestError, Roots};
+use crate::sema::model::{NodeId, Topology};
+use num_bigint::BigInt;
+use num_integer::Integer;
+use num_rational::BigRational;
+use num_traits::{One, ToPrimitive, Zero};
+use petgraph::visit::EdgeRef;
+use std::collections::BTreeMap;
+
+/// One physical edge of the topology in working direction, with its integer bandwidth.
+#[derive(Debug, Clone, Copy)]
+pub struct Phys {
+    pub from: usize,
+    pub to: usize,
+    /// Index into `Topology::graph`'s edges.
+    pub edge: usize,
+    pub bw: i64,
+}
+
+#[derive(Debug, Clone)]
+pub struct Net {
+    pub n: usize,
+    pub direction: Direction,
+    /// Vc: the collective's compute nodes in rank order.
+    pub ranks: Vec<NodeId>,
+    pub is_rank: Vec<bool>,
+    /// The roots of the trees (all ranks, or one).
+    pub roots: Vec<NodeId>,
+    /// Bytes per second of one unit of integer bandwidth.
+    pub unit: BigRational,
+    /// Physical edges (transposed for in-trees), bandwidth in units.
+    pub phys: Vec<Phys>,
+    /// Parallel physical edges merged: (from, to) -> total units.
+    pub merged: BTreeMap<(usize, usize), i64>,
+}
+
+impl Net {
+    pub fn build(
+        topo: &Topology,
+        ranks: &[NodeId],
+        roots: Roots,
+        dir: Direction,
+    ) -> Result<Net, ForestError> {
+        let n = topo.nodes.len();
+        let mut ranks = ranks.to_vec();
+        let roots = match roots {
+            Roots::All => ranks.clone(),
+            Roots::One(r) => {
+                if !ranks.contains(&r) {
+                    ranks.push(r);
+                }
+                vec![r]
+            }
+        };
+        let mut is_rank = vec![false; n];
+        for &r in &ranks {
+            is_rank[r] = true;
+        }
+        // unit = gcd of all bandwidths = gcd(numerators * (L / denominators)) / L.
+        let edges: Vec<_> = topo
+            .graph
+            .edge_references()
+            .filter(|e| e.weight().bandwidth > BigRational::zero())
+            .filter(|e| e.source() != e.target())
+            .collect();
+        let mut lcm = BigInt::one();
+        for e in &edges {
+            lcm = lcm.lcm(e.weight().bandwidth.denom());
+        }
+        let mut g = BigInt::zero();
+        for e in &edges {
+            let bw = &e.weight().bandwidth;
+            g = g.gcd(&(bw.numer() * (&lcm / bw.denom())));
+        }
+        let unit = if g.is_zero() {
+            BigRational::one()
+        } else {
+            BigRational::new(g.clone(), lcm.clone())
+        };
+        let mut phys = Vec::with_capacity(edges.len());
+        let mut merged = BTreeMap::new();
+        for e in &edges {
+            let bw = &e.weight().bandwidth;
+            let units = (bw.numer() * (&lcm / bw.denom())) / &g;
+            // Bandwidth ratios beyond 2^40 would overflow the flow networks' i64 arithmetic;
+            // such links are clamped (they are never the bottleneck next to the small ones).
+            let bw = units.to_i64().unwrap_or(i64::MAX).min(1 << 40);
+            let (a, b) = (e.source().index(), e.target().index());
+            let (from, to) = match dir {
+                Direction::Out => (a, b),
+                Direction::In => (b, a),
+            };
+            phys.push(Phys {
+                from,
+                to,
+                edge: e.id().index(),
+                bw,
+            });
+            *merged.entry((from, to)).or_insert(0) += bw;
+        }
+        let net = Net {
+            n,
+            direction: dir,
+            ranks,
+            is_rank,
+            roots,
+            unit,
+            phys,
+            merged,
+        };
+        net.check_reachable()?;
+        Ok(net)
+    }
+
+    /// Every rank must be reachable from every root (in the working direction).
+    fn check_reachable(&self) -> Result<(), ForestError> {
+        let mut fwd = vec![Vec::new(); self.n];
+        let mut bwd = vec![Vec::new(); self.n];
+        for &(a, b) in self.merged.keys() {
+            fwd[a].push(b);
+            bwd[b].push(a);
+        }
+        let reach = |adj: &Vec<Vec<usize>>, s: usize| {
+            let mut seen = vec![false; self.n];
+            let mut stack = vec![s];
+            seen[s] = true;
+            while let Some(u) = stack.pop() {
+                for &v in &adj[u] {
+                    if !seen[v] {
+                        seen[v] = true;
+                        stack.push(v);
+                    }
+                }
+            }
+            seen
+        };
+        let r0 = self.roots[0];
+        let down = reach(&fwd, r0);
+        let up = reach(&bwd, r0);
+        let err = |from, to| match self.direction {
+            Direction::Out => ForestError::Unreachable { from, to },
+            Direction::In => ForestError::Unreachable { from: to, to: from },
+        };
+        for &v in &self.ranks {
+            if !down[v] {
+                return Err(err(r0, v));
+            }
+        }
+        if self.roots.len() > 1 {
+            // Every rank reaches r0 and r0 reaches every rank: all ranks are mutually reachable.
+            for &v in &self.roots {
+                if !up[v] {
+                    return Err(err(v, r0));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Total units entering `v`.
+    pub fn ingress(&self, v: usize) -> i64 {
+        self.merged
+            .iter()
+            .filter(|((_, b), _)| *b == v)
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    /// B+(S): units leaving the node set `inside`.
+    pub fn exiting(&self, inside: &[bool]) -> i64 {
+        self.merged
+            .iter()
+            .filter(|((a, b), _)| inside[*a] && !inside[*b])
+            .map(|(_, c)| c)
+            .sum()
+    }
+
+    /// Converts `units` per unit of time into bytes per second.
+    pub fn bytes_per_second(&self, units: &BigRational) -> BigRational {
+        units * &self.unit
+    }
+}

@@ -1,0 +1,306 @@
+//! Switch removal by edge splitting (../shared/seeds/forestcoll.txt, Section 4.3, Algorithm 2,
+//! Appendix C.2, Algorithm 4, Theorem 8), keeping the routing table as explicit paths.
+//!
+//! The working graph is D = G(floor(U b_e)) plus the source s with a k-capacity arc to every root
+//! (D_k). For each switch w and each egress f = (w, t), the ingress edges e = (u, w) are paired in
+//! turn and gamma (Theorem 8) units of (u, w), (w, t) are replaced by (u, t):
+//!
+//!   gamma = min{ c(u,w), c(w,t), min_v F(u, w; D^_(u,w),v) - D, min_v F(w, t; D^_(w,t),v) - D }
+//!
+//! where D = |R| k, D^_(u,w),v forces s, u, t to the source side and v, w to the sink side, and
+//! D^_(w,t),v forces s, w to the source side and u, t, v to the sink side. Evaluating it as written
+//! costs 2N maxflows per pair; we get the same value with far fewer:
+//! - both minima only matter below c0 = min(c(u,w), c(w,t)), so every flow is capped at D + c0;
+//! - min_v F(X, {w, v}) >= F(X, w), with equality as soon as some rank v lies on the sink side of a
+//!   minimum X-w cut; one maxflow X -> w and one residual search settle that (and when u or t is a
+//!   rank, v = u or v = t makes the second family a single flow);
+//! - only otherwise is each v tried, by augmenting the residual network of that one flow towards v
+//!   (F(X, {w, v}) = F(X, w) + the extra flow that reaches v), again capped.
+//!
+//! Switches with at most two neighbours (NICs, PCIe switches) are spliced without any flow: the
+//! full split preserves every cut (see `remove_switch`).
+//!
+//! Pairs are tried with u != t first (u == t would only drop capacity as a self-loop) and in
+//! rotated order starting after t, which pairs neighbours into rings as in Figure 13.
+//! Switches are removed smallest current degree first, which keeps the graph from filling in.
+//!
+//! Every unit of capacity carries the physical path it stands for ([`Piece`]): splitting
+//! concatenates the paths of the two edges it consumes, so a tree edge maps back to graph edges.
+
+use super::flow::{FlowNet, INF};
+use super::net::Net;
+use super::plan::Plan;
+use std::collections::BTreeMap;
+
+/// `units` units of a logical edge travel along `path` (graph edge indices).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Piece {
+    pub path: Vec<u32>,
+    pub units: i64,
+}
+
+/// The working graph: arcs of the flow network D_k with their pieces.
+pub struct Logical {
+    pub flow: FlowNet,
+    pub s: usize,
+    pub out: Vec<BTreeMap<usize, usize>>,
+    pub inn: Vec<BTreeMap<usize, usize>>,
+    /// Pieces per forward arc (arc id / 2).
+    pub pieces: Vec<Vec<Piece>>,
+    is_rank: Vec<bool>,
+    demand: i64,
+}
+
+impl Logical {
+    pub fn cap(&self, arc: usize) -> i64 {
+        self.flow.cap_of(arc)
+    }
+
+    fn arc(&mut self, u: usize, v: usize) -> usize {
+        if let Some(&a) = self.out[u].get(&v) {
+            return a;
+        }
+        let a = self.flow.add_arc(u, v, 0);
+        self.out[u].insert(v, a);
+        self.inn[v].insert(u, a);
+        self.pieces.resize(a / 2 + 1, Vec::new());
+        a
+    }
+
+    fn add(&mut self, arc: usize, delta: i64) {
+        let c = self.flow.cap_of(arc) + delta;
+        self.flow.set_cap(arc, c);
+    }
+
+    fn drop_if_empty(&mut self, u: usize, v: usize) {
+        if let Some(&a) = self.out[u].get(&v)
+            && self.flow.cap_of(a) == 0
+        {
+            self.out[u].remove(&v);
+            self.inn[v].remove(&u);
+            self.pieces[a / 2].clear();
+        }
+    }
+}
+
+/// Builds D_k from the plan's capacities and removes every non-rank node.
+pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
+    let n = net.n;
+    let mut lg = Logical {
+        flow: FlowNet::new(n + 1),
+        s: n,
+        out: vec![BTreeMap::new(); n + 1],
+        inn: vec![BTreeMap::new(); n + 1],
+        pieces: Vec::new(),
+        is_rank: net.is_rank.clone(),
+        demand: net.roots.len() as i64 * plan.k as i64,
+    };
+    for (ph, &c) in net.phys.iter().zip(&plan.caps) {
+        if c > 0 {
+            let a = lg.arc(ph.from, ph.to);
+            lg.add(a, c);
+            lg.pieces[a / 2].push(Piece {
+                path: vec![ph.edge as u32],
+                units: c,
+            });
+        }
+    }
+    for &r in &net.roots {
+        let a = lg.flow.add_arc(lg.s, r, plan.k as i64);
+        lg.pieces.resize(a / 2 + 1, Vec::new());
+    }
+    let mut pending: Vec<usize> = (0..n)
+        .filter(|&v| !net.is_rank[v] && (!lg.out[v].is_empty() || !lg.inn[v].is_empty()))
+        .collect();
+    while !pending.is_empty() {
+        let (i, _) = pending
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &w)| (lg.out[w].len() + lg.inn[w].len(), w))
+            .expect("non-empty");
+        let w = pending.swap_remove(i);
+        remove_switch(&mut lg, w);
+    }
+    lg
+}
+
+fn remove_switch(lg: &mut Logical, w: usize) {
+    let outs: Vec<usize> = lg.out[w].keys().copied().collect();
+    // A switch with at most two neighbours a, b: splitting a->w->b and b->w->a by the full
+    // min(c(e), c(f)) gives a->b exactly the value min(c(a,w), c(w,b)) that every cut separating
+    // a from b already had (w on its cheaper side), so all of D_k's cuts keep their capacity and
+    // Theorem 8's gamma equals c0 without any flow.
+    let mut nb: Vec<usize> = outs.iter().chain(lg.inn[w].keys()).copied().collect();
+    nb.sort_unstable();
+    nb.dedup();
+    let exact = nb.len() <= 2;
+    for t in outs {
+        let ins: Vec<usize> = lg.inn[w].keys().copied().collect();
+        let order = ins
+            .iter()
+            .filter(|&&u| u > t)
+            .chain(ins.iter().filter(|&&u| u < t))
+            .chain(ins.iter().filter(|&&u| u == t));
+        for &u in order {
+            let Some(&f) = lg.out[w].get(&t) else { break };
+            let Some(&e) = lg.inn[w].get(&u) else {
+                continue;
+            };
+            let c0 = lg.cap(e).min(lg.cap(f));
+            let g = match (exact, u == t) {
+                (true, false) => c0,
+                (true, true) => 0,
+                (false, _) => gamma(lg, u, w, t, c0),
+            };
+            if g > 0 {
+                apply(lg, u, w, t, g);
+            }
+        }
+    }
+    // With an Eulerian D every edge of w is used up now (Theorems 6-8). Capacity left over (only
+    // possible when floor(U b_e) broke the balance) cannot be routed through w and is dropped.
+    for t in lg.out[w].keys().copied().collect::<Vec<_>>() {
+        let a = lg.out[w][&t];
+        lg.flow.set_cap(a, 0);
+        lg.drop_if_empty(w, t);
+    }
+    for u in lg.inn[w].keys().copied().collect::<Vec<_>>() {
+        let a = lg.inn[w][&u];
+        lg.flow.set_cap(a, 0);
+        lg.drop_if_empty(u, w);
+    }
+}
+
+/// Theorem 8's gamma, capped at `c0` = min(c(u,w), c(w,t)).
+fn gamma(lg: &mut Logical, u: usize, w: usize, t: usize, c0: i64) -> i64 {
+    if c0 <= 0 {
+        return 0;
+    }
+    let s = lg.s;
+    let d = lg.demand;
+    // Family 1: s, u, t on the source side; w, v on the sink side.
+    lg.flow.add_arc(s, u, INF);
+    lg.flow.add_arc(s, t, INF);
+    let f1 = min_over_sinks(lg, w, &[u, t], d + c0, false);
+    lg.flow.pop_arc();
+    lg.flow.pop_arc();
+    let g = c0.min(f1 - d);
+    if g <= 0 {
+        return 0;
+    }
+    // Family 2: s, w on the source side; u, t, v on the sink side.
+    lg.flow.add_arc(s, w, INF);
+    let extra = u != t;
+    if extra {
+        lg.flow.add_arc(t, u, INF);
+    }
+    let either_rank = lg.is_rank[u] || lg.is_rank[t];
+    let f2 = min_over_sinks(lg, u, &[u, t], d + g, either_rank);
+    if extra {
+        lg.flow.pop_arc();
+    }
+    lg.flow.pop_arc();
+    g.min(f2 - d).max(0)
+}
+
+/// min over ranks v (not in `excluded`) of F(s, {sink, v}), capped at `limit`. With `settled`
+/// the plain F(s, sink) is the answer (a rank is already forced to the sink side).
+fn min_over_sinks(
+    lg: &mut Logical,
+    sink: usize,
+    excluded: &[usize],
+    limit: i64,
+    settled: bool,
+) -> i64 {
+    let s = lg.s;
+    let f = lg.flow.max_flow(s, sink, limit);
+    if f >= limit || settled {
+        return f;
+    }
+    let side = lg.flow.source_side(s);
+    let n = lg.is_rank.len();
+    if (0..n).any(|v| lg.is_rank[v] && !side[v] && !excluded.contains(&v)) {
+        return f;
+    }
+    // Every rank sits on the source side of every minimum cut: try each one as an extra sink.
+    let saved = lg.flow.snapshot();
+    let mut best = limit;
+    for v in 0..n {
+        if !lg.is_rank[v] || excluded.contains(&v) {
+            continue;
+        }
+        lg.flow.add_arc(v, sink, INF);
+        lg.flow.sync_new_arcs();
+        let more = lg.flow.augment(s, sink, best - f);
+        lg.flow.pop_arc();
+        lg.flow.restore(&saved);
+        best = best.min(f + more);
+        if best == f {
+            break;
+        }
+    }
+    best
+}
+
+fn apply(lg: &mut Logical, u: usize, w: usize, t: usize, g: i64) {
+    let e = lg.inn[w][&u];
+    let f = lg.out[w][&t];
+    lg.add(e, -g);
+    lg.add(f, -g);
+    let pe = take(&mut lg.pieces[e / 2], g);
+    let pf = take(&mut lg.pieces[f / 2], g);
+    lg.drop_if_empty(u, w);
+    lg.drop_if_empty(w, t);
+    if u == t {
+        return;
+    }
+    let a = lg.arc(u, t);
+    lg.add(a, g);
+    let joined = join(pe, pf);
+    let list = &mut lg.pieces[a / 2];
+    for p in joined {
+        match list.iter_mut().find(|q| q.path == p.path) {
+            Some(q) => q.units += p.units,
+            None => list.push(p),
+        }
+    }
+}
+
+/// Takes `g` units off the end of a piece list.
+fn take(list: &mut Vec<Piece>, mut g: i64) -> Vec<Piece> {
+    let mut got = Vec::new();
+    while g > 0 {
+        let last = list.last_mut().expect("pieces cover the capacity");
+        let m = last.units.min(g);
+        got.push(Piece {
+            path: last.path.clone(),
+            units: m,
+        });
+        last.units -= m;
+        if last.units == 0 {
+            list.pop();
+        }
+        g -= m;
+    }
+    got
+}
+
+/// Pairs the units of two equally long piece lists into concatenated paths.
+fn join(mut a: Vec<Piece>, mut b: Vec<Piece>) -> Vec<Piece> {
+    let mut out = Vec::new();
+    while let (Some(x), Some(y)) = (a.last_mut(), b.last_mut()) {
+        let m = x.units.min(y.units);
+        let mut path = x.path.clone();
+        path.extend_from_slice(&y.path);
+        out.push(Piece { path, units: m });
+        x.units -= m;
+        y.units -= m;
+        if x.units == 0 {
+            a.pop();
+        }
+        if y.units == 0 {
+            b.pop();
+        }
+    }
+    out
+}
