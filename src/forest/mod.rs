@@ -5,6 +5,9 @@
 
 pub mod types;
 
+/// The report on a solved forest (`collc build --emit report`).
+pub mod report;
+
 pub use types::{Cut, Direction, Forest, ForestEdge, ForestError, KChoice, Roots, Tree};
 
 // The entry point the solver provides (implemented in `solve`):
