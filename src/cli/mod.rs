@@ -8,6 +8,7 @@
 //! is unset), unless `--color` says otherwise.
 
 mod explain;
+mod flow;
 mod sim;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
