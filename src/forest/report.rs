@@ -20,7 +20,8 @@
 //! `lambda = min over v of min(F(c0, v), F(v, c0))`; the cut is read off the last residual graph.
 
 use super::Forest;
-use crate::sema::model::{NodeId, Topology};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::sema::model::{AutoOr, Collective, CollectiveKind, Family, Model, NodeId, Topology};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{Signed, ToPrimitive, Zero};
@@ -289,6 +290,48 @@ pub fn text(topo: &Topology, ag: &Forest, rs: &Forest) -> String {
         }
     }
     out
+}
+
+/// The report for a checked model (what `collc build --emit report` prints): its topology's
+/// allgather and reduce-scatter forests over the collective's ranks, with the schedule's `k` when
+/// it is a `forest` schedule and `k: auto` otherwise.
+pub fn for_model(m: &Model) -> Result<String, Vec<Diagnostic>> {
+    let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
+        return Err(vec![
+            Diagnostic::error(
+                Code::MissingDeclaration,
+                m.topology.as_ref().map_or(Span::default(), |t| t.span),
+                "the report needs a topology and a collective",
+            )
+            .label("nothing to report on")
+            .help("declare both, e.g. `collective allgather { size: 64 MiB; }`"),
+        ]);
+    };
+    let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
+    let k = match m.schedule.as_ref().map(|s| &s.family) {
+        Some(Family::Forest { k, .. }) => *k,
+        _ => AutoOr::Auto,
+    };
+    // Allreduce needs exactly the two forests: reduce-scatter in-trees, then allgather out-trees.
+    let both = Collective {
+        kind: CollectiveKind::Allreduce,
+        root: None,
+        ..c.clone()
+    };
+    let f = crate::lower::forest::solve(m, &both, k, span)?;
+    match f.as_slice() {
+        [rs, ag] => Ok(text(topo, ag, rs)),
+        _ => Err(vec![
+            Diagnostic::error(
+                Code::ForestUnschedulable,
+                span,
+                "the solver did not return the reduce-scatter and allgather forests",
+            )
+            .label("here")
+            .help("try `k: 1;`")
+            .note("this is a bug in collc; please report it with this file"),
+        ]),
+    }
 }
 
 /// `a / b` in percent, for display.
