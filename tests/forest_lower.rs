@@ -304,3 +304,18 @@ proptest! {
         prop_assert!(verify(&p).is_ok(), "{:?}", verify(&p).err().map(|f| f[0].message.clone()));
     }
 }
+
+/// One rank: the solver returns a single empty tree of rate zero; every kind lowers to copies.
+#[test]
+fn one_rank_with_an_empty_zero_rate_tree() {
+    for kind in KINDS {
+        let c = collective(kind, 1, 64, kind.has_root().then_some(0));
+        let forests: Vec<Forest> = needs(&c)
+            .iter()
+            .map(|(_, d)| forest(*d, 1, vec![tree(0, q(0, 1), &[])]))
+            .collect();
+        let refs: Vec<&Forest> = forests.iter().collect();
+        let p = program(&c, 3, &refs).expect("lowers");
+        proved(&p);
+    }
+}

@@ -8,6 +8,7 @@
 //! is unset), unless `--color` says otherwise.
 
 mod explain;
+mod flow;
 mod mpi;
 mod msccl;
 mod report;

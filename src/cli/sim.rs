@@ -9,6 +9,7 @@
 //! The report follows LogGOPSim's output (`Times:`, `Host r: t`, `Maximum finishing time ...`);
 //! `--trace OUT.json` writes a Chrome trace (Perfetto). A schedule that cannot finish (unmatched
 //! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
+//! A `forest` schedule or a `flow` model runs the flow-level model instead ([`super::flow`]).
 
 use super::{CheckArgs, Out, options, read_source, write_atomic};
 use crate::backend::goal::{self, GoalOptions, GoalSchedule, GoalSpans, validate::At};
@@ -126,7 +127,23 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             )
         })
     } else {
-        prepare_coll(&a, &mut files, id, &opts)
+        let checked = sema::check(&mut files, id, &opts);
+        match checked.model.filter(|_| checked.diagnostics.is_empty()) {
+            None => Err(checked.diagnostics),
+            Some(m) if super::flow::wanted(&m, a.model.as_deref()) && diags.is_empty() => {
+                return match super::flow::report(&m) {
+                    Ok(text) => {
+                        print!("{text}");
+                        0
+                    }
+                    Err(d) => {
+                        out.diags(&d, &files);
+                        1
+                    }
+                };
+            }
+            Some(m) => prepare_coll(&a, &mut files, id, &m),
+        }
     };
     let (schedule, spans, model, unit) = match prepared {
         Ok(x) if diags.is_empty() => x,
@@ -172,17 +189,13 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
 
 type Prepared = (GoalSchedule, Option<GoalSpans>, Model, TimeUnit);
 
-/// Check, choose the model, lower, verify and convert a `.coll` file.
+/// Choose the model, lower, verify and convert a checked `.coll` file.
 fn prepare_coll(
     a: &SimArgs,
     files: &mut SourceMap,
     id: FileId,
-    opts: &sema::Options,
+    m: &Checked,
 ) -> Result<Prepared, Vec<Diagnostic>> {
-    let checked = sema::check(files, id, opts);
-    let Some(m) = checked.model.filter(|_| checked.diagnostics.is_empty()) else {
-        return Err(checked.diagnostics);
-    };
     let asked = match &a.model {
         Some(n) => {
             let f = files.add("<command line>", format!("--model {n}"));
@@ -190,7 +203,7 @@ fn prepare_coll(
         }
         None => Span::new(id, 0, 0),
     };
-    let (model, unit, gamma, declared) = choose_model(&m, a.model.as_deref(), asked)?;
+    let (model, unit, gamma, declared) = choose_model(m, a.model.as_deref(), asked)?;
     let model = match model {
         Model::LogGP(lg) => Model::LogGP(a.apply(lg)),
         Model::Postal(_) if a.loggp_flags() => {
@@ -212,7 +225,7 @@ fn prepare_coll(
         reduce_per_byte: gamma,
         ..GoalOptions::default()
     };
-    let schedule = lower_to_goal(&m, &goal_opts)?;
+    let schedule = lower_to_goal(m, &goal_opts)?;
     Ok((schedule, None, model, unit))
 }
 

@@ -21,6 +21,9 @@ pub mod split;
 pub mod types;
 pub mod validate;
 
+/// The report on a solved forest (`collc build --emit report`).
+pub mod report;
+
 pub use types::{Cut, Direction, Forest, ForestEdge, ForestError, KChoice, Roots, Tree};
 
 use crate::sema::model::{NodeId, Topology};

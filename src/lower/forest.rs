@@ -305,16 +305,13 @@ pub fn lower_error(e: &LowerError, k: AutoOr<u64>, chunks: u64, span: Span) -> D
     }
 }
 
-/// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,
-/// solves the forests the collective needs and emits the program.
-pub(super) fn lower(
+/// Solves the forests `c` needs ([`needs`]) on the model's topology, with `k` trees per root.
+pub fn solve(
     model: &crate::sema::model::Model,
     c: &Collective,
     k: AutoOr<u64>,
-    chunks: u64,
     span: Span,
-) -> Result<Program, Vec<Diagnostic>> {
-    precheck(c, k, chunks, span).map_err(|d| vec![d])?;
+) -> Result<Vec<Forest>, Vec<Diagnostic>> {
     let Some(topo) = model.topology.as_ref() else {
         return Err(vec![
             Diagnostic::error(
@@ -326,7 +323,7 @@ pub(super) fn lower(
             .help("declare one, e.g. `topology t = dgx_a100(clusters: 2);`"),
         ]);
     };
-    let _ = topo;
+    let _ = (topo, k);
     Err(vec![
         Diagnostic::error(
             Code::LowerUnsupported,
@@ -339,4 +336,19 @@ pub(super) fn lower(
             c.kind.name()
         )),
     ])
+}
+
+/// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,
+/// solves the forests the collective needs and emits the program.
+pub(super) fn lower(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    chunks: u64,
+    span: Span,
+) -> Result<Program, Vec<Diagnostic>> {
+    precheck(c, k, chunks, span).map_err(|d| vec![d])?;
+    let forests = solve(model, c, k, span)?;
+    let refs: Vec<&Forest> = forests.iter().collect();
+    program(c, chunks, &refs).map_err(|e| vec![lower_error(&e, k, chunks, span)])
 }

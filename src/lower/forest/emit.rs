@@ -77,8 +77,8 @@ pub(crate) fn units(forests: &[&Forest]) -> Result<u64, String> {
     let mut d = BigInt::one();
     for f in forests {
         for (_, total, trees) in by_root(f)? {
-            for t in trees {
-                let w = &t.rate / &total;
+            for (_, w) in trees {
+                let w = w / &total;
                 d = d.lcm(w.denom());
             }
         }
@@ -87,10 +87,12 @@ pub(crate) fn units(forests: &[&Forest]) -> Result<u64, String> {
         .ok_or_else(|| format!("the trees' shares need {d} units per shard"))
 }
 
-/// A root, its trees' total rate, and its trees.
-type Group<'a> = (NodeId, BigRational, Vec<&'a Tree>);
+/// A root, its trees' total weight, and its trees with their weights.
+type Group<'a> = (NodeId, BigRational, Vec<(&'a Tree, BigRational)>);
 
-/// Trees grouped by root (in order of first appearance), with each root's total rate.
+/// Trees grouped by root (in order of first appearance) with their weights: their rates, or
+/// equal weights for a root whose trees all have rate zero (a single rank, where nothing moves);
+/// other zero-rate trees carry nothing and are left out.
 fn by_root(f: &Forest) -> Result<Vec<Group<'_>>, String> {
     let mut order: Vec<NodeId> = Vec::new();
     let mut groups: BTreeMap<NodeId, Vec<&Tree>> = BTreeMap::new();
@@ -100,9 +102,6 @@ fn by_root(f: &Forest) -> Result<Vec<Group<'_>>, String> {
                 "a tree rooted at node {} has a negative rate",
                 t.root
             ));
-        }
-        if t.rate.is_zero() {
-            continue;
         }
         let g = groups.entry(t.root).or_default();
         if g.is_empty() {
@@ -114,8 +113,17 @@ fn by_root(f: &Forest) -> Result<Vec<Group<'_>>, String> {
         .into_iter()
         .map(|r| {
             let trees = groups.remove(&r).unwrap_or_default();
-            let total = trees.iter().map(|t| t.rate.clone()).sum();
-            (r, total, trees)
+            let weighted: Vec<(&Tree, BigRational)> = if trees.iter().all(|t| t.rate.is_zero()) {
+                trees.into_iter().map(|t| (t, BigRational::one())).collect()
+            } else {
+                trees
+                    .into_iter()
+                    .filter(|t| !t.rate.is_zero())
+                    .map(|t| (t, t.rate.clone()))
+                    .collect()
+            };
+            let total = weighted.iter().map(|(_, w)| w.clone()).sum();
+            (r, total, weighted)
         })
         .collect())
 }
@@ -150,8 +158,8 @@ pub(crate) fn place(
         }
         seen_roots[r as usize] = true;
         let mut start = 0u64;
-        for t in trees {
-            let w = &t.rate / &total * BigRational::from_integer(layout.units.into());
+        for (t, w) in trees {
+            let w = w / &total * BigRational::from_integer(layout.units.into());
             let units = w
                 .to_integer()
                 .to_u32()
