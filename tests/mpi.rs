@@ -259,7 +259,7 @@ fn mpirun(mpirun: &str, n: u32, prog: &Path, args: &[&str]) -> (Option<i32>, Str
 fn generated_programs_pass_check_under_mpirun() {
     let (launcher, mpicc) = openmpi();
     let ws = target_dir().join("mpi-tests");
-    std::fs::create_dir_all(&ws).expect("workspace dir");
+    std::fs::create_dir_all(ws.join("gen")).expect("workspace dir");
     let mut members = Vec::new();
     for (name, n, coll, sched) in PROGRAMS {
         let file = ws.join(format!("{name}.coll"));
