@@ -471,6 +471,19 @@ fn output_directory_is_replaced_atomically() {
     );
     assert!(out.join("target/marker").exists() && out.join("Cargo.lock").exists());
     assert!(!out.join("src/stale.rs").exists());
+    // `-o .` from inside the project works too.
+    let here = collc()
+        .args(["build", "--target", "mpi", "-o", "."])
+        .arg(&file)
+        .current_dir(&out)
+        .output()
+        .expect("runs");
+    assert!(
+        here.status.success(),
+        "{}",
+        String::from_utf8_lossy(&here.stderr)
+    );
+    assert!(out.join("target/marker").exists() && out.join("src/schedule.bin").exists());
     let other = dir.join("mine");
     std::fs::create_dir_all(&other).expect("mkdir");
     std::fs::write(other.join("notes.txt"), "mine").expect("write");
