@@ -106,6 +106,14 @@ fn kept(old: &Path, project: &Project) -> io::Result<Vec<std::ffi::OsString>> {
 /// Writes `project` to `dir` atomically (see the module doc).
 pub(super) fn write_dir(dir: &Path, project: &Project) -> io::Result<()> {
     let exists = dir.exists();
+    // `.` or `..` cannot be renamed; their real path can.
+    let real;
+    let dir = if exists {
+        real = dir.canonicalize()?;
+        real.as_path()
+    } else {
+        dir
+    };
     if exists {
         let toml = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
         if !dir.is_dir() || !toml.starts_with(MARK) {

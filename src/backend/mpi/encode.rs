@@ -12,7 +12,7 @@
 use super::MpiError;
 use crate::ir::{Buf, Op, OpKind, Proc, ProcKind, Program, Slice, Spec};
 use crate::sema::model::{CollectiveKind, Dtype, ReduceOp};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The largest tag every MPI library accepts (the standard's lower bound for `MPI_TAG_UB`).
 pub const MAX_TAG: u32 = 32_767;
@@ -52,50 +52,61 @@ fn index_of<T: PartialEq>(all: &[T], x: &T) -> u64 {
     all.iter().position(|y| y == x).unwrap_or(0) as u64
 }
 
-/// Per op of every rank, the ordinal k of its message on its channel (peer, tag, direction);
-/// also the dense numbering of the tags and the longest channel.
+/// The MPI tag of every message op: per process, per op (0 for local ops).
 struct Tags {
-    dense: FxHashMap<u32, u32>,
-    longest: u32,
+    of: Vec<Vec<u32>>,
+    /// Tags used: the IR's distinct tags times the longest channel.
+    count: u64,
 }
 
-fn channel_ordinals(proc: &Proc, mut each: impl FnMut(usize, u32, u32)) {
-    let mut seen: FxHashMap<(u32, u32, bool), u32> = FxHashMap::default();
-    for (i, op) in proc.ops.iter().enumerate() {
+/// The ordinal k of every message op of `proc` on its channel (peer, IR tag, direction), using
+/// `seen` (cleared first) as scratch; also the longest channel.
+fn channel_ordinals(proc: &Proc, seen: &mut FxHashMap<u64, u32>, ks: &mut Vec<u32>) -> u32 {
+    seen.clear();
+    ks.clear();
+    let mut longest = 0;
+    for op in &proc.ops {
         let (Some(peer), Some(tag)) = (op.kind.peer(), op.kind.tag()) else {
+            ks.push(0);
             continue;
         };
-        let send = matches!(op.kind, OpKind::Send { .. });
-        let k = seen.entry((peer, tag, send)).or_insert(0);
-        each(i, tag, *k);
+        let send = u64::from(matches!(op.kind, OpKind::Send { .. }));
+        let key = (u64::from(peer) << 33) | (u64::from(tag) << 1) | send;
+        let k = seen.entry(key).or_insert(0);
+        ks.push(*k);
         *k += 1;
+        longest = longest.max(*k);
     }
+    longest
 }
 
+/// Assigns the MPI tags of the module doc: `d(t) * K + k`.
 fn tags(p: &Program) -> Tags {
-    let mut all: Vec<u32> = Vec::new();
+    let mut seen = FxHashMap::default();
     let mut longest = 0;
-    let mut distinct = 0;
+    let mut of: Vec<Vec<u32>> = Vec::with_capacity(p.procs.len());
+    let mut used: FxHashSet<u32> = FxHashSet::default();
     for proc in &p.procs {
-        channel_ordinals(proc, |_, tag, k| {
-            longest = longest.max(k + 1);
-            all.push(tag);
-        });
-        // Keep the list short without sorting it once per process.
-        if all.len() > 2 * distinct + 4096 {
-            all.sort_unstable();
-            all.dedup();
-            distinct = all.len();
+        let mut ks = Vec::with_capacity(proc.ops.len());
+        longest = longest.max(channel_ordinals(proc, &mut seen, &mut ks));
+        of.push(ks);
+        used.extend(proc.ops.iter().filter_map(|o| o.kind.tag()));
+    }
+    let mut all: Vec<u32> = used.into_iter().collect();
+    all.sort_unstable();
+    let dense = |t: u32| all.binary_search(&t).unwrap_or(0) as u32;
+    for (proc, ks) in p.procs.iter().zip(&mut of) {
+        for (op, k) in proc.ops.iter().zip(ks.iter_mut()) {
+            if let Some(t) = op.kind.tag() {
+                // Saturates when there are too many tags, which `encode` then reports.
+                *k = dense(t).saturating_mul(longest).saturating_add(*k);
+            }
         }
     }
-    all.sort_unstable();
-    all.dedup();
-    let dense = all
-        .iter()
-        .enumerate()
-        .map(|(i, &t)| (t, i as u32))
-        .collect();
-    Tags { dense, longest }
+    Tags {
+        of,
+        count: all.len() as u64 * u64::from(longest),
+    }
 }
 
 /// Encodes a verified program of ranks only (see the module doc).
@@ -105,7 +116,7 @@ pub fn encode(p: &Program) -> Result<Vec<u8>, MpiError> {
     }
     let sp = &p.spec;
     let t = tags(p);
-    let tag_count = t.dense.len() as u64 * u64::from(t.longest);
+    let tag_count = t.count;
     if tag_count > u64::from(MAX_TAG) + 1 {
         return Err(MpiError::tags(tag_count - 1));
     }
@@ -123,19 +134,13 @@ pub fn encode(p: &Program) -> Result<Vec<u8>, MpiError> {
     let index = out.len();
     out.resize(index + 4 * p.procs.len(), 0);
     let records = out.len();
-    let mut mpi_tags = Vec::new();
     for (pi, proc) in p.procs.iter().enumerate() {
         let at = u32::try_from(out.len() - records).map_err(|_| MpiError::too_large())?;
         out[index + 4 * pi..index + 4 * pi + 4].copy_from_slice(&at.to_le_bytes());
-        mpi_tags.clear();
-        mpi_tags.resize(proc.ops.len(), 0);
-        channel_ordinals(proc, |i, tag, k| {
-            mpi_tags[i] = t.dense[&tag] * t.longest + k
-        });
         put(&mut out, u64::from(proc.scratch));
         put(&mut out, proc.ops.len() as u64);
         for (i, op) in proc.ops.iter().enumerate() {
-            encode_op(&mut out, i, op, mpi_tags[i]);
+            encode_op(&mut out, i, op, t.of[pi][i]);
         }
     }
     Ok(out)

@@ -149,8 +149,8 @@ fn check<T: Elem>(world: &SimpleCommunicator, plan: &Plan, b: &mut Buffers<T>) -
         if total > 0 {
             eprintln!("check FAILED: {}: {total} wrong elements", describe(plan));
         } else {
-            let how = if arithmetic {
-                format!("within rounding (largest difference {worst:e})")
+            let how = if arithmetic && worst > 0.0 {
+                format!("within rounding (largest difference {worst:.2e})")
             } else {
                 "exactly".to_string()
             };

@@ -1,0 +1,146 @@
+//! Shared by tests/mpi.rs and tests/mpi_emit.rs: the collc binary, `target/`, `.coll` sources
+//! of the schedules the MPI tests generate, and lowering them.
+
+use collc::diag::SourceMap;
+use collc::ir::Program;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn collc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_collc"))
+}
+
+/// `target/` of this build.
+pub fn target_dir() -> PathBuf {
+    let exe = Path::new(env!("CARGO_BIN_EXE_collc"));
+    exe.ancestors()
+        .nth(2)
+        .expect("target/<profile>/collc")
+        .to_path_buf()
+}
+
+/// A `.coll` file: `n` hosts in a ring, the collective and the schedule.
+pub fn source(n: u32, collective: &str, schedule: &str) -> String {
+    let end = if schedule.ends_with('}') { "" } else { ";" };
+    format!(
+        "generator ring_of(n: int) {{\n    compute host[n];\n    for i in 0..n {{\n        link host[i] <-> host[(i + 1) % n] : 25 GB/s;\n    }}\n}}\ntopology t = ring_of({n});\ncollective {collective}\nschedule {schedule}{end}\n"
+    )
+}
+
+pub fn lowered(src: &str) -> Program {
+    let mut sources = SourceMap::new();
+    let id = sources.add("t.coll", src.to_string());
+    let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
+    assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+    let m = checked.model.expect("a model");
+    collc::lower::lower_and_verify(&m)
+        .unwrap_or_else(|d| panic!("{}", d[0].message))
+        .0
+}
+
+/// (name, ranks, collective, schedule) of every program run under mpirun.
+pub const PROGRAMS: &[(&str, u32, &str, &str)] = &[
+    (
+        "rd-i64-sum-8",
+        8,
+        "allreduce { count: 1000; dtype: i64; op: sum; }",
+        "recursive_doubling",
+    ),
+    (
+        "rd-f64-sum-6",
+        6,
+        "allreduce { count: 1000; dtype: f64; op: sum; }",
+        "recursive_doubling",
+    ),
+    (
+        "rd-f64-max-3",
+        3,
+        "allreduce { count: 999; dtype: f64; op: max; }",
+        "recursive_doubling",
+    ),
+    (
+        "rd-i64-sum-2",
+        2,
+        "allreduce { count: 10; dtype: i64; op: sum; }",
+        "recursive_doubling",
+    ),
+    (
+        "rm-a2a4-f64-sum-8",
+        8,
+        "allreduce { count: 1000; dtype: f64; op: sum; }",
+        "recursive_multiplying { stages: [a2, a4]; }",
+    ),
+    (
+        "rm-a3a2-i64-max-6",
+        6,
+        "allreduce { count: 1000; dtype: i64; op: max; }",
+        "recursive_multiplying { stages: [a3, a2]; }",
+    ),
+    (
+        "rm-collapse-f64-sum-7",
+        7,
+        "allreduce { count: 1000; dtype: f64; op: sum; }",
+        "recursive_multiplying { stages: [c6m3, a3, e6m3]; }",
+    ),
+    (
+        "rm-collapse-i64-sum-5",
+        5,
+        "allreduce { count: 1000; dtype: i64; op: sum; }",
+        "recursive_multiplying { stages: [c4m2, a3, e4m2]; }",
+    ),
+    (
+        "rm-merge-f64-sum-7",
+        7,
+        "allreduce { count: 1000; dtype: f64; op: sum; }",
+        "recursive_multiplying { stages: [m1g1a3, n1g1a2]; }",
+    ),
+    (
+        "rm-merge-i64-max-5",
+        5,
+        "allreduce { count: 1000; dtype: i64; op: max; }",
+        "recursive_multiplying { stages: [m1g1a2, n1g1a2]; }",
+    ),
+    (
+        "rm-a4-f32-prod-4",
+        4,
+        "allreduce { count: 1000; dtype: f32; op: prod; }",
+        "recursive_multiplying { stages: [a4]; }",
+    ),
+    (
+        "ring-f64-sum-5",
+        5,
+        "allreduce { count: 1001; dtype: f64; op: sum; }",
+        "ring",
+    ),
+    (
+        "ring-i64-max-4",
+        4,
+        "allreduce { count: 1000; dtype: i64; op: max; }",
+        "ring",
+    ),
+    (
+        "ring-allgather-f64-6",
+        6,
+        "allgather { count: 600; dtype: f64; }",
+        "ring",
+    ),
+    (
+        "ring-reduce-scatter-i64-4",
+        4,
+        "reduce_scatter { count: 400; dtype: i64; op: sum; }",
+        "ring",
+    ),
+    (
+        "binomial-broadcast-f32-5",
+        5,
+        "broadcast { count: 777; dtype: f32; root: host[2]; }",
+        "binomial",
+    ),
+    (
+        "binomial-reduce-i32-prod-6",
+        6,
+        "reduce { count: 500; dtype: i32; op: prod; root: host[3]; }",
+        "binomial",
+    ),
+    ("rd-barrier-5", 5, "barrier;", "recursive_doubling"),
+];
