@@ -2,6 +2,16 @@
 //! multiplying on 65,536 ranks, `[a4 x 8]` (the `auto` choice under the paper's Section 6
 //! model), one element of f64. Each stage is also timed on its own. Run with
 //! `cargo bench --bench pipeline`; in test mode (`cargo test --benches`) the rank count is 1,024.
+//!
+//! Figures (4.78 M IR ops, 242 MB of GOAL text). Earlier, on a quiet machine: total about 6.3 s
+//! (lower 0.43 s, verify 2.44 s, goal::from_ir 2.75 s of which validation about 2.0 s, write
+//! 0.44 s). After the fast paths (verifier matching per receiver, sweeping topological order,
+//! GOAL run check by graph), measured on 2 cores shared with a load average of 6 to 14, so as
+//! CPU time per stage (medians of 3 runs, old and new build interleaved): verify 4.55 -> 1.99 s,
+//! from_ir 4.64 -> 2.07 s (validation 3.17 -> 0.74 s), lower 0.98 and write 0.64 -> 0.58 s
+//! unchanged, total 10.7 -> 5.7 s. Scaled by the old quiet-machine ratio that is about 3.4 s:
+//! not yet under the 2 s target. Criterion's wall-clock medians under that load (lower 3.9 s,
+//! verify 5.0 s, from_ir 5.4 s, write 1.8 s, all 15.2 s) say more about the load than the code.
 
 use collc::backend::goal;
 use collc::diag::{FileId, Span};

@@ -270,12 +270,18 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
     let mut ranks = Vec::with_capacity(n);
     for (pi, proc) in p.procs.iter().enumerate() {
         let me = pi as u32;
+        let calcs = proc
+            .ops
+            .iter()
+            .filter(|o| matches!(o.kind, IrOp::RecvReduce { .. }))
+            .count();
         let mut rank = GoalRank {
             comment: match &proc.kind {
                 crate::ir::ProcKind::Rank => None,
                 crate::ir::ProcKind::Switch(name) => Some(format!("switch {name}")),
             },
-            ..GoalRank::default()
+            ops: Vec::with_capacity(proc.ops.len() + calcs),
+            deps: Vec::with_capacity(calcs),
         };
         // GOAL ops whose completion stands for each IR op's completion.
         let mut first: Vec<Option<u32>> = vec![None; proc.ops.len()];
@@ -292,7 +298,7 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         let mut send_ix = 0usize;
         let mut received: Vec<((u32, u32), usize)> = Vec::new();
         for (oi, op) in proc.ops.iter().enumerate() {
-            let label = format!("op{oi}");
+            let label = op_label(oi, "");
             match op.kind {
                 IrOp::Send { peer, src, .. } => {
                     let goal_tag = sends_of[pi].get(send_ix).map(|x| x.2).unwrap_or(0);
@@ -341,7 +347,7 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
                     let reduces = matches!(op.kind, IrOp::RecvReduce { .. });
                     let r = push(
                         &mut rank,
-                        label.clone(),
+                        label,
                         OpKind::Recv {
                             size,
                             from: peer,
@@ -352,7 +358,7 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
                     last[oi] = Some(r);
                     if reduces {
                         let time = calc(0, size)?;
-                        let c = push(&mut rank, format!("{label}_calc"), OpKind::Calc { time });
+                        let c = push(&mut rank, op_label(oi, "_calc"), OpKind::Calc { time });
                         rank.deps.push(Dep {
                             op: c,
                             on: r,
@@ -377,7 +383,9 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         }
         // Completion sets: an elided copy stands for the completion of its own dependencies.
         let done = completion_sets(me, proc, &last)?;
-        let mut deps = Vec::new();
+        let mut deps = Vec::with_capacity(
+            proc.ops.iter().map(|o| o.deps.len()).sum::<usize>() + rank.deps.len(),
+        );
         for (oi, op) in proc.ops.iter().enumerate() {
             let Some(f) = first[oi] else { continue };
             let from = deps.len();
@@ -395,9 +403,8 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         }
         // The recv -> calc edges of recv_reduce were pushed while converting; keep them after
         // the IR's own dependencies of the same ops so that every edge is written once.
-        let inner = std::mem::take(&mut rank.deps);
+        deps.append(&mut rank.deps);
         rank.deps = deps;
-        rank.deps.extend(inner);
         ranks.push(rank);
     }
     let sched = GoalSchedule {
@@ -417,6 +424,15 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         ));
     }
     Ok(sched)
+}
+
+/// The label of IR op `oi` (`op<oi>`, then `suffix`), built without the formatting machinery.
+fn op_label(oi: usize, suffix: &str) -> String {
+    let mut l = String::with_capacity(2 + 20 + suffix.len());
+    l.push_str("op");
+    push_num(&mut l, oi as u64);
+    l.push_str(suffix);
+    l
 }
 
 fn dedup_keep_order(v: &mut Vec<u32>) {

@@ -12,7 +12,7 @@
 //!   execution order, so when execution finds something it is run again in the exact order.
 
 use super::{Index, Matching, NONE, same_chunks};
-use crate::ir::{OpKind, Program};
+use crate::ir::{Buf, OpKind, Program, Slice};
 
 /// The matching of `match_messages`, if every channel pairs up and every receive has the
 /// chunks of its send.
@@ -32,23 +32,25 @@ pub(super) fn matching(p: &Program, ix: &Index) -> Option<Matching> {
         at[i + 1] += at[i];
     }
     let mut fill = at.clone();
-    let mut incoming = vec![(0u32, 0u32, 0u32); at[n] as usize];
+    let empty = Slice::one(Buf::Input, 0);
+    let mut incoming = vec![(0u32, 0u32, 0u32, empty); at[n] as usize];
     for (pi, proc) in p.procs.iter().enumerate() {
         for (oi, op) in proc.ops.iter().enumerate() {
-            if let OpKind::Send { peer, tag, .. } = op.kind {
+            if let OpKind::Send { peer, tag, src } = op.kind {
                 let f = &mut fill[peer as usize];
-                incoming[*f as usize] = (pi as u32, tag, ix.base[pi] + oi as u32);
+                incoming[*f as usize] = (pi as u32, tag, ix.base[pi] + oi as u32, src);
                 *f += 1;
             }
         }
     }
     let mut send_of = vec![NONE; ix.total()];
-    let mut recvs: Vec<(u32, u32, u32)> = Vec::new();
+    let mut recvs: Vec<(u32, u32, u32, Slice)> = Vec::new();
     for (q, proc) in p.procs.iter().enumerate() {
         recvs.clear();
         for (oi, op) in proc.ops.iter().enumerate() {
-            if let OpKind::Recv { peer, tag, .. } | OpKind::RecvReduce { peer, tag, .. } = op.kind {
-                recvs.push((peer, tag, ix.base[q] + oi as u32));
+            if let OpKind::Recv { peer, tag, dst } | OpKind::RecvReduce { peer, tag, dst } = op.kind
+            {
+                recvs.push((peer, tag, ix.base[q] + oi as u32, dst));
             }
         }
         let sends = &mut incoming[at[q] as usize..at[q + 1] as usize];
@@ -56,19 +58,10 @@ pub(super) fn matching(p: &Program, ix: &Index) -> Option<Matching> {
             return None;
         }
         // Global op ids grow with program order, so equal channels stay in program order.
-        recvs.sort_unstable();
-        sends.sort_unstable();
+        recvs.sort_unstable_by_key(|x| (x.0, x.1, x.2));
+        sends.sort_unstable_by_key(|x| (x.0, x.1, x.2));
         for (s, r) in sends.iter().zip(&recvs) {
-            if (s.0, s.1) != (r.0, r.1) {
-                return None;
-            }
-            let (sp, so) = ix.locate(s.2);
-            let (_, ro) = ix.locate(r.2);
-            let OpKind::Send { src, .. } = p.procs[sp as usize].ops[so as usize].kind else {
-                return None;
-            };
-            let dst = proc.ops[ro as usize].kind.writes()?;
-            if !same_chunks(src, dst, cpp) {
+            if (s.0, s.1) != (r.0, r.1) || !same_chunks(s.3, r.3, cpp) {
                 return None;
             }
             send_of[r.2 as usize] = s.2;

@@ -546,11 +546,12 @@ fn races(p: &Program) -> Result<(), Vec<Finding>> {
                     {
                         out.push(race(p, pi, w as usize, i, s.buf, slot));
                     }
-                    for r in std::mem::take(&mut reads[k]) {
+                    for &r in &reads[k] {
                         if r as usize != i && !before(r as usize, i) && out.len() < MAX_FINDINGS {
                             out.push(race(p, pi, r as usize, i, s.buf, slot));
                         }
                     }
+                    reads[k].clear();
                     last_write[k] = i as u32;
                 }
             }
