@@ -50,6 +50,12 @@ fn case(c: &mut Criterion, name: &str, p: &Program, opts: &Options, phases: bool
     g.bench_function("emit", |b| {
         b.iter(|| msccl::emit(p, opts).map(|e| e.text.len()))
     });
+    if !phases {
+        g.finish();
+        return;
+    }
+    let e = msccl::emit(p, opts).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    let algo = msccl::lower::lower(p, opts).expect("lowers");
     g.bench_function("lower", |b| {
         b.iter(|| msccl::lower::lower(p, opts).map(|a| a.gpus.len()))
     });
