@@ -16,6 +16,10 @@ pub(super) struct Fusion {
     pub partner: Vec<u32>,
     /// For a fused receive-reduce: its store is dead (`rrs` instead of `rrcs`).
     pub dead: Vec<bool>,
+    /// A receive folded into the reduction that consumed it: that reduction's op id.
+    pub moved: Vec<u32>,
+    /// Dependencies on top of the IR's that the XML's (aliased) buffers need.
+    pub hazards: Vec<Vec<u32>>,
 }
 
 fn slots(s: MSlice, at: &[u32; 3]) -> std::ops::Range<usize> {
@@ -61,6 +65,8 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
     // Def-use in global order.
     let mut writer = vec![NO; total];
     let mut sole = vec![NO; n];
+    // For a reduction: the op that wrote exactly its source.
+    let mut sole_src = vec![NO; n];
     let mut readers = vec![0u32; n];
     let mut last_reader = vec![NO; n];
     let mut overwritten = vec![0u32; n];
@@ -83,10 +89,11 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
                     same = NO;
                 }
             }
-            if k == 0 && same != NO {
-                let wd = reads_writes(&mops[same as usize]).1;
-                if wd == Some(s) {
+            if same != NO && reads_writes(&mops[same as usize]).1 == Some(s) {
+                if k == 0 {
                     sole[o as usize] = same;
+                } else {
+                    sole_src[o as usize] = same;
                 }
             }
         }
@@ -98,6 +105,48 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
                 }
                 writer[slot] = o;
             }
+        }
+    }
+    // A receive whose value only a reduction reads, and which is dead afterwards, fuses with
+    // that reduction (`rrc`), at the reduction's place; its other dependents come later.
+    let mut moved = vec![NO; n];
+    // The two earliest dependents of every op: (position, op).
+    let mut first_two = vec![[(u32::MAX, NO); 2]; n];
+    for &o in ops {
+        let p = pos[o as usize];
+        for d in &proc.ops[o as usize].deps {
+            let f = &mut first_two[*d as usize];
+            if p < f[0].0 {
+                f[1] = f[0];
+                f[0] = (p, o);
+            } else if p < f[1].0 {
+                f[1] = (p, o);
+            }
+        }
+    }
+    for &o in ops {
+        let MOp::Reduce { src, dst } = mops[o as usize] else {
+            continue;
+        };
+        let r = sole_src[o as usize];
+        if r == NO || readers[r as usize] != 1 {
+            continue;
+        }
+        let MOp::Recv { peer, dst: rd } = mops[r as usize] else {
+            continue;
+        };
+        let dead = overwritten[r as usize] == rd.cnt || rd.buf == MBuf::S;
+        let f = first_two[r as usize];
+        let other = if f[0].1 == o { f[1].0 } else { f[0].0 };
+        let others_later = other == u32::MAX || other > pos[o as usize];
+        if rd == src && dead && others_later {
+            mops[o as usize] = MOp::RecvReduce {
+                peer,
+                src: dst,
+                dst,
+            };
+            mops[r as usize] = MOp::Dropped;
+            moved[r as usize] = o;
         }
     }
     // A copy whose only reader is a receive-reduce into its destination folds into it, when
@@ -117,6 +166,7 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
             }
         }
     }
+    let hazards = hazards(&mops, ops, &at, total);
     // A send of exactly what a receive just wrote fuses with it.
     let mut partner = vec![NO; n];
     let mut dead = vec![false; n];
@@ -140,6 +190,7 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
         if proc.ops[o as usize]
             .deps
             .iter()
+            .chain(&hazards[o as usize])
             .any(|d| *d != w && pos[*d as usize] > pw)
         {
             continue;
@@ -154,5 +205,51 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
         mops,
         partner,
         dead,
+        moved,
+        hazards,
     }
+}
+
+/// Dependencies the XML's buffers need beyond the IR's: in place, input and output are one
+/// buffer, so a write to `o[x]` may now conflict with a read of `i[x]` that the IR never
+/// ordered. Per op, in the global order: the last writer of every slot it touches and the
+/// readers since then of every slot it writes (as `lower::builder` derives the IR's). These
+/// edges point forwards in the global order, so they cannot make a cycle; receives keep their
+/// store here even if fused later into `rrs`, which only makes the order stricter.
+fn hazards(mops: &[MOp], ops: &[u32], at: &[u32; 3], total: usize) -> Vec<Vec<u32>> {
+    let mut out = vec![Vec::new(); mops.len()];
+    let mut writer = vec![NO; total];
+    let mut readers: Vec<Vec<u32>> = vec![Vec::new(); total];
+    for &o in ops {
+        let (rd, wr) = match mops[o as usize] {
+            MOp::Dropped => continue,
+            MOp::Send { src, .. } => ([Some(src), None], None),
+            MOp::Recv { dst, .. } => ([None, None], Some(dst)),
+            MOp::RecvReduce { src, dst, .. } => ([Some(src), Some(dst)], Some(dst)),
+            MOp::Copy { src, dst } => ([Some(src), None], Some(dst)),
+            MOp::Reduce { src, dst } => ([Some(dst), Some(src)], Some(dst)),
+        };
+        let deps = &mut out[o as usize];
+        for s in rd.into_iter().flatten().chain(wr) {
+            for slot in slots(s, at) {
+                if writer[slot] != NO && writer[slot] != o {
+                    deps.push(writer[slot]);
+                }
+            }
+        }
+        if let Some(w) = wr {
+            for slot in slots(w, at) {
+                deps.extend(readers[slot].drain(..).filter(|r| *r != o));
+                writer[slot] = o;
+            }
+        }
+        for s in rd.into_iter().flatten() {
+            for slot in slots(s, at) {
+                readers[slot].push(o);
+            }
+        }
+        deps.sort_unstable();
+        deps.dedup();
+    }
+    out
 }

@@ -170,14 +170,6 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         let tbs = tbs::thread_blocks(p, r, ops, &mops, pos, opts, cpp);
         let (tbs, chans) = instances(tbs, opts, cpp);
         max_chan = max_chan.max(chans);
-        let proc = &p.procs[r as usize];
-        let scale = |x: u32| {
-            if opts.instances == 1 {
-                x
-            } else {
-                x.div_ceil(cpp) * cpp * opts.instances
-            }
-        };
         let (i_chunks, o_chunks) = match (opts.inplace, spec.kind) {
             (false, _) => (spec.input_chunks(), spec.output_chunks()),
             (true, CollectiveKind::Allgather) => (0, spec.output_chunks()),
@@ -187,7 +179,7 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
             id: i64::from(r),
             i_chunks: i64::from(i_chunks * opts.instances),
             o_chunks: i64::from(o_chunks * opts.instances),
-            s_chunks: i64::from(scale(proc.scratch)),
+            s_chunks: scratch_used(&tbs),
             tbs,
         });
     }
@@ -206,6 +198,22 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         gpus,
         root: spec.root,
     })
+}
+
+/// Scratch chunks the steps use (fusion may leave some of the IR's scratch unused; the
+/// runtime allocates `s_chunks` of them per call).
+fn scratch_used(tbs: &[Tb]) -> i64 {
+    let mut top = 0;
+    for s in tbs.iter().flat_map(|t| &t.steps) {
+        let (src, dst) = super::rules::operands(s.ty);
+        if src && s.src == MBuf::S {
+            top = top.max(s.srcoff + s.cnt);
+        }
+        if dst && s.dst == MBuf::S {
+            top = top.max(s.dstoff + s.cnt);
+        }
+    }
+    top
 }
 
 /// The channel of an op: its lead chunk modulo the channel count.

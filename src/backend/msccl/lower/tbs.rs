@@ -94,6 +94,15 @@ impl State<'_> {
             out.push((lt, ls, self.pos[d as usize]));
             return;
         }
+        // A receive folded into a later reduction: where that reduction finished.
+        let m = self.f.moved[d as usize];
+        if m != NO {
+            let (lt, ls) = self.loc[m as usize];
+            if lt != NO {
+                out.push((lt, ls, self.pos[m as usize]));
+            }
+            return;
+        }
         // A dropped op (or a fused send, placed with its receive): its own dependencies.
         let deps = self.p.procs[self.r as usize].ops[d as usize].deps.clone();
         for x in deps {
@@ -105,7 +114,14 @@ impl State<'_> {
     fn place_lazy(&mut self, o: u32, t: u32) {
         self.lazy[o as usize] = false;
         let mut ds = Vec::new();
-        for x in self.p.procs[self.r as usize].ops[o as usize].deps.clone() {
+        let p = &self.p.procs[self.r as usize].ops[o as usize];
+        let all: Vec<u32> = p
+            .deps
+            .iter()
+            .chain(&self.f.hazards[o as usize])
+            .copied()
+            .collect();
+        for x in all {
             self.resolve(x, t, &mut ds);
         }
         self.emit(o, t, ds);
@@ -255,6 +271,7 @@ pub(super) fn thread_blocks(
                 let latest = proc.ops[o as usize]
                     .deps
                     .iter()
+                    .chain(&f.hazards[o as usize])
                     .filter_map(|d| st.peek(*d))
                     .max_by_key(|x| x.1);
                 match latest {
@@ -267,11 +284,16 @@ pub(super) fn thread_blocks(
             }
         };
         deps.clear();
-        for &d in &proc.ops[o as usize].deps {
+        for &d in proc.ops[o as usize]
+            .deps
+            .iter()
+            .chain(&f.hazards[o as usize])
+        {
             st.resolve(d, t, &mut deps);
         }
         if st.fused[o as usize] {
-            for &d in &proc.ops[partner as usize].deps {
+            let p = partner as usize;
+            for &d in proc.ops[p].deps.iter().chain(&f.hazards[p]) {
                 if d != o {
                     st.resolve(d, t, &mut deps);
                 }
