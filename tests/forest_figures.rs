@@ -144,3 +144,38 @@ fn reduce_scatter_and_single_root_forests_are_valid() {
         assert_eq!(f.bottleneck.compute, 1);
     }
 }
+
+#[test]
+fn degenerate_inputs_are_errors_or_trivial() {
+    let (topo, ranks) = load_text("fig2.coll", FIGURE2);
+    let bad = solve(&topo, &ranks, Roots::All, KChoice::Fixed(0), Direction::Out);
+    assert!(matches!(
+        bad,
+        Err(collc::forest::ForestError::BadK { k: 0, .. })
+    ));
+    let one = solve(
+        &topo,
+        &ranks[..1],
+        Roots::All,
+        KChoice::Auto,
+        Direction::Out,
+    )
+    .expect("trivial");
+    assert_eq!(one.trees.len(), 1);
+    assert!(one.trees[0].edges.is_empty());
+    let none = solve(&topo, &[], Roots::All, KChoice::Auto, Direction::Out).expect("trivial");
+    assert!(none.trees.is_empty());
+    // Two ranks joined by a one-way link only: the second cannot send to the first.
+    let (topo, ranks) = load_text(
+        "oneway.coll",
+        "topology t {\n    compute c[2];\n    link c[0] -> c[1] : 1 GB/s;\n}\n",
+    );
+    let err = solve(&topo, &ranks, Roots::All, KChoice::Auto, Direction::Out).unwrap_err();
+    assert_eq!(
+        err,
+        collc::forest::ForestError::Unreachable {
+            from: ranks[1],
+            to: ranks[0]
+        }
+    );
+}
