@@ -62,14 +62,12 @@ fn bench_boxes(c: &mut Criterion, name: &str, boxes: &str) {
 fn forest(c: &mut Criterion) {
     bench(c, "dgx_a100_2x8_auto", "examples/dgx_a100_2x8.coll", 20, 5);
     bench(c, "mi250_2x16_auto", "examples/mi250_2x16.coll", 10, 10);
-    if !cfg!(debug_assertions) {
-        bench(
-            c,
-            "dgx_a100_fat_tree_1024_auto",
-            "examples/dgx_a100_fat_tree_1024.coll",
-            10,
-            60,
-        );
+    if let Ok(boxes) = std::env::var("FOREST_BENCH_BOXES") {
+        let name = format!("dgx_a100_fat_tree_{boxes}x8_auto");
+        bench_boxes(c, &name, &boxes);
+    }
+    if std::env::var("FOREST_BENCH_1024").is_ok() {
+        bench_boxes(c, "dgx_a100_fat_tree_1024_auto", "128");
     }
 }
 

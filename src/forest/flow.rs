@@ -133,25 +133,30 @@ impl FlowNet {
         self.level[t] >= 0
     }
 
+    /// Pushes up to `f` from `u` towards `t` along the level graph, as much as possible per call.
     fn dfs(&mut self, u: usize, t: usize, f: i64) -> i64 {
         if u == t {
             return f;
         }
+        let mut pushed = 0;
         while self.iter[u] < self.adj[u].len() {
             let a = self.adj[u][self.iter[u]] as usize;
             let v = self.to[a] as usize;
             if self.cap[a] > 0 && self.level[v] == self.level[u] + 1 {
-                let d = self.dfs(v, t, f.min(self.cap[a]));
+                let d = self.dfs(v, t, (f - pushed).min(self.cap[a]));
                 if d > 0 {
                     self.cap[a] -= d;
                     self.cap[a ^ 1] += d;
-                    return d;
+                    pushed += d;
+                    if pushed == f {
+                        return pushed;
+                    }
                 }
             }
             self.iter[u] += 1;
         }
         self.level[u] = -1;
-        0
+        pushed
     }
 
     /// Nodes reachable from `s` in the residual network of the last run: the source side of a

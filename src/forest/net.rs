@@ -145,7 +145,9 @@ impl Net {
             }
             seen
         };
-        let r0 = self.roots[0];
+        let Some(&r0) = self.roots.first() else {
+            return Ok(());
+        };
         let down = reach(&fwd, r0);
         let up = reach(&bwd, r0);
         let err = |from, to| match self.direction {

@@ -18,6 +18,7 @@
 
 use super::flow::{FlowNet, INF};
 use super::split::Logical;
+use std::collections::BTreeMap;
 
 /// m identical out-trees rooted at `root` (topology node ids).
 #[derive(Debug, Clone)]
@@ -39,59 +40,54 @@ pub struct Batch {
 pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Vec<Batch>> {
     let n = lg.out.len();
     let nr = ranks.len();
-    // Packing network: topology node ids (only ranks have arcs), then sigma, then s_i.
-    let mut net = FlowNet::new(n + 1);
-    let sigma = n;
-    // Remaining capacity g lives in the packing network's arc capacities.
-    let mut arc_of = std::collections::BTreeMap::new();
+    // Remaining capacity g: (x, y) -> (g, logical arc, arc in the current packing network).
+    let mut g: BTreeMap<(usize, usize), (i64, usize, usize)> = BTreeMap::new();
     for &x in ranks {
         for (&y, &a) in &lg.out[x] {
             let c = lg.cap(a);
             if c > 0 {
-                arc_of.insert((x, y), (net.add_arc(x, y, c), a));
+                g.insert((x, y), (c, a, 0));
             }
         }
     }
-    let mut batches: Vec<Batch> = Vec::new();
-    for &r in roots {
-        let b = new_batch(&mut net, sigma, n, r, k, vec![r], Vec::new());
-        batches.push(b);
-    }
+    let mut batches: Vec<Batch> = roots
+        .iter()
+        .map(|&r| Batch {
+            root: r,
+            m: k,
+            members: vec![r],
+            edges: Vec::new(),
+            inside: (0..n).map(|v| v == r).collect(),
+            node: 0,
+            sigma_arc: 0,
+        })
+        .collect();
     let mut i = 0;
     while i < batches.len() {
-        if !grow(&mut net, sigma, n, nr, &mut batches, i, lg, &arc_of) {
+        // A fresh packing network per batch: complete batches drop out (they contain every y),
+        // which keeps each query's network to the live batches.
+        let mut net = FlowNet::new(n + 1);
+        let sigma = n;
+        for (&(x, y), entry) in g.iter_mut() {
+            entry.2 = net.add_arc(x, y, entry.0);
+        }
+        for b in &mut batches[i..] {
+            attach(&mut net, sigma, b);
+        }
+        if !grow(&mut net, sigma, nr, &mut batches, i, &mut g) {
             return None;
         }
-        net.set_cap(batches[i].sigma_arc, 0);
         i += 1;
     }
     Some(batches)
 }
 
-fn new_batch(
-    net: &mut FlowNet,
-    sigma: usize,
-    n: usize,
-    root: usize,
-    m: i64,
-    members: Vec<usize>,
-    edges: Vec<(usize, usize, usize)>,
-) -> Batch {
-    let node = net.add_node();
-    let sigma_arc = net.add_arc(sigma, node, m);
-    let mut inside = vec![false; n];
-    for &v in &members {
-        inside[v] = true;
-        net.add_arc(node, v, INF);
-    }
-    Batch {
-        root,
-        m,
-        members,
-        edges,
-        inside,
-        node,
-        sigma_arc,
+/// Adds batch `b`'s node s_i, its arc from sigma and its infinite arcs to its members.
+fn attach(net: &mut FlowNet, sigma: usize, b: &mut Batch) {
+    b.node = net.add_node();
+    b.sigma_arc = net.add_arc(sigma, b.node, b.m);
+    for &v in &b.members {
+        net.add_arc(b.node, v, INF);
     }
 }
 
@@ -99,30 +95,29 @@ fn new_batch(
 fn grow(
     net: &mut FlowNet,
     sigma: usize,
-    n: usize,
     nr: usize,
     batches: &mut Vec<Batch>,
     i: usize,
-    lg: &Logical,
-    arc_of: &std::collections::BTreeMap<(usize, usize), (usize, usize)>,
+    g: &mut BTreeMap<(usize, usize), (i64, usize, usize)>,
 ) -> bool {
     while batches[i].members.len() < nr {
         let mut progressed = false;
         let mut pos = 0;
         while pos < batches[i].members.len() && batches[i].members.len() < nr {
             let x = batches[i].members[pos];
-            for &y in lg.out[x].keys() {
+            let outs: Vec<(usize, i64, usize, usize)> = g
+                .range((x, 0)..(x + 1, 0))
+                .map(|(&(_, y), &(c, logical, arc))| (y, c, logical, arc))
+                .collect();
+            for (y, _, logical, arc) in outs {
                 if batches[i].inside[y] {
                     continue;
                 }
-                let Some(&(arc, logical)) = arc_of.get(&(x, y)) else {
-                    continue;
-                };
-                let g = net.cap_of(arc);
-                if g == 0 {
+                let gxy = g[&(x, y)].0;
+                if gxy == 0 {
                     continue;
                 }
-                let mu = mu(net, sigma, batches, i, x, y, g);
+                let mu = mu(net, sigma, batches, i, x, y, gxy);
                 if mu == 0 {
                     continue;
                 }
@@ -130,7 +125,16 @@ fn grow(
                     let b = &batches[i];
                     let (root, rest, members, edges) =
                         (b.root, b.m - mu, b.members.clone(), b.edges.clone());
-                    let copy = new_batch(net, sigma, n, root, rest, members, edges);
+                    let mut copy = Batch {
+                        root,
+                        m: rest,
+                        members,
+                        edges,
+                        inside: batches[i].inside.clone(),
+                        node: 0,
+                        sigma_arc: 0,
+                    };
+                    attach(net, sigma, &mut copy);
                     batches.push(copy);
                     batches[i].m = mu;
                     net.set_cap(batches[i].sigma_arc, mu);
@@ -140,7 +144,8 @@ fn grow(
                 b.members.push(y);
                 b.inside[y] = true;
                 net.add_arc(b.node, y, INF);
-                net.set_cap(arc, g - mu);
+                net.set_cap(arc, gxy - mu);
+                g.get_mut(&(x, y)).expect("edge").0 = gxy - mu;
                 progressed = true;
             }
             pos += 1;
@@ -163,8 +168,9 @@ fn mu(
     g: i64,
 ) -> i64 {
     let mut others = 0i64;
-    for (j, b) in batches.iter().enumerate() {
-        // Batches containing y (complete ones included) add exactly m to both sides.
+    // Batches before i are complete (they contain y) and are not in this network.
+    for (j, b) in batches.iter().enumerate().skip(i) {
+        // Batches containing y add exactly m to both sides of (5).
         let counted = j != i && !b.inside[y];
         net.set_cap(b.sigma_arc, if counted { b.m } else { 0 });
         if counted {

@@ -15,7 +15,8 @@
 //!   minimum X-w cut; one maxflow X -> w and one residual search settle that (and when u or t is a
 //!   rank, v = u or v = t makes the second family a single flow);
 //! - only otherwise is each v tried, by augmenting the residual network of that one flow towards v
-//!   (F(X, {w, v}) = F(X, w) + the extra flow that reaches v), again capped.
+//!   (F(X, {w, v}) = F(X, w) + the extra flow that reaches v), again capped, and only once per
+//!   class of twin ranks (identical arcs to identical neighbours, e.g. the GPUs of one box).
 //!
 //! Switches with at most two neighbours (NICs, PCIe switches) are spliced without any flow: the
 //! full split preserves every cut (see `remove_switch`).
@@ -48,6 +49,7 @@ pub struct Logical {
     /// Pieces per forward arc (arc id / 2).
     pub pieces: Vec<Vec<Piece>>,
     is_rank: Vec<bool>,
+    is_root: Vec<bool>,
     demand: i64,
 }
 
@@ -93,6 +95,7 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
         inn: vec![BTreeMap::new(); n + 1],
         pieces: Vec::new(),
         is_rank: net.is_rank.clone(),
+        is_root: (0..=n).map(|v| net.roots.contains(&v)).collect(),
         demand: net.roots.len() as i64 * plan.k as i64,
     };
     for (ph, &c) in net.phys.iter().zip(&plan.caps) {
@@ -225,8 +228,25 @@ fn min_over_sinks(
     // Every rank sits on the source side of every minimum cut: try each one as an extra sink.
     let saved = lg.flow.snapshot();
     let mut best = limit;
+    // Twins (same root status, same arcs to the same neighbours with the same capacities) are
+    // swapped by an automorphism that fixes s, u, t and w, so they give the same flow: one each.
+    let mut seen = std::collections::BTreeSet::new();
     for v in 0..n {
         if !lg.is_rank[v] || excluded.contains(&v) {
+            continue;
+        }
+        let signature = (
+            lg.is_root[v],
+            lg.out[v]
+                .iter()
+                .map(|(&x, &a)| (x, lg.cap(a)))
+                .collect::<Vec<_>>(),
+            lg.inn[v]
+                .iter()
+                .map(|(&x, &a)| (x, lg.cap(a)))
+                .collect::<Vec<_>>(),
+        );
+        if !seen.insert(signature) {
             continue;
         }
         lg.flow.add_arc(v, sink, INF);

@@ -35,7 +35,8 @@ pub struct Tree {
 pub struct Cut {
     /// Nodes in S (compute and switch), ascending.
     pub nodes: Vec<NodeId>,
-    /// |S ∩ Vc|.
+    /// |S ∩ Vc| (with one root, |S ∩ {root}| = 1: the ratio counts the roots inside S, so that
+    /// `compute / bandwidth` is always the optimum).
     pub compute: usize,
     /// Total bandwidth leaving S, bytes per second (B+(S); for in-trees, the bandwidth entering).
     pub bandwidth: BigRational,
