@@ -55,18 +55,18 @@ fn bad(at: usize, message: impl Into<String>, help: &str) -> Problem {
     Problem::new(Code::MscclInvalid, At::Byte(at), message, help)
 }
 
-struct Attrs<'a> {
-    v: Vec<(Vec<u8>, Vec<u8>)>,
+struct Attrs<'a, 'e> {
+    v: Vec<(&'e [u8], std::borrow::Cow<'e, [u8]>)>,
     elem: &'a str,
     at: usize,
 }
 
-impl Attrs<'_> {
+impl Attrs<'_, '_> {
     fn str(&self, name: &str) -> Result<&str, Problem> {
         let v = self
             .v
             .iter()
-            .find(|(k, _)| k == name.as_bytes())
+            .find(|(k, _)| *k == name.as_bytes())
             .ok_or_else(|| {
                 Problem::new(
                     Code::MscclInvalid,
@@ -131,8 +131,8 @@ impl Attrs<'_> {
     }
 }
 
-fn attrs<'a>(e: &BytesStart, elem: &'a str, at: usize) -> Result<Attrs<'a>, Problem> {
-    let mut v = Vec::new();
+fn attrs<'a, 'e>(e: &'e BytesStart, elem: &'a str, at: usize) -> Result<Attrs<'a, 'e>, Problem> {
+    let mut v = Vec::with_capacity(10);
     for a in e.attributes().with_checks(true) {
         let a = a.map_err(|x| {
             bad(
@@ -141,7 +141,7 @@ fn attrs<'a>(e: &BytesStart, elem: &'a str, at: usize) -> Result<Attrs<'a>, Prob
                 "write attributes as name=\"value\", each name once",
             )
         })?;
-        v.push((a.key.as_ref().to_vec(), a.value.into_owned()));
+        v.push((a.key.into_inner(), a.value));
     }
     Ok(Attrs { v, elem, at })
 }
