@@ -108,3 +108,38 @@ fn figure_2_table() {
     // ring 100 GB/s * 8/7.
     insta::assert_snapshot!(text);
 }
+
+/// The solver's DGX A100 forest: every link's load stays within its bandwidth at the forest's
+/// rate (each root's M/N bytes in M/N * inv_rate seconds).
+#[test]
+fn solved_dgx_forest_respects_link_capacities() {
+    let m = load("examples/dgx_a100_2x8.coll", &[]);
+    let topo = m.topology.as_ref().expect("topology");
+    let c = m.collective.as_ref().expect("collective");
+    let f = collc::lower::forest::solve(&m, c, collc::sema::model::AutoOr::Auto, c.span)
+        .unwrap_or_else(|d| panic!("{}", d[0].message));
+    let per_root = q(1 << 20, 1);
+    let p = forest_phase(topo, &f[0], &per_root, 1);
+    let time = &per_root * &f[0].inv_rate;
+    for (e, load) in &p.loads {
+        let cap = &topo.graph.raw_edges()[*e].weight.bandwidth * &time;
+        assert!(*load <= cap, "edge {e}: {load} > {cap}");
+    }
+}
+
+/// `collc sim` on a forest schedule prints the flow table.
+#[test]
+fn cli_sim_prints_the_flow_table() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["sim", "examples/forestcoll_fig2.coll"])
+        .output()
+        .expect("collc runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+}

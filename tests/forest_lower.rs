@@ -3,6 +3,8 @@
 //! trees; each tree's share of the data is exact; malformed forests and oversized layouts are
 //! refused.
 
+mod forest_fixtures;
+
 use collc::diag::{FileId, Span};
 use collc::forest::{Cut, Direction, Forest, ForestEdge, Tree};
 use collc::ir::verify::verify;
@@ -317,5 +319,38 @@ fn one_rank_with_an_empty_zero_rate_tree() {
         let refs: Vec<&Forest> = forests.iter().collect();
         let p = program(&c, 3, &refs).expect("lowers");
         proved(&p);
+    }
+}
+
+/// Forests from the solver (`forest::solve`) for example topologies: every kind the family
+/// implements lowers and is proved, for one and three chunks.
+#[test]
+fn solved_forests_on_examples_are_proved() {
+    use collc::sema::model::Family;
+    for (file, params) in [
+        ("examples/forestcoll_fig2.coll", vec![]),
+        ("examples/mi250_8plus8.coll", vec![]),
+        ("examples/full_mesh_boxes.coll", vec![("boxes", "2")]),
+    ] {
+        let m0 = forest_fixtures::load(file, &params);
+        for kind in KINDS {
+            for chunks in [1, 3] {
+                let mut m = m0.clone();
+                let c = m.collective.as_mut().expect("collective");
+                let n = c.ranks.len();
+                c.kind = kind;
+                c.root = kind.has_root().then_some(n - 1);
+                c.count = count(kind, n, 64);
+                if let Some(s) = m.schedule.as_mut() {
+                    s.family = Family::Forest {
+                        k: collc::sema::model::AutoOr::Auto,
+                        chunks,
+                    };
+                }
+                if let Err(d) = collc::lower::lower_and_verify(&m) {
+                    panic!("{file} {}: {}", kind.name(), d[0].message);
+                }
+            }
+        }
     }
 }

@@ -73,3 +73,16 @@ fn one_rank_has_no_ring() {
     let r = ring_figures(1, &gb(1, 1));
     assert_eq!((r.allgather, r.allreduce), (None, None));
 }
+
+/// The report on two DGX A100 boxes from the solver: optimum 346.67 GB/s, k = 7 within 0.1%.
+#[test]
+fn dgx_a100_report() {
+    let m = load("examples/dgx_a100_2x8.coll", &[]);
+    let report =
+        collc::forest::report::for_model(&m).unwrap_or_else(|d| panic!("{}", d[0].message));
+    assert!(
+        report.contains("346.67 GB/s (exactly 1040/3 GB/s)"),
+        "{report}"
+    );
+    insta::assert_snapshot!(report);
+}

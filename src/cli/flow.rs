@@ -10,7 +10,7 @@ use crate::forest::Forest;
 use crate::sema::model::{AutoOr, CostModelKind, Family, Model, ModelParam, TargetKind};
 use crate::sim::flow::{self, Ring};
 use num_rational::BigRational;
-use num_traits::ToPrimitive;
+use num_traits::{ToPrimitive, Zero};
 
 /// True when `collc sim` should use the flow model; see the module doc.
 pub(super) fn wanted(m: &Model, asked: Option<&str>) -> bool {
@@ -61,7 +61,7 @@ pub(super) fn report(m: &Model) -> Result<String, Vec<Diagnostic>> {
     let time = |b: &BigRational| flow::forest_time(topo, c.kind, n, b, chunks, &refs);
     let trees: usize = forests.iter().map(|f| f.trees.len()).sum();
     let mut out = format!(
-        "flow model: {} on `{}` ({n} ranks)\nforest: k = {}, {trees} trees, {chunks} chunk{}; ring: best embedding, weakest cut {}, step latency {:.2} us\n",
+        "flow model: {} on `{}` ({n} ranks)\nforest: k = {}, {trees} tree batches, {chunks} chunk{}; ring: best embedding, weakest cut {}, step latency {:.2} us\n",
         c.kind.name(),
         topo.name,
         forests.first().map_or(0, |f| f.k),
@@ -69,6 +69,23 @@ pub(super) fn report(m: &Model) -> Result<String, Vec<Diagnostic>> {
         crate::forest::report::gbs(&ring.lambda),
         ring.step.to_f64().unwrap_or(0.0) * 1e6
     );
+    let depth = forests
+        .iter()
+        .flat_map(|f| &f.trees)
+        .map(flow::depth)
+        .max()
+        .unwrap_or(0);
+    // Without chunking: each phase moves a root's data at 1 / inv_rate.
+    let per_root = if c.kind.has_root() { 1 } else { n };
+    let inv: BigRational = forests.iter().map(|f| f.inv_rate.clone()).sum();
+    if !inv.is_zero() {
+        out.push_str(&format!(
+            "forest without chunking limits: {}; its deepest tree is {depth} edges deep, so {chunks} chunk{} reach about {:.0}% of it\n",
+            crate::forest::report::gbs(&(BigRational::from_integer(per_root.into()) / inv)),
+            if chunks == 1 { "" } else { "s" },
+            100.0 * chunks as f64 / (chunks + depth.max(1) - 1) as f64
+        ));
+    }
     out.push_str(&flow::table(c.kind, &time, &ring));
     let bytes = BigRational::from_integer(c.bytes().into());
     let t = time(&bytes);

@@ -18,7 +18,7 @@
 mod emit;
 
 use crate::diag::{Code, Diagnostic, Span};
-use crate::forest::{Direction, Forest, ForestError, Roots};
+use crate::forest::{Direction, Forest, ForestError, KChoice, Roots};
 use crate::ir::{Buf, Program, Slice};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId};
 use emit::{Layout, Place};
@@ -323,19 +323,22 @@ pub fn solve(
             .help("declare one, e.g. `topology t = dgx_a100(clusters: 2);`"),
         ]);
     };
-    let _ = (topo, k);
-    Err(vec![
-        Diagnostic::error(
-            Code::LowerUnsupported,
-            span,
-            "lowering the `forest` schedule is not available yet",
-        )
-        .label("cannot be lowered")
-        .help(format!(
-            "for {}, use `ring`, `binomial` or `schedule auto;` for now",
-            c.kind.name()
-        )),
-    ])
+    let kc = match k {
+        AutoOr::Auto => KChoice::Auto,
+        AutoOr::Fixed(k) => KChoice::Fixed(k),
+    };
+    let names = |n: NodeId| {
+        topo.nodes
+            .get(n)
+            .map_or_else(|| format!("node {n}"), |x| x.name.clone())
+    };
+    needs(c)
+        .into_iter()
+        .map(|(roots, dir)| {
+            crate::forest::solve(topo, &c.ranks, roots, kc, dir)
+                .map_err(|e| vec![solver_error(&e, c, &names, span)])
+        })
+        .collect()
 }
 
 /// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,

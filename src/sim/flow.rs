@@ -120,6 +120,19 @@ pub fn forest_phase(topo: &Topology, f: &Forest, per_root: &BigRational, chunks:
     out
 }
 
+/// The depth of a tree: tree edges from the root to its deepest node.
+pub fn depth(t: &Tree) -> u64 {
+    let mut at: BTreeMap<NodeId, u64> = BTreeMap::new();
+    at.insert(t.root, 0);
+    let mut deepest = 0;
+    for e in &t.edges {
+        let d = at.get(&e.from).copied().unwrap_or(0) + 1;
+        at.insert(e.to, d);
+        deepest = deepest.max(d);
+    }
+    deepest
+}
+
 /// Every tree node's depth (tree edges from the root) and path latency; the deepest finish last.
 fn reach(topo: &Topology, t: &Tree) -> Vec<(u64, BigRational)> {
     let mut at: BTreeMap<NodeId, (u64, BigRational)> = BTreeMap::new();
