@@ -1,7 +1,8 @@
 //! `collc build FILE --emit report`: what the file builds and when its artifacts are used, as
 //! a list of sections. Each section is a function of the checked model and the build flags in
-//! [`SECTIONS`] that returns its lines, or nothing when it does not apply; a new section (for
-//! example ForestColl's optimality) is one more entry.
+//! [`SECTIONS`] that returns its lines, or nothing when it does not apply; a new section is one
+//! more entry. The forest section (ForestColl schedules only) gives the optimum, k, y, the
+//! bottleneck cut and the ring bound (`forest::report`).
 //!
 //! The MSCCL section builds the XML exactly as `--target msccl` would (same flags, same
 //! validation) and states every condition under which the runtime selects it
@@ -13,7 +14,7 @@
 use super::msccl::{MscclArgs, emit, options};
 use crate::backend::msccl::select::{self, Call};
 use crate::diag::Diagnostic;
-use crate::sema::model::{CollectiveKind, Model};
+use crate::sema::model::{CollectiveKind, Family, Model};
 
 /// A titled block of the report.
 pub(super) struct Section {
@@ -24,7 +25,7 @@ pub(super) struct Section {
 type SectionFn = fn(&Model, &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>>;
 
 /// The report's sections, in order.
-const SECTIONS: &[SectionFn] = &[collective, msccl_selection];
+const SECTIONS: &[SectionFn] = &[collective, forest, msccl_selection];
 
 /// The whole report, or the diagnostics of the first section that failed.
 pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<String, Vec<Diagnostic>> {
@@ -63,6 +64,26 @@ fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnosti
     }))
 }
 
+/// ForestColl's optimum, trees, bottleneck cut and the ring bound, for forest schedules only
+/// (solving is the expensive part, so other families skip it).
+fn forest(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    if !forest_schedule(m) {
+        return Ok(None);
+    }
+    let text = crate::forest::report::for_model(m)?;
+    Ok(Some(Section {
+        title: "forest".into(),
+        lines: text.lines().map(str::to_owned).collect(),
+    }))
+}
+
+fn forest_schedule(m: &Model) -> bool {
+    matches!(
+        m.schedule.as_ref().map(|s| &s.family),
+        Some(Family::Forest { .. })
+    )
+}
+
 /// NCCL's count argument for the collective of the file.
 fn nccl_count(kind: CollectiveKind, count: u64, ranks: u64) -> u64 {
     match kind {
@@ -78,7 +99,25 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     if c.kind == CollectiveKind::Barrier {
         return Ok(None);
     }
-    let e = emit(m, a)?;
+    let e = match emit(m, a) {
+        Ok(e) => e,
+        // Another section (the forest's) may still be worth reading: say why there is no XML
+        // instead of failing the whole report when it has something else to show.
+        Err(d) if forest_schedule(m) => {
+            let mut lines = vec!["this schedule cannot be written as MSCCL XML:".to_owned()];
+            for x in d.iter().take(3) {
+                lines.push(format!("  error[{}]: {}", x.code, x.message));
+                if let Some(h) = &x.help {
+                    lines.push(format!("  help: {h}"));
+                }
+            }
+            return Ok(Some(Section {
+                title: "msccl".into(),
+                lines,
+            }));
+        }
+        Err(d) => return Err(d),
+    };
     let x = &e.algo;
     let tbs: usize = x.gpus.iter().map(|g| g.tbs.len()).max().unwrap_or(0);
     let steps: usize = x
