@@ -2,7 +2,7 @@
 //!
 //! `generated_programs_pass_check_under_mpirun` generates one project per schedule (recursive
 //! doubling, recursive multiplying with factor, collapse/expand and merge stages, ring, binomial
-//! trees, a barrier; i64/f64/f32/i32; sum, max, prod; 2 to 8 ranks), builds them in ONE Cargo
+//! trees, ForestColl forests, a barrier; i64/f64/f32/i32; sum, max, prod; 2 to 8 ranks), builds them in ONE Cargo
 //! workspace with one target directory under `target/mpi-tests/` (kept between runs, so the
 //! `mpi` crate builds once), fails on any compiler warning, and runs each with OpenMPI's
 //! `mpirun --oversubscribe ... --check`. It FAILS when mpirun is missing: `scripts/test-all`

@@ -143,4 +143,22 @@ pub const PROGRAMS: &[(&str, u32, &str, &str)] = &[
         "binomial",
     ),
     ("rd-barrier-5", 5, "barrier;", "recursive_doubling"),
+    (
+        "forest-allreduce-f64-sum-8",
+        8,
+        "allreduce { count: 800; dtype: f64; op: sum; }",
+        "forest { k: auto; chunks: 2; }",
+    ),
+    (
+        "forest-allgather-i64-8",
+        8,
+        "allgather { count: 800; dtype: i64; }",
+        "forest { k: 2; chunks: 3; }",
+    ),
+    (
+        "forest-broadcast-f32-8",
+        8,
+        "broadcast { count: 777; dtype: f32; root: host[5]; }",
+        "forest { k: auto; chunks: 4; }",
+    ),
 ];
