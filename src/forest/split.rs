@@ -21,6 +21,18 @@
 //! Switches with at most two neighbours (NICs, PCIe switches) are spliced without any flow: the
 //! full split preserves every cut (see `remove_switch`).
 //!
+//! Optimistic pass first (our addition; the paper always evaluates (2) in full). The per-rank
+//! minima above are what makes large switches expensive (one flow per class of ranks, per pair).
+//! The first pass skips them: where one flow leaves every rank on the source side, that family is
+//! taken not to bind. Every other term is computed exactly, so the optimistic gamma is never below
+//! Theorem 8's. The switch-free result is then checked against Theorem 10 directly (F(s, v) >=
+//! |R| k for every rank v, one flow each). If it holds, the optimistic pass made exactly the same
+//! splits as the exact one: splitting and dropping never raise a cut of D_k (an (u,w),(w,t) split
+//! lowers d-(T) by gamma or 0 for every T), so a step that split more than Theorem 8's maximum
+//! would have left some cut below |R| k for good, and the final check would fail. If the check
+//! fails, the exact pass runs from the start. Either way the result is Algorithm 4's, and the
+//! check costs |R| flows instead of a flow per rank class per pair.
+//!
 //! Pairs are tried with u != t first (u == t would only drop capacity as a self-loop) and in
 //! rotated order starting after t, which pairs neighbours into rings as in Figure 13.
 //! Switches are removed smallest current degree first, which keeps the graph from filling in.
@@ -41,6 +53,7 @@ pub struct Piece {
 }
 
 /// The working graph: arcs of the flow network D_k with their pieces.
+#[derive(Clone)]
 pub struct Logical {
     pub flow: FlowNet,
     pub s: usize,
@@ -51,6 +64,8 @@ pub struct Logical {
     is_rank: Vec<bool>,
     is_root: Vec<bool>,
     demand: i64,
+    /// Optimistic pass: Theorem 8's per-rank minima are assumed not to bind (see the module doc).
+    optimistic: bool,
 }
 
 impl Logical {
@@ -97,6 +112,7 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
         is_rank: net.is_rank.clone(),
         is_root: (0..=n).map(|v| net.roots.contains(&v)).collect(),
         demand: net.roots.len() as i64 * plan.k as i64,
+        optimistic: true,
     };
     for (ph, &c) in net.phys.iter().zip(&plan.caps) {
         if c > 0 {
@@ -112,9 +128,21 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
         let a = lg.flow.add_arc(lg.s, r, plan.k as i64);
         lg.pieces.resize(a / 2 + 1, Vec::new());
     }
-    let mut pending: Vec<usize> = (0..n)
+    let pending: Vec<usize> = (0..n)
         .filter(|&v| !net.is_rank[v] && (!lg.out[v].is_empty() || !lg.inn[v].is_empty()))
         .collect();
+    let mut fast = lg.clone();
+    remove_all(&mut fast, pending.clone());
+    if holds(&mut fast) {
+        return fast;
+    }
+    lg.optimistic = false;
+    remove_all(&mut lg, pending);
+    lg
+}
+
+/// Removes the switches `pending`, smallest current degree first.
+fn remove_all(lg: &mut Logical, mut pending: Vec<usize>) {
     while !pending.is_empty() {
         let (i, _) = pending
             .iter()
@@ -122,9 +150,16 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
             .min_by_key(|&(_, &w)| (lg.out[w].len() + lg.inn[w].len(), w))
             .expect("non-empty");
         let w = pending.swap_remove(i);
-        remove_switch(&mut lg, w);
+        remove_switch(lg, w);
     }
-    lg
+}
+
+/// Theorem 10's condition on the switch-free result: every rank v receives F(s, v) >= |R| k.
+fn holds(lg: &mut Logical) -> bool {
+    let (s, d) = (lg.s, lg.demand);
+    (0..lg.is_rank.len())
+        .filter(|&v| lg.is_rank[v])
+        .all(|v| lg.flow.max_flow(s, v, d) >= d)
 }
 
 fn remove_switch(lg: &mut Logical, w: usize) {
@@ -224,6 +259,9 @@ fn min_over_sinks(
     let n = lg.is_rank.len();
     if (0..n).any(|v| lg.is_rank[v] && !side[v] && !excluded.contains(&v)) {
         return f;
+    }
+    if lg.optimistic {
+        return limit;
     }
     // Every rank sits on the source side of every minimum cut: try each one as an extra sink.
     let saved = lg.flow.snapshot();
