@@ -63,16 +63,14 @@ pub fn solve(
         KChoice::Auto => plan::auto(&net, &opt),
         KChoice::Fixed(k) => plan::fixed(&net, &opt, k),
     };
-    let mut lg = split::remove_switches(&net, &plan);
-    let batches = match pack::pack(&lg, &net.ranks, &net.roots, plan.k as i64) {
-        Some(b) => b,
+    let (mut lg, batches) = match switch_free_forest(&net, &plan) {
+        Some(found) => found,
         None => {
             // floor(U b_e) can unbalance a relay node of a topology with one-way links (Section
             // 4.5: "G({floor(U* b_e)}) is not necessarily Eulerian"), and edge splitting then
             // cannot route all of it. The optimal plan's U b_e are exact, hence Eulerian.
             plan = plan::optimal(&net, &opt);
-            lg = split::remove_switches(&net, &plan);
-            pack::pack(&lg, &net.ranks, &net.roots, plan.k as i64)
+            switch_free_forest(&net, &plan)
                 .expect("an Eulerian D_k always packs (Theorems 7 and 10)")
         }
     };
@@ -91,6 +89,26 @@ pub fn solve(
         bottleneck: cut(&net, &opt),
         trees,
     })
+}
+
+/// Switch removal and packing for `plan`, fast paths first (see the module docs of [`split`] and
+/// [`pack`]): the optimistic switch removal and the speculative packing give exactly the exact
+/// algorithms' results whenever the packing completes, which it checks by itself. Otherwise the
+/// exact algorithms run: switch removal again only if its result fails Theorem 10.
+fn switch_free_forest(
+    net: &net::Net,
+    plan: &plan::Plan,
+) -> Option<(split::Logical, Vec<pack::Batch>)> {
+    let k = plan.k as i64;
+    let mut lg = split::remove_switches(net, plan, true);
+    if let Some(b) = pack::pack(&lg, &net.ranks, &net.roots, k, true) {
+        return Some((lg, b));
+    }
+    if !split::holds(&mut lg) {
+        lg = split::remove_switches(net, plan, false);
+    }
+    let b = pack::pack(&lg, &net.ranks, &net.roots, k, false)?;
+    Some((lg, b))
 }
 
 fn cut(net: &net::Net, opt: &optimum::Optimum) -> Cut {

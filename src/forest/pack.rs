@@ -15,6 +15,18 @@
 //! same cut function. Batches that already span every rank, or already contain y, add exactly
 //! m(R_i) to the flow and to the subtracted sum, so they are left out of both. Edges are tried in
 //! breadth-first order from the root, which keeps trees shallow.
+//!
+//! Speculation (our addition, for large topologies where (5) costs a flow per tree edge). Most
+//! edges take mu = min(g(x,y), m(R_i)): a flow only confirms it. A speculative run computes (5)
+//! for the first batch and, afterwards, only for an edge (x, y) that crosses a cut learned from an
+//! earlier short mu (the sink side of its minimum cut holds y and a vertex of R_i, but not x);
+//! every other edge is taken min(g, m) times without a flow. That is exactly the exact run's
+//! choice whenever the run completes: Theorem 11's condition (3) is necessary for the remaining
+//! trees to exist, and the completed run is such a completion from every state it passed, so
+//! (5), the largest mu keeping (3), was min(g, m) at each speculated step. A run that stalls is
+//! dropped and the exact run (every mu computed) starts over. On a fat tree of DGX boxes the
+//! learned cuts are the boxes (a tree may enter each box once), so only the edges into a box the
+//! tree already reached need a flow.
 
 use super::flow::{FlowNet, INF};
 use super::split::Logical;
@@ -35,9 +47,76 @@ pub struct Batch {
     sigma_arc: usize,
 }
 
+/// Cuts learned from the exact queries of the speculative run: the sink sides (graph nodes only)
+/// of the minimum cuts that made some mu fall short of min(g, m).
+struct Learned {
+    /// Per node, the learned sets containing it.
+    of: Vec<Vec<u32>>,
+    sets: std::collections::BTreeSet<Vec<usize>>,
+    /// Per set, how many members of the batch being grown it holds.
+    hit: Vec<u32>,
+}
+
+impl Learned {
+    fn new(n: usize) -> Learned {
+        Learned {
+            of: vec![Vec::new(); n],
+            sets: Default::default(),
+            hit: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, set: Vec<usize>, members: &[usize]) {
+        if self.sets.contains(&set) {
+            return;
+        }
+        let id = self.hit.len() as u32;
+        for &v in &set {
+            self.of[v].push(id);
+        }
+        self.hit.push(0);
+        for &v in members {
+            if self.of[v].last() == Some(&id) {
+                self.hit[id as usize] += 1;
+            }
+        }
+        self.sets.insert(set);
+    }
+
+    fn start(&mut self, members: &[usize]) {
+        self.hit.iter_mut().for_each(|h| *h = 0);
+        for &v in members {
+            self.joined(v);
+        }
+    }
+
+    fn joined(&mut self, v: usize) {
+        for &l in &self.of[v] {
+            self.hit[l as usize] += 1;
+        }
+    }
+
+    /// A learned set holds y and a member of the batch but not x: adding (x, y) may cross it.
+    fn suspects(&self, x: usize, y: usize) -> bool {
+        self.of[y]
+            .iter()
+            .any(|&l| self.hit[l as usize] > 0 && !self.of[x].contains(&l))
+    }
+}
+
 /// Packs k trees per root into the switch-free graph `lg` (ranks only). `None` if the packing
 /// stalls, which Theorems 7 and 10 rule out whenever the capacities were Eulerian.
-pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Vec<Batch>> {
+///
+/// With `speculative`, mu is only computed for the first batch and for the edges that a cut
+/// learned so far suspects; every other edge is taken min(g, m) times (see the module doc). A
+/// speculative run that completes is exactly the exact run; one that stalls proves nothing.
+pub fn pack(
+    lg: &Logical,
+    ranks: &[usize],
+    roots: &[usize],
+    k: i64,
+    speculative: bool,
+) -> Option<Vec<Batch>> {
     let n = lg.out.len();
     let nr = ranks.len();
     // Remaining capacity g: (x, y) -> (g, logical arc, arc in the current packing network).
@@ -62,6 +141,7 @@ pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Ve
             sigma_arc: 0,
         })
         .collect();
+    let mut learned = Learned::new(n);
     let mut i = 0;
     while i < batches.len() {
         // A fresh packing network per batch: complete batches drop out (they contain every y),
@@ -74,7 +154,14 @@ pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Ve
         for b in &mut batches[i..] {
             attach(&mut net, sigma, b);
         }
-        if !grow(&mut net, sigma, nr, &mut batches, i, &mut g) {
+        let mut st = Grow {
+            net: &mut net,
+            sigma,
+            nr,
+            exact: !speculative || i == 0,
+            learned: &mut learned,
+        };
+        if !grow(&mut st, &mut batches, i, &mut g) {
             return None;
         }
         i += 1;
@@ -91,25 +178,36 @@ fn attach(net: &mut FlowNet, sigma: usize, b: &mut Batch) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn grow(
-    net: &mut FlowNet,
+/// The state one batch grows in.
+struct Grow<'a> {
+    net: &'a mut FlowNet,
     sigma: usize,
     nr: usize,
+    /// Compute (5) for every edge (else only for the suspects of `learned`).
+    exact: bool,
+    learned: &'a mut Learned,
+}
+
+fn grow(
+    st: &mut Grow,
     batches: &mut Vec<Batch>,
     i: usize,
     g: &mut BTreeMap<(usize, usize), (i64, usize, usize)>,
 ) -> bool {
+    let (sigma, nr) = (st.sigma, st.nr);
+    st.learned.start(&batches[i].members);
+    let mut outs: Vec<(usize, usize, usize)> = Vec::new();
     while batches[i].members.len() < nr {
         let mut progressed = false;
         let mut pos = 0;
         while pos < batches[i].members.len() && batches[i].members.len() < nr {
             let x = batches[i].members[pos];
-            let outs: Vec<(usize, i64, usize, usize)> = g
-                .range((x, 0)..(x + 1, 0))
-                .map(|(&(_, y), &(c, logical, arc))| (y, c, logical, arc))
-                .collect();
-            for (y, _, logical, arc) in outs {
+            outs.clear();
+            outs.extend(
+                g.range((x, 0)..(x + 1, 0))
+                    .map(|(&(_, y), &(_, logical, arc))| (y, logical, arc)),
+            );
+            for &(y, logical, arc) in &outs {
                 if batches[i].inside[y] {
                     continue;
                 }
@@ -117,7 +215,16 @@ fn grow(
                 if gxy == 0 {
                     continue;
                 }
-                let mu = mu(net, sigma, batches, i, x, y, gxy);
+                let want = gxy.min(batches[i].m);
+                let mu = if st.exact || st.learned.suspects(x, y) {
+                    let (mu, cut) = mu(st.net, sigma, batches, i, x, y, gxy);
+                    if let Some(cut) = cut {
+                        st.learned.add(cut, &batches[i].members);
+                    }
+                    mu
+                } else {
+                    want
+                };
                 if mu == 0 {
                     continue;
                 }
@@ -134,17 +241,18 @@ fn grow(
                         node: 0,
                         sigma_arc: 0,
                     };
-                    attach(net, sigma, &mut copy);
+                    attach(st.net, sigma, &mut copy);
                     batches.push(copy);
                     batches[i].m = mu;
-                    net.set_cap(batches[i].sigma_arc, mu);
+                    st.net.set_cap(batches[i].sigma_arc, mu);
                 }
                 let b = &mut batches[i];
                 b.edges.push((x, y, logical));
                 b.members.push(y);
                 b.inside[y] = true;
-                net.add_arc(b.node, y, INF);
-                net.set_cap(arc, gxy - mu);
+                st.learned.joined(y);
+                st.net.add_arc(b.node, y, INF);
+                st.net.set_cap(arc, gxy - mu);
                 g.get_mut(&(x, y)).expect("edge").0 = gxy - mu;
                 progressed = true;
             }
@@ -157,7 +265,8 @@ fn grow(
     true
 }
 
-/// Equation (5) for adding (x, y) to batch i, whose remaining capacity on (x, y) is `g`.
+/// Equation (5) for adding (x, y) to batch i, whose remaining capacity on (x, y) is `g`; when
+/// mu < min(g, m), also the nodes on the sink side of the minimum cut that limits it.
 fn mu(
     net: &mut FlowNet,
     sigma: usize,
@@ -166,7 +275,7 @@ fn mu(
     x: usize,
     y: usize,
     g: i64,
-) -> i64 {
+) -> (i64, Option<Vec<usize>>) {
     let mut others = 0i64;
     // Batches before i are complete (they contain y) and are not in this network.
     for (j, b) in batches.iter().enumerate().skip(i) {
@@ -180,6 +289,10 @@ fn mu(
     let want = g.min(batches[i].m);
     net.add_arc(sigma, x, INF);
     let f = net.max_flow(sigma, y, others + want);
+    let cut = (f < others + want).then(|| {
+        let side = net.sink_side(y);
+        (0..sigma).filter(|&v| side[v]).collect()
+    });
     net.pop_arc();
-    (f - others).clamp(0, want)
+    ((f - others).clamp(0, want), cut)
 }

@@ -28,20 +28,27 @@ pub fn trees(
         for &(_, _, arc) in &b.edges {
             let list = &mut lg.pieces[arc / 2];
             let mut next = Vec::with_capacity(subs.len());
-            for (m, routes) in subs {
+            for (m, mut routes) in subs {
                 let mut need = m;
-                while need > 0 {
+                loop {
                     let piece: &mut Piece =
                         list.last_mut().expect("the packing stays within capacity");
                     let t = piece.units.min(need);
-                    let mut r = routes.clone();
-                    r.push(piece.path.clone());
-                    next.push((t, r));
+                    need -= t;
+                    let path = piece.path.clone();
                     piece.units -= t;
                     if piece.units == 0 {
                         list.pop();
                     }
-                    need -= t;
+                    if need == 0 {
+                        // The last piece takes the routes so far along; only splits copy them.
+                        routes.push(path);
+                        next.push((t, routes));
+                        break;
+                    }
+                    let mut r = routes.clone();
+                    r.push(path);
+                    next.push((t, r));
                 }
             }
             subs = next;

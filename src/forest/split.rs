@@ -23,15 +23,14 @@
 //!
 //! Optimistic pass first (our addition; the paper always evaluates (2) in full). The per-rank
 //! minima above are what makes large switches expensive (one flow per class of ranks, per pair).
-//! The first pass skips them: where one flow leaves every rank on the source side, that family is
-//! taken not to bind. Every other term is computed exactly, so the optimistic gamma is never below
-//! Theorem 8's. The switch-free result is then checked against Theorem 10 directly (F(s, v) >=
-//! |R| k for every rank v, one flow each). If it holds, the optimistic pass made exactly the same
-//! splits as the exact one: splitting and dropping never raise a cut of D_k (an (u,w),(w,t) split
+//! The optimistic pass skips them: where one flow leaves every rank on the source side, that
+//! family is taken not to bind. Every other term is computed exactly, so the optimistic gamma is
+//! never below Theorem 8's. Splitting and dropping never raise a cut of D_k (an (u,w),(w,t) split
 //! lowers d-(T) by gamma or 0 for every T), so a step that split more than Theorem 8's maximum
-//! would have left some cut below |R| k for good, and the final check would fail. If the check
-//! fails, the exact pass runs from the start. Either way the result is Algorithm 4's, and the
-//! check costs |R| flows instead of a flow per rank class per pair.
+//! would leave some cut below |R| k for good. Hence, if the switch-free result meets Theorem 10
+//! (F(s, v) >= |R| k for every rank v, [`holds`]), or if k trees per root pack into it, the
+//! optimistic pass made exactly Algorithm 4's splits. The caller (`forest::solve`) packs the
+//! optimistic result and only if that fails checks [`holds`] and, if needed, reruns the exact pass.
 //!
 //! Pairs are tried with u != t first (u == t would only drop capacity as a self-loop) and in
 //! rotated order starting after t, which pairs neighbours into rings as in Figure 13.
@@ -53,7 +52,6 @@ pub struct Piece {
 }
 
 /// The working graph: arcs of the flow network D_k with their pieces.
-#[derive(Clone)]
 pub struct Logical {
     pub flow: FlowNet,
     pub s: usize,
@@ -100,8 +98,10 @@ impl Logical {
     }
 }
 
-/// Builds D_k from the plan's capacities and removes every non-rank node.
-pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
+/// Builds D_k from the plan's capacities and removes every non-rank node: with `optimistic`,
+/// by the optimistic pass (check the result with [`holds`] or by packing it), else by Algorithm 4
+/// as written.
+pub fn remove_switches(net: &Net, plan: &Plan, optimistic: bool) -> Logical {
     let n = net.n;
     let mut lg = Logical {
         flow: FlowNet::new(n + 1),
@@ -112,7 +112,7 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
         is_rank: net.is_rank.clone(),
         is_root: (0..=n).map(|v| net.roots.contains(&v)).collect(),
         demand: net.roots.len() as i64 * plan.k as i64,
-        optimistic: true,
+        optimistic,
     };
     for (ph, &c) in net.phys.iter().zip(&plan.caps) {
         if c > 0 {
@@ -131,12 +131,6 @@ pub fn remove_switches(net: &Net, plan: &Plan) -> Logical {
     let pending: Vec<usize> = (0..n)
         .filter(|&v| !net.is_rank[v] && (!lg.out[v].is_empty() || !lg.inn[v].is_empty()))
         .collect();
-    let mut fast = lg.clone();
-    remove_all(&mut fast, pending.clone());
-    if holds(&mut fast) {
-        return fast;
-    }
-    lg.optimistic = false;
     remove_all(&mut lg, pending);
     lg
 }
@@ -155,7 +149,7 @@ fn remove_all(lg: &mut Logical, mut pending: Vec<usize>) {
 }
 
 /// Theorem 10's condition on the switch-free result: every rank v receives F(s, v) >= |R| k.
-fn holds(lg: &mut Logical) -> bool {
+pub fn holds(lg: &mut Logical) -> bool {
     let (s, d) = (lg.s, lg.demand);
     (0..lg.is_rank.len())
         .filter(|&v| lg.is_rank[v])

@@ -1,0 +1,179 @@
+//! The ForestColl fast paths give exactly the paper's algorithms' results: the optimistic switch
+//! removal (src/forest/split.rs) against Algorithm 4 with Theorem 8's gamma in full, and the
+//! speculative packing (src/forest/pack.rs) against Algorithm 5 with every mu computed, on the
+//! examples, a small DGX fat tree and random box-and-switch topologies.
+
+mod forest_common;
+
+use collc::forest::net::Net;
+use collc::forest::pack::{Batch, pack};
+use collc::forest::split::{Logical, holds, remove_switches};
+use collc::forest::{Direction, Roots, optimum, plan};
+use collc::sema::model::Topology;
+use forest_common::*;
+use proptest::prelude::*;
+
+/// A logical arc: from, to, capacity, and its routes with their units.
+type Arc = (usize, usize, i64, Vec<(Vec<u32>, i64)>);
+/// A batch: root, multiplicity, edges.
+type Trees = (usize, i64, Vec<(usize, usize, usize)>);
+
+/// The switch-free graph, arc by arc.
+fn arcs(lg: &Logical) -> Vec<Arc> {
+    let mut out = Vec::new();
+    for (u, m) in lg.out.iter().enumerate() {
+        for (&v, &a) in m {
+            let pieces = lg.pieces[a / 2]
+                .iter()
+                .map(|p| (p.path.clone(), p.units))
+                .collect();
+            out.push((u, v, lg.cap(a), pieces));
+        }
+    }
+    out
+}
+
+fn batches(b: &[Batch]) -> Vec<Trees> {
+    b.iter().map(|b| (b.root, b.m, b.edges.clone())).collect()
+}
+
+/// Runs both paths of both stages; returns whether the fast paths succeeded on their own.
+fn compare(topo: &Topology, ranks: &[usize], roots: Roots, dir: Direction) -> (bool, bool) {
+    let net = Net::build(topo, ranks, roots, dir).expect("builds");
+    let opt = optimum::optimum(&net);
+    let plan = plan::auto(&net, &opt);
+    let mut fast = remove_switches(&net, &plan, true);
+    let exact = remove_switches(&net, &plan, false);
+    let split_ok = holds(&mut fast);
+    if split_ok {
+        assert_eq!(
+            arcs(&fast),
+            arcs(&exact),
+            "optimistic switch removal differs"
+        );
+    }
+    let k = plan.k as i64;
+    let full = pack(&exact, &net.ranks, &net.roots, k, false);
+    let spec = pack(&exact, &net.ranks, &net.roots, k, true);
+    if let Some(spec) = &spec {
+        let full = full
+            .as_ref()
+            .expect("a speculative packing proves the exact one exists");
+        assert_eq!(batches(spec), batches(full), "speculative packing differs");
+    }
+    (split_ok, spec.is_some())
+}
+
+fn fat_tree(boxes: usize) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/dgx_a100_fat_tree_1024.coll");
+    std::fs::read_to_string(path)
+        .expect("readable example")
+        .replace(
+            "param boxes: int = 128;",
+            &format!("param boxes: int = {boxes};"),
+        )
+}
+
+#[test]
+fn fast_paths_are_exact_on_the_examples() {
+    for rel in [
+        "examples/dgx_a100_2x8.coll",
+        "examples/mi250_2x16.coll",
+        "examples/mi250_8plus8.coll",
+        "examples/forestcoll_fig2.coll",
+    ] {
+        let (topo, ranks) = load(rel);
+        for dir in [Direction::Out, Direction::In] {
+            // The optimistic switch removal is Algorithm 4's here; the speculative packing may
+            // stall (MI250's k = 9 splits batches), and then only the exact one counts.
+            let (split_ok, _) = compare(&topo, &ranks, Roots::All, dir);
+            assert!(split_ok, "{rel}");
+        }
+    }
+    // DGX boxes, alone and on a fat tree: both fast paths succeed.
+    let (topo, ranks) = load("examples/dgx_a100_2x8.coll");
+    assert_eq!(
+        compare(&topo, &ranks, Roots::All, Direction::Out),
+        (true, true)
+    );
+    let (topo, ranks) = load_text("fat_tree.coll", &fat_tree(8));
+    assert_eq!(
+        compare(&topo, &ranks, Roots::All, Direction::Out),
+        (true, true)
+    );
+}
+
+/// Boxes of GPUs on a box switch, each GPU with a NIC to one of the leaf switches, leaves on
+/// spines; bandwidths vary per level.
+#[derive(Debug, Clone)]
+struct Boxes {
+    gpus: Vec<usize>,
+    leaves: usize,
+    spines: usize,
+    bw: (u32, u32, u32),
+}
+
+impl Boxes {
+    fn text(&self) -> String {
+        let mut s = String::from("topology t {\n");
+        for (b, &g) in self.gpus.iter().enumerate() {
+            s += &format!("  compute g{b}[{g}];\n  switch x{b};\n");
+        }
+        for l in 0..self.leaves {
+            s += &format!("  switch l{l};\n");
+        }
+        for p in 0..self.spines {
+            s += &format!("  switch p{p};\n");
+        }
+        let (inner, nic, up) = self.bw;
+        let mut nic_no = 0;
+        for (b, &g) in self.gpus.iter().enumerate() {
+            for i in 0..g {
+                s += &format!("  link g{b}[{i}] <-> x{b} : {inner} GB/s;\n");
+                s += &format!(
+                    "  link g{b}[{i}] <-> l{} : {nic} GB/s;\n",
+                    nic_no % self.leaves
+                );
+                nic_no += 1;
+            }
+        }
+        for l in 0..self.leaves {
+            for p in 0..self.spines {
+                s += &format!("  link l{l} <-> p{p} : {up} GB/s;\n");
+            }
+        }
+        s + "}\n"
+    }
+}
+
+fn boxes() -> impl Strategy<Value = Boxes> {
+    (
+        proptest::collection::vec(1usize..5, 2..5),
+        1usize..4,
+        1usize..3,
+        (
+            prop_oneof![Just(4u32), Just(12), Just(30)],
+            1u32..4,
+            1u32..4,
+        ),
+    )
+        .prop_map(|(gpus, leaves, spines, bw)| Boxes {
+            gpus,
+            leaves,
+            spines,
+            bw,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fast_paths_are_exact_on_random_boxes(spec in boxes(), inward in any::<bool>()) {
+        let (topo, ranks) = load_text("boxes.coll", &spec.text());
+        let dir = if inward { Direction::In } else { Direction::Out };
+        compare(&topo, &ranks, Roots::All, dir);
+        compare(&topo, &ranks, Roots::One(ranks[0]), dir);
+    }
+}
