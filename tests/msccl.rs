@@ -4,7 +4,7 @@
 //! rule, the ui corpus in tests/ui/msccl/, and the command line (`--target msccl`,
 //! `--emit report`, `check FILE.xml`).
 
-use collc::backend::msccl::{self, Algo, Options};
+use collc::backend::msccl::{self, Algo, Options, Spread};
 use collc::diag::{Code, Diagnostic, SourceMap, render};
 use collc::sema::{Options as SemaOptions, check};
 use std::path::{Path, PathBuf};
@@ -45,6 +45,7 @@ fn examples() -> Vec<PathBuf> {
 #[test]
 fn examples_xml_snapshots_validate() {
     let mut built = 0;
+    let mut forests = 0;
     for path in examples() {
         let stem = path
             .file_stem()
@@ -52,24 +53,19 @@ fn examples_xml_snapshots_validate() {
             .to_string_lossy()
             .to_string();
         let text = std::fs::read_to_string(&path).expect("readable");
-        // ForestColl schedules: only Figure 2 fits the executor today, on 8 channels (one tree
-        // edge's chunks per channel); the larger forests exceed the step limit or lower to
-        // XML the validator rejects (issue 5 keeps this open).
-        let opts = if text.contains("schedule forest") {
-            if stem != "forestcoll_fig2" {
-                continue;
-            }
-            let mut files = SourceMap::new();
-            let id = files.add("f.coll", &text);
-            let m = check(&mut files, id, &SemaOptions::default())
-                .model
-                .expect("checks");
-            let mut o = Options::from_model(&m);
-            o.channels = 8;
-            Some(o)
-        } else {
-            None
-        };
+        // Every example with its own options (ForestColl: a channel group per set of trees
+        // that share a link, `lower::chans`). Examples over 64 ranks (the 1,024-GPU fat trees)
+        // are left to benches/, as in tests/examples.rs.
+        let opts: Option<Options> = None;
+        let mut files = SourceMap::new();
+        let id = files.add("x.coll", text.clone());
+        let big = check(&mut files, id, &SemaOptions::default())
+            .model
+            .and_then(|m| m.collective)
+            .is_some_and(|c| c.ranks.len() > 64);
+        if big {
+            continue;
+        }
         let e = match build(&format!("examples/{stem}.coll"), &text, opts.clone()) {
             Ok(e) => e,
             Err(t) if t.contains("E0039") => continue,
@@ -81,12 +77,63 @@ fn examples_xml_snapshots_validate() {
         assert!(d.is_empty(), "{stem}: {d:?}");
         assert!(!e.text.starts_with("<?"), "{stem}: a prolog");
         assert!(!e.text.contains('\t'), "{stem}: a tab");
-        insta::assert_snapshot!(format!("xml_{stem}"), e.text);
+        if text.contains("schedule forest") {
+            forests += 1;
+        }
+        // Large XML (the bigger forests: megabytes) as a summary a person can read.
+        if e.text.len() > 100_000 {
+            insta::assert_snapshot!(format!("xml_{stem}_summary"), summary(&e.algo, &e.text));
+        } else {
+            insta::assert_snapshot!(format!("xml_{stem}"), e.text);
+        }
         // Deterministic.
         let again = build(&format!("examples/{stem}.coll"), &text, opts).expect("builds");
         assert_eq!(again.text, e.text, "{stem}: output differs between runs");
     }
     assert!(built >= 5, "only {built} examples build");
+    assert_eq!(
+        forests, 5,
+        "every ForestColl example (up to 64 ranks) builds"
+    );
+}
+
+/// FNV-1a, for a digest of XML too large to snapshot (stable across Rust versions).
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// The header of an XML, one line per gpu (thread blocks, steps, channels, step types) and a
+/// digest of the whole text, so any change to the XML changes the snapshot.
+fn summary(a: &Algo, text: &str) -> String {
+    let mut out = String::new();
+    out.push_str(text.lines().next().unwrap_or(""));
+    out.push('\n');
+    for g in &a.gpus {
+        let steps: usize = g.tbs.iter().map(|t| t.steps.len()).sum();
+        let most = g.tbs.iter().map(|t| t.steps.len()).max().unwrap_or(0);
+        let mut chans: Vec<i64> = g.tbs.iter().map(|t| t.chan).collect();
+        chans.sort_unstable();
+        chans.dedup();
+        let mut types: std::collections::BTreeMap<&str, usize> = Default::default();
+        for s in g.tbs.iter().flat_map(|t| &t.steps) {
+            *types.entry(s.ty.name()).or_default() += 1;
+        }
+        let types: Vec<String> = types.iter().map(|(k, v)| format!("{k}:{v}")).collect();
+        out.push_str(&format!(
+            "gpu {} i={} o={} s={}: {} tbs on {} channels, {steps} steps (at most {most} per tb): {}\n",
+            g.id,
+            g.i_chunks,
+            g.o_chunks,
+            g.s_chunks,
+            g.tbs.len(),
+            chans.len(),
+            types.join(" ")
+        ));
+    }
+    out.push_str(&format!("{} bytes, fnv1a {:016x}\n", text.len(), fnv(text)));
+    out
 }
 
 /// Compares `ours` with the reference structurally: the header (but the name), every gpu's
@@ -765,4 +812,57 @@ fn report_states_when_the_xml_is_used() {
         "{not}"
     );
     insta::assert_snapshot!("report_ring_allreduce_4_not_used", not);
+}
+
+/// ForestColl: many trees cross one link with independently pipelined chunks. On one channel
+/// per chunk (the other families' spread) a forwarding send fused into `rcs` at its receive
+/// overtakes another tree's send on the same connection that the receiver expects first, and
+/// the executor pairs the wrong messages (MI250 8+8, one chunk: rank 8 forwards rank 9's part
+/// to rank 12 before rank 0's). Trees that share a link on channels of their own pair right.
+#[test]
+fn forest_trees_sharing_a_link_get_their_own_channels() {
+    let text = std::fs::read_to_string(root().join("examples/mi250_8plus8.coll"))
+        .expect("example")
+        .replace("chunks: 4;", "chunks: 1;");
+    let mut files = SourceMap::new();
+    let id = files.add("m.coll", text.clone());
+    let m = check(&mut files, id, &SemaOptions::default())
+        .model
+        .expect("checks");
+    let trees = Options::from_model(&m);
+    assert_eq!(trees.spread, Spread::Trees);
+    let chunks = Options {
+        spread: Spread::Chunks,
+        ..trees.clone()
+    };
+    let err = build("m.coll", &text, Some(chunks)).expect_err("mixed trees pair wrongly");
+    assert!(
+        err.contains("E0041") && err.contains("wrong result") && err.contains("rank 8"),
+        "{err}"
+    );
+    let e = build("m.coll", &text, Some(trees)).expect("one tree per connection");
+    // Every connection (sender, receiver, channel) carries one tree: its messages are the
+    // parts of one root only (one chunk per part here, one tree per root and link).
+    let mut roots: std::collections::BTreeMap<(i64, i64, i64), std::collections::BTreeSet<i64>> =
+        Default::default();
+    for g in &e.algo.gpus {
+        for tb in g.tbs.iter().filter(|t| t.send >= 0) {
+            for s in tb.steps.iter().filter(|s| s.ty.sends()) {
+                let root = match s.src {
+                    msccl::MBuf::I => g.id,
+                    _ => s.srcoff,
+                };
+                roots
+                    .entry((g.id, tb.send, tb.chan))
+                    .or_default()
+                    .insert(root);
+            }
+        }
+    }
+    assert_eq!(e.algo.nchunksperloop, 16, "one chunk per part");
+    assert!(
+        roots.values().all(|r| r.len() == 1),
+        "a connection carries several trees: {roots:?}"
+    );
+    assert!(e.algo.nchannels >= 10, "{}", e.algo.nchannels);
 }

@@ -26,7 +26,7 @@ pub use types::{Algo, Gpu, MBuf, Proto, Step, StepType, Tb};
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::{self, Program};
-use crate::sema::model::{CollectiveKind, Model, ModelParam, TargetKind};
+use crate::sema::model::{CollectiveKind, Family, Model, ModelParam, TargetKind};
 
 /// Executor limits (msccl-xml.md section 1.5) and field widths (`msccl_struct.h`).
 pub mod limits {
@@ -85,12 +85,25 @@ pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
     }
 }
 
+/// How messages are spread over channels (`lower::chans` has the details).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Chunk `j` of a part travels on channel `j mod channels`.
+    Chunks,
+    /// ForestColl: trees that share a (sender, receiver) pair get disjoint groups of
+    /// `channels` channels each; a tree's `k`-th message on a pair uses channel `k mod channels`
+    /// of its group.
+    Trees,
+}
+
 /// What `collc build --target msccl` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub proto: Proto,
-    /// Chunk `j` of a part travels on channel `j mod channels`.
+    /// Chunk `j` of a part travels on channel `j mod channels` (per tree group with
+    /// [`Spread::Trees`]).
     pub channels: u32,
+    pub spread: Spread,
     /// Parallel copies of the whole schedule, each on its own channels and sub-chunks.
     pub instances: u32,
     pub inplace: bool,
@@ -106,6 +119,7 @@ impl Default for Options {
         Options {
             proto: Proto::Simple,
             channels: 1,
+            spread: Spread::Chunks,
             instances: 1,
             inplace: false,
             min_bytes: 0,
@@ -120,6 +134,12 @@ impl Options {
     /// (defaults where absent).
     pub fn from_model(m: &Model) -> Options {
         let mut o = Options::default();
+        if m.schedule
+            .as_ref()
+            .is_some_and(|s| matches!(s.family, Family::Forest { .. }))
+        {
+            o.spread = Spread::Trees;
+        }
         let Some(t) = m.targets.iter().find(|t| t.kind == TargetKind::Msccl) else {
             return o;
         };

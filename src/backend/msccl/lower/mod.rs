@@ -17,24 +17,30 @@
 //!    other dependency after that receive, fuses with it into `rcs` (receive) or `rrcs`
 //!    (receive-reduce); `rrcs` becomes `rrs` when the stored value is never read again and is
 //!    overwritten later (a dead store), as for the ring's partial sums.
-//! 4. **Thread blocks and channels.** Chunk `j` of a part travels on channel `j mod channels`
-//!    (a message and its receive carry the same chunks, and so does a fused step, so both ends
-//!    agree). Per (rank, channel) a send peer and a receive peer each get at most one thread
+//! 4. **Thread blocks and channels.** [`chans`]: chunk `j` of a part travels on channel
+//!    `j mod channels` (a message and its receive carry the same chunks, and so does a fused
+//!    step, so both ends agree); for ForestColl, trees that share a link get channels of their
+//!    own. Per (rank, channel) a send peer and a receive peer each get at most one thread
 //!    block; a fused step needs the block of its (send, receive) pair and is split back into
-//!    two steps when the two peers are already bound to different blocks. Local copies and
-//!    reductions go to the block of their latest dependency (or, with none, of their first
-//!    dependent). Sends of one connection are in order on both ends because both ends follow
-//!    the global order; the validator re-derives the pairing from the XML and checks it.
+//!    two steps when the two peers are already bound to different blocks, or travel on
+//!    different channels. Local copies and reductions go to the block of their latest
+//!    dependency (or, with none, of their first dependent). The validator re-derives the
+//!    FIFO pairing per connection from the XML and checks it. Both ends of a connection list
+//!    its messages in the global order, except that fusion moves a forwarding send back to
+//!    its receive's place; that cannot reorder messages of one tree (each of its connections
+//!    is fused for every chunk or for none), but it can move one tree's send ahead of another
+//!    tree's that the receiver expects first, which is why trees get their own channels.
 //! 5. **Steps.** Dependencies inside a block are implicit. Of the waits on other blocks only
 //!    the latest step per block is kept; all but one become preceding `nop`s (the executor
 //!    allows one wait per step), and every step waited on gets `hasdep="1"`. A slice is split
 //!    into steps of at most 71 chunks (`cnt` < 72), and with instances at part boundaries.
 //! 6. **Instances.** Instance `i` is a copy of every thread block on channels
-//!    `c + i * channels`, with its own sub-chunks: IR slot `part * cpp + j` is chunk
+//!    `c + i * W` (`W`: the channels of one instance), with its own sub-chunks: IR slot `part * cpp + j` is chunk
 //!    `part * cpp * I + i * cpp + j` of the XML (so `nchunksperloop` grows by `I`).
 //!
 //! Work is linear in the number of ops (plus sorting the messages once).
 
+mod chans;
 mod fuse;
 mod order;
 mod tbs;
@@ -156,6 +162,10 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         kind: spec.kind,
         cpp,
     };
+    let chans = chans::assign(p, opts.spread, opts.channels, cpp);
+    if chans.width.saturating_mul(opts.instances) > limits::MAX_CHANNELS {
+        return Err(too_many_channels(&chans, opts));
+    }
     let order = order::global_order(p);
     let mut gpus = Vec::with_capacity(n as usize);
     let mut per_rank: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
@@ -167,9 +177,9 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         let r = r as u32;
         let pos = &order.pos[order.base[r as usize] as usize..];
         let mops = fuse::fuse(p, r, ops, pos, &layout);
-        let tbs = tbs::thread_blocks(p, r, ops, &mops, pos, opts, cpp);
-        let (tbs, chans) = instances(tbs, opts, cpp);
-        max_chan = max_chan.max(chans);
+        let tbs = tbs::thread_blocks(p, r, ops, &mops, pos, opts, &chans);
+        let (tbs, top) = instances(tbs, opts, cpp, chans.width);
+        max_chan = max_chan.max(top);
         let (i_chunks, o_chunks) = match (opts.inplace, spec.kind) {
             (false, _) => (spec.input_chunks(), spec.output_chunks()),
             (true, CollectiveKind::Allgather) => (0, spec.output_chunks()),
@@ -198,6 +208,31 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         gpus,
         root: spec.root,
     })
+}
+
+/// The trees need more channels than the executor has (see [`chans`]).
+fn too_many_channels(c: &chans::Channels, opts: &Options) -> Problem {
+    let per = if opts.channels == 1 {
+        String::new()
+    } else {
+        format!(", {} channels each", opts.channels)
+    };
+    let inst = if opts.instances == 1 {
+        String::new()
+    } else {
+        format!(", times {} instances", opts.instances)
+    };
+    Problem::new(
+        Code::MscclLimit,
+        super::At::Algo,
+        format!(
+            "the forest's trees need {} channels: {} groups of trees that cross a common link{per}{inst}; the executor has {}",
+            c.width.saturating_mul(opts.instances),
+            c.colours,
+            limits::MAX_CHANNELS
+        ),
+        "trees that share a link need their own channels (MSCCL pairs messages per peer and channel); fix k to a smaller value (`k: 1;`) for fewer trees, or use fewer channels and instances",
+    )
 }
 
 /// Scratch chunks the steps use (fusion may leave some of the IR's scratch unused; the
@@ -240,16 +275,16 @@ pub(super) fn pieces(start: u32, count: u32, cpp: u32, split_parts: bool) -> Vec
     out
 }
 
-/// Replicates the thread blocks of instance 0 into `opts.instances` instances; returns them
-/// and the highest channel used.
-fn instances(tbs: Vec<Tb>, opts: &Options, cpp: u32) -> (Vec<Tb>, u32) {
+/// Replicates the thread blocks of instance 0 (on channels below `width`) into
+/// `opts.instances` instances; returns them and the highest channel used.
+fn instances(tbs: Vec<Tb>, opts: &Options, cpp: u32, width: u32) -> (Vec<Tb>, u32) {
     let inst = opts.instances;
     let t = tbs.len() as i64;
     let max_chan = tbs.iter().map(|x| x.chan as u32).max().unwrap_or(0);
     if inst == 1 {
         return (tbs, max_chan);
     }
-    let c = i64::from(opts.channels);
+    let c = i64::from(width);
     let mut out = Vec::with_capacity(tbs.len() * inst as usize);
     let cpp64 = i64::from(cpp);
     let scale = |off: i64, i: i64| {
@@ -282,7 +317,7 @@ fn instances(tbs: Vec<Tb>, opts: &Options, cpp: u32) -> (Vec<Tb>, u32) {
             });
         }
     }
-    let top = max_chan + (inst - 1) * opts.channels;
+    let top = max_chan + (inst - 1) * width;
     (out, top)
 }
 

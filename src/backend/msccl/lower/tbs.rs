@@ -1,7 +1,8 @@
 //! Thread blocks and steps for one rank (steps 4 and 5 of [`super`]), in the global order.
 
+use super::chans::Channels;
 use super::fuse::Fusion;
-use super::{MOp, MSlice, NO, PeerMap, channel, pieces, step};
+use super::{MOp, MSlice, NO, PeerMap, pieces, step};
 use crate::backend::msccl::{Options, StepType, Tb};
 use crate::ir::Program;
 
@@ -217,8 +218,9 @@ pub(super) fn thread_blocks(
     f: &Fusion,
     pos: &[u32],
     opts: &Options,
-    cpp: u32,
+    chans: &Channels,
 ) -> Vec<Tb> {
+    let cpp = chans.cpp;
     let n = p.procs[r as usize].ops.len();
     let mut st = State {
         p,
@@ -239,7 +241,7 @@ pub(super) fn thread_blocks(
     for &o in ops {
         let m = f.mops[o as usize];
         let partner = f.partner[o as usize];
-        let c = channel(&m, cpp, opts.channels);
+        let c = chans.of(r, o, &m, f);
         let t = match m {
             MOp::Dropped => continue,
             MOp::Send { peer, .. } => {
@@ -250,14 +252,16 @@ pub(super) fn thread_blocks(
                 st.peer_tb(c, peer, true)
             }
             MOp::Recv { peer, .. } | MOp::RecvReduce { peer, .. } => {
-                let pair = if partner == NO {
-                    None
-                } else {
-                    let MOp::Send { peer: sp, .. } = f.mops[partner as usize] else {
-                        unreachable!("a receive's partner is a send")
+                // A fused send goes on the receive's channel: only when it is its own.
+                let pair =
+                    if partner == NO || chans.of(r, partner, &f.mops[partner as usize], f) != c {
+                        None
+                    } else {
+                        let MOp::Send { peer: sp, .. } = f.mops[partner as usize] else {
+                            unreachable!("a receive's partner is a send")
+                        };
+                        st.pair_tb(c, sp, peer)
                     };
-                    st.pair_tb(c, sp, peer)
-                };
                 match pair {
                     Some(t) => {
                         st.fused[o as usize] = true;

@@ -1,0 +1,144 @@
+//! Which channel every message travels on (step 4 of [`super`]).
+//!
+//! The executor pairs sends and receives FIFO per (sender, receiver, channel); the IR pairs
+//! them FIFO per (sender, receiver, tag). The two agree when every connection's messages are
+//! sent and received in one order. Two ways to get there:
+//!
+//! - [`Spread::Chunks`] (every family but ForestColl): chunk `j` of a part travels on channel
+//!   `j mod C`. The families that use it send every tag of a pair in one order on both ends
+//!   (a ring's steps, a tree's levels), so the global order keeps the pairing.
+//! - [`Spread::Trees`] (ForestColl): the IR tags are trees, and many trees cross one link with
+//!   their chunks pipelined independently: a sender forwards tree `a`'s chunk while its peer
+//!   still waits on tree `b`'s, so one FIFO for both would pair the wrong messages (or hang).
+//!   Trees that share a (sender, receiver) pair therefore get disjoint channel groups: a greedy
+//!   colouring of the trees in tag order (the conflict graph links trees with a common directed
+//!   pair), `C` channels per colour, and the `k`-th message of a (sender, receiver, tree) on
+//!   channel `colour * C + k mod C` (both ends count `k` the same way: the IR's pairing). Every
+//!   connection then carries one tree, in the order the IR pairs it: "a thread block per tree
+//!   edge and channel" (ForestColl, Section 5). A receive and the send it forwards share a
+//!   block only when they share a channel (a tree's chunk `k` in and out).
+//!
+//! Colouring is linear in the sum, over trees, of the trees met on their pairs.
+
+use super::fuse::Fusion;
+use super::{MOp, channel};
+use crate::backend::msccl::Spread;
+use crate::ir::{OpKind, Program};
+use rustc_hash::FxHashMap;
+
+/// The channel of every op of every rank (instance 0), and how many channels one instance uses.
+pub(super) struct Channels {
+    spread: Spread,
+    channels: u32,
+    /// Chunks per part.
+    pub cpp: u32,
+    /// Trees: per rank, per op, the channel (`u32::MAX` for local ops).
+    of: Vec<Vec<u32>>,
+    /// Channels of one instance.
+    pub width: u32,
+    /// Trees: the number of colours (trees that share no pair may share one).
+    pub colours: u32,
+}
+
+impl Channels {
+    /// The channel of op `o` of rank `r`, mapped and fused as `m` (a receive folded into a
+    /// reduction travels on the receive's channel).
+    pub fn of(&self, r: u32, o: u32, m: &MOp, f: &Fusion) -> u32 {
+        match self.spread {
+            Spread::Chunks => channel(m, self.cpp, self.channels),
+            Spread::Trees => {
+                let mine = &self.of[r as usize];
+                match (mine[o as usize], m) {
+                    // A reduction that absorbed a receive.
+                    (u32::MAX, MOp::RecvReduce { .. }) => f
+                        .moved
+                        .iter()
+                        .position(|x| *x == o)
+                        .map_or(0, |rv| mine[rv]),
+                    (u32::MAX, _) => 0,
+                    (c, _) => c,
+                }
+            }
+        }
+    }
+}
+
+/// Assigns channels under `spread` with `channels` per chunk group (see the module doc).
+pub(super) fn assign(p: &Program, spread: Spread, channels: u32, cpp: u32) -> Channels {
+    if spread == Spread::Chunks {
+        return Channels {
+            spread,
+            channels,
+            cpp,
+            of: Vec::new(),
+            width: channels,
+            colours: 1,
+        };
+    }
+    // Directed pairs of every tag, and tags of every pair.
+    let mut pairs_of: FxHashMap<u32, Vec<(u32, u32)>> = FxHashMap::default();
+    let mut tags_of: FxHashMap<(u32, u32), Vec<u32>> = FxHashMap::default();
+    for (s, proc) in p.procs.iter().enumerate() {
+        for op in &proc.ops {
+            if let OpKind::Send { peer, tag, .. } = op.kind {
+                let pair = (s as u32, peer);
+                let t = tags_of.entry(pair).or_default();
+                if t.last() != Some(&tag) && !t.contains(&tag) {
+                    t.push(tag);
+                    pairs_of.entry(tag).or_default().push(pair);
+                }
+            }
+        }
+    }
+    let mut tags: Vec<u32> = pairs_of.keys().copied().collect();
+    tags.sort_unstable();
+    let mut colour: FxHashMap<u32, u32> = FxHashMap::default();
+    let mut used: Vec<bool> = Vec::new();
+    for &t in &tags {
+        used.clear();
+        for pair in &pairs_of[&t] {
+            for u in &tags_of[pair] {
+                if let Some(&c) = colour.get(u) {
+                    if used.len() <= c as usize {
+                        used.resize(c as usize + 1, false);
+                    }
+                    used[c as usize] = true;
+                }
+            }
+        }
+        let c = used.iter().position(|x| !x).unwrap_or(used.len()) as u32;
+        colour.insert(t, c);
+    }
+    let colours = colour.values().max().map_or(1, |c| c + 1);
+    // The k-th message of each (peer, tag) of each rank, in program order.
+    let of =
+        p.procs
+            .iter()
+            .map(|proc| {
+                let mut count: FxHashMap<(bool, u32, u32), u32> = FxHashMap::default();
+                proc.ops
+                    .iter()
+                    .map(|op| {
+                        let (send, peer, tag) = match op.kind {
+                            OpKind::Send { peer, tag, .. } => (true, peer, tag),
+                            OpKind::Recv { peer, tag, .. }
+                            | OpKind::RecvReduce { peer, tag, .. } => (false, peer, tag),
+                            _ => return u32::MAX,
+                        };
+                        let k = count.entry((send, peer, tag)).or_default();
+                        let c = colour.get(&tag).copied().unwrap_or(0) * channels + *k % channels;
+                        *k += 1;
+                        c
+                    })
+                    .collect()
+            })
+            .collect();
+    Channels {
+        spread,
+        channels,
+        cpp,
+        of,
+        width: colours * channels,
+        colours,
+    }
+}
