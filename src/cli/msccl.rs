@@ -27,7 +27,8 @@ pub(super) struct MscclArgs {
     /// MSCCL protocol (default: the `target msccl` block's, else simple).
     #[arg(long, value_enum)]
     proto: Option<ProtoArg>,
-    /// MSCCL channels to spread chunks over (chunk j on channel j mod C).
+    /// MSCCL channels to spread chunks over (chunk j on channel j mod C); for a forest, per
+    /// group of trees that cross a common link.
     #[arg(long, value_name = "C")]
     channels: Option<u32>,
     /// MSCCL instances: parallel copies of the schedule on more channels.

@@ -13,6 +13,7 @@
 //! [`check`] applies the same validation to an XML file from anywhere (`collc check FILE.xml`).
 //! [`select`] states when the runtime would pick an XML for a call.
 
+mod advice;
 pub mod exec;
 pub mod lex;
 pub mod lower;
@@ -131,7 +132,7 @@ impl Default for Options {
 
 impl Options {
     /// The options of `m`'s `target msccl { proto; channels; instances; inplace; }` block
-    /// (defaults where absent).
+    /// (defaults where absent); a `forest` schedule spreads by [`Spread::Trees`].
     pub fn from_model(m: &Model) -> Options {
         let mut o = Options::default();
         if m.schedule
@@ -175,11 +176,20 @@ pub fn build_span(m: &Model) -> Span {
 }
 
 /// `collc build --target msccl`: lowers and verifies `m`'s schedule, then [`emit`]s it; every
-/// problem as a diagnostic at [`build_span`].
+/// problem as a diagnostic at [`build_span`]. A forest over an executor limit gets advice
+/// ([`advice`]): settings that fit, found by building them.
 pub fn build(m: &Model, opts: &Options) -> Result<Emitted, Vec<Diagnostic>> {
     let (program, _) = crate::lower::lower_and_verify(m)?;
     let at = build_span(m);
-    emit(&program, opts).map_err(|ps| {
+    emit(&program, opts).map_err(|mut ps| {
+        // A forest over a limit: settings that fit, found by building them.
+        if opts.spread == Spread::Trees && ps.iter().any(|p| p.code == Code::MscclLimit) {
+            if let Some(help) = advice::forest(m, &program, opts) {
+                for p in ps.iter_mut().filter(|p| p.code == Code::MscclLimit) {
+                    p.help = help.clone();
+                }
+            }
+        }
         // All problems point at the same span: say each once, with how often it occurs.
         let mut once: Vec<(&Problem, usize)> = Vec::new();
         for p in &ps {

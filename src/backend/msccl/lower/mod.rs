@@ -210,6 +210,14 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
     })
 }
 
+/// The channels one instance of `p` uses under `opts` (ForestColl: colours times channels per
+/// colour), and the number of tree colours (1 for the other families).
+pub fn channels_needed(p: &Program, opts: &Options) -> (u32, u32) {
+    let cpp = p.spec.chunks_per_part.max(1);
+    let c = chans::assign(p, opts.spread, opts.channels.max(1), cpp);
+    (c.width, c.colours)
+}
+
 /// The trees need more channels than the executor has (see [`chans`]).
 fn too_many_channels(c: &chans::Channels, opts: &Options) -> Problem {
     let per = if opts.channels == 1 {
