@@ -10,7 +10,9 @@
 //! empty is a property of the graph alone: each receive must pair with exactly one send, and the
 //! graph of dependencies plus send-before-matched-receive edges must be acyclic. It is checked
 //! with `irequires` treated as `requires` (a stronger constraint: if everything runs under it,
-//! everything runs under LogGOPSim's rule too), by [`crate::ir::sweep`].
+//! everything runs under LogGOPSim's rule too), by [`crate::ir::sweep`]: first by running
+//! every rank in op order when all dependencies point backwards (as the backend writes them;
+//! no per-op tables needed), then, if that stalls, by the general sweep.
 //!
 //! [`completes`] returns `true` only when the exact check would find nothing; on `false` the
 //! caller runs the exact check, which finds and words the problems (or accepts schedules this
@@ -70,27 +72,65 @@ pub(super) fn completes(s: &GoalSchedule) -> bool {
         }
     }
     // Pair each receive with the one send of its (source, tag); the receive waits for it.
+    // Ranks in blocks on all cores, each block giving `send_of` for its own ops.
+    let incoming = &incoming;
+    let at = &at;
+    let base_ref = &base;
+    let blocks = crate::par::map_blocks(n, crate::par::block_size(n, 64), |range| {
+        let lo = base_ref[range.start];
+        let mut send_of = vec![NONE; base_ref[range.end] - lo];
+        let mut recvs: Vec<(u32, u32, u32)> = Vec::new();
+        let mut sends: Vec<(u32, u32, u32)> = Vec::new();
+        for r in range {
+            recvs.clear();
+            for (i, op) in s.ranks[r].ops.iter().enumerate() {
+                if let OpKind::Recv { from, tag, .. } = op.kind {
+                    recvs.push((from, tag, (base_ref[r] + i) as u32));
+                }
+            }
+            sends.clear();
+            sends.extend_from_slice(&incoming[at[r] as usize..at[r + 1] as usize]);
+            if sends.len() != recvs.len() {
+                return None;
+            }
+            recvs.sort_unstable();
+            sends.sort_unstable();
+            for (k, (x, y)) in recvs.iter().zip(sends.iter()).enumerate() {
+                if (x.0, x.1) != (y.0, y.1)
+                    || (k > 0 && (x.0, x.1) == (recvs[k - 1].0, recvs[k - 1].1))
+                {
+                    return None;
+                }
+                send_of[x.2 as usize - lo] = y.2;
+            }
+        }
+        Some(send_of)
+    });
+    let mut send_of = Vec::with_capacity(total);
+    for b in blocks {
+        match b {
+            Some(v) => send_of.extend(v),
+            None => return false,
+        }
+    }
+    // When every dependency names an earlier op, running each rank in op order is the
+    // cheapest test: if that finishes, the graph is acyclic.
+    if s.ranks.iter().all(|r| r.deps.iter().all(|d| d.on < d.op)) {
+        let base32: Vec<u32> = base.iter().map(|b| *b as u32).collect();
+        let ran = crate::ir::sweep::program_order(
+            &base32,
+            |g| send_of[g as usize],
+            |g| (base32.partition_point(|b| *b <= g) - 1) as u32,
+            |_| {},
+        );
+        if ran == total {
+            return true;
+        }
+    }
     let mut recv_of = vec![NONE; total];
-    let mut recvs: Vec<(u32, u32, u32)> = Vec::new();
-    for (r, rank) in s.ranks.iter().enumerate() {
-        recvs.clear();
-        for (i, op) in rank.ops.iter().enumerate() {
-            if let OpKind::Recv { from, tag, .. } = op.kind {
-                recvs.push((from, tag, (base[r] + i) as u32));
-            }
-        }
-        let sends = &mut incoming[at[r] as usize..at[r + 1] as usize];
-        if sends.len() != recvs.len() {
-            return false;
-        }
-        recvs.sort_unstable();
-        sends.sort_unstable();
-        for (k, (x, y)) in recvs.iter().zip(sends.iter()).enumerate() {
-            if (x.0, x.1) != (y.0, y.1) || (k > 0 && (x.0, x.1) == (recvs[k - 1].0, recvs[k - 1].1))
-            {
-                return false;
-            }
-            recv_of[y.2 as usize] = x.2;
+    for (r, x) in send_of.iter().enumerate() {
+        if *x != NONE {
+            recv_of[*x as usize] = r as u32;
         }
     }
     // Dependencies of both kinds, as local successor lists over global op numbers (CSR; each

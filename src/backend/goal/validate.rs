@@ -17,7 +17,7 @@
 
 use super::matching::Queue;
 use super::parse::GoalSpans;
-use super::{ANY_SOURCE, ANY_TAG, DepKind, GoalSchedule, KEYWORDS, OpKind};
+use super::{ANY_SOURCE, ANY_TAG, DepKind, GoalSchedule, KEYWORDS, Label, OpKind};
 use crate::diag::{Code, Diagnostic};
 use rustc_hash::FxHashSet;
 use std::collections::{HashSet, VecDeque};
@@ -76,7 +76,7 @@ fn is_label(s: &str) -> bool {
 }
 
 fn who(s: &GoalSchedule, r: u32, i: u32) -> String {
-    match s.ranks[r as usize].ops[i as usize].label.as_deref() {
+    match &s.ranks[r as usize].ops[i as usize].label {
         Some(l) => format!("`{l}` of rank {r}"),
         None => format!("op {i} of rank {r}"),
     }
@@ -114,71 +114,140 @@ fn structure(s: &GoalSchedule) -> Vec<Problem> {
         ));
         return out;
     }
-    let mut labels = FxHashSet::default();
-    for (r, rank) in s.ranks.iter().enumerate() {
-        let r = r as u32;
-        labels.clear();
-        for (i, op) in rank.ops.iter().enumerate() {
-            let at = At::Op(r, i as u32);
-            if let Some(l) = &op.label {
-                if !is_label(l) || KEYWORDS.contains(&l.as_str()) {
-                    out.push(problem(
-                        at,
-                        format!("`{l}` cannot be a GOAL label"),
-                        "invalid label",
-                        "labels are a letter then letters, digits or `_`, and not send, recv, calc, rank or num_ranks",
-                    ));
-                } else if !labels.insert(l.as_str()) {
-                    out.push(problem(
-                        at,
-                        format!("label `{l}` is defined twice in rank {r}"),
-                        "duplicate label",
-                        "give every op of a rank its own label",
-                    ));
+    // Ranks in blocks on all cores; each block stops once it has enough problems, and the
+    // blocks' problems are joined in rank order, so the first ones are those of a serial run.
+    let blocks = crate::par::map_blocks(
+        s.ranks.len(),
+        crate::par::block_size(s.ranks.len(), 64),
+        |range| {
+            let mut out = Vec::new();
+            let mut labels = Labels::default();
+            for r in range {
+                rank_structure(s, r as u32, &mut labels, &mut out);
+                if out.len() >= MAX_PROBLEMS {
+                    break;
                 }
             }
-            let peer = match op.kind {
-                OpKind::Send { to, .. } => Some(to),
-                OpKind::Recv { from, .. } if from != ANY_SOURCE => Some(from),
-                _ => None,
-            };
-            if let Some(p) = peer.filter(|p| u64::from(*p) >= n) {
-                out.push(problem(
-                    at,
-                    format!(
-                        "{} names rank {p}, but the schedule has {n} rank{}",
-                        who(s, r, i as u32),
-                        if n == 1 { "" } else { "s" }
-                    ),
-                    "no such rank",
-                    "peers are ranks 0 to num_ranks - 1 (LogGOPSim would read past its tables)",
-                ));
-            }
-            if matches!(op.kind, OpKind::Calc { .. }) && op.nic != 0 {
-                out.push(problem(
-                    at,
-                    "a calc cannot name a nic".into(),
-                    "calc with a nic",
-                    "remove the nic: a calc runs on a cpu only",
-                ));
-            }
-        }
-        for (k, d) in rank.deps.iter().enumerate() {
-            if d.op as usize >= rank.ops.len() || d.on as usize >= rank.ops.len() {
-                out.push(problem(
-                    At::Dep(r, k),
-                    format!("a dependency of rank {r} names an op that does not exist"),
-                    "no such op",
-                    "dependencies name ops of the same rank",
-                ));
-            }
-        }
-        if out.len() >= MAX_PROBLEMS {
-            break;
-        }
-    }
+            out
+        },
+    );
+    let mut out: Vec<Problem> = blocks.into_iter().flatten().collect();
     out.truncate(MAX_PROBLEMS);
     out
+}
+
+/// Which labels a rank has defined: IR labels (`op<i>`, `op<i>_calc`) in a bitset over
+/// `2 i + calc`, text labels in a set. A rank that mixes both is checked on the text of all.
+#[derive(Default)]
+struct Labels<'a> {
+    bits: Vec<u64>,
+    text: FxHashSet<std::borrow::Cow<'a, str>>,
+}
+
+impl<'a> Labels<'a> {
+    /// Starts a rank; true when all its labels are IR labels (or absent).
+    fn start(&mut self, ops: &[super::GoalOp]) -> bool {
+        self.text.clear();
+        let mut top = 0;
+        for op in ops {
+            match &op.label {
+                Some(Label::Ir { op, .. }) => top = top.max(*op as usize + 1),
+                Some(Label::Text(_)) => return false,
+                None => {}
+            }
+        }
+        // Only the words this rank uses are cleared, so small ranks after a large one stay cheap.
+        self.bits.clear();
+        self.bits.resize((2 * top).div_ceil(64), 0);
+        true
+    }
+
+    /// Records an IR label; false when it was defined before.
+    fn insert_ir(&mut self, op: u32, calc: bool) -> bool {
+        let k = 2 * op as usize + usize::from(calc);
+        let (w, b) = (k / 64, 1u64 << (k % 64));
+        let fresh = self.bits[w] & b == 0;
+        self.bits[w] |= b;
+        fresh
+    }
+}
+
+fn rank_structure<'a>(
+    s: &'a GoalSchedule,
+    r: u32,
+    labels: &mut Labels<'a>,
+    out: &mut Vec<Problem>,
+) {
+    let n = s.ranks.len() as u64;
+    let rank = &s.ranks[r as usize];
+    let all_ir = labels.start(&rank.ops);
+    for (i, op) in rank.ops.iter().enumerate() {
+        let at = At::Op(r, i as u32);
+        if let Some(l) = &op.label {
+            let fresh = match l {
+                // `op<i>` and `op<i>_calc` are identifiers and not keywords.
+                Label::Ir { op, calc } if all_ir => Ok(labels.insert_ir(*op, *calc)),
+                _ => {
+                    let t = l.as_str();
+                    if !is_label(&t) || KEYWORDS.contains(&t.as_ref()) {
+                        Err(t)
+                    } else {
+                        Ok(labels.text.insert(t))
+                    }
+                }
+            };
+            match fresh {
+                Err(t) => out.push(problem(
+                    at,
+                    format!("`{t}` cannot be a GOAL label"),
+                    "invalid label",
+                    "labels are a letter then letters, digits or `_`, and not send, recv, calc, rank or num_ranks",
+                )),
+                Ok(false) => out.push(problem(
+                    at,
+                    format!("label `{l}` is defined twice in rank {r}"),
+                    "duplicate label",
+                    "give every op of a rank its own label",
+                )),
+                Ok(true) => {}
+            }
+        }
+        let peer = match op.kind {
+            OpKind::Send { to, .. } => Some(to),
+            OpKind::Recv { from, .. } if from != ANY_SOURCE => Some(from),
+            _ => None,
+        };
+        if let Some(p) = peer.filter(|p| u64::from(*p) >= n) {
+            out.push(problem(
+                at,
+                format!(
+                    "{} names rank {p}, but the schedule has {n} rank{}",
+                    who(s, r, i as u32),
+                    if n == 1 { "" } else { "s" }
+                ),
+                "no such rank",
+                "peers are ranks 0 to num_ranks - 1 (LogGOPSim would read past its tables)",
+            ));
+        }
+        if matches!(op.kind, OpKind::Calc { .. }) && op.nic != 0 {
+            out.push(problem(
+                at,
+                "a calc cannot name a nic".into(),
+                "calc with a nic",
+                "remove the nic: a calc runs on a cpu only",
+            ));
+        }
+    }
+    for (k, d) in rank.deps.iter().enumerate() {
+        if d.op as usize >= rank.ops.len() || d.on as usize >= rank.ops.len() {
+            out.push(problem(
+                At::Dep(r, k),
+                format!("a dependency of rank {r} names an op that does not exist"),
+                "no such op",
+                "dependencies name ops of the same rank",
+            ));
+        }
+    }
 }
 
 /// Per-rank flags and dependents, flat: rank r's op i is at `base[r] + i`.

@@ -32,47 +32,76 @@ fn buf_ix(b: Buf) -> usize {
     }
 }
 
+/// The symbolic execution, one op at a time ([`Exec::step`]) in any topological order.
+pub(super) struct Exec<'a> {
+    p: &'a Program,
+    ix: &'a Index,
+    m: &'a Matching,
+    terms: Terms,
+    slots: Slots,
+    /// Messages in flight live in one arena; `mail_at[send]` is where the send's data starts.
+    mail_at: Vec<u32>,
+    arena: Vec<TermId>,
+    out: Vec<Finding>,
+    messages: usize,
+}
+
+/// Executes the ops in `order` (a topological order); see [`Exec`].
 pub(super) fn execute(
     p: &Program,
     ix: &Index,
     m: &Matching,
     order: &[u32],
 ) -> Result<Proof, Vec<Finding>> {
-    let mut terms = Terms::new(p.spec.ranks);
-    let mut slots = Slots {
-        at: Vec::with_capacity(p.procs.len()),
-        v: Vec::new(),
-    };
-    for pi in 0..p.procs.len() as ProcId {
-        let mut at = [0u32; 3];
-        for b in [Buf::Input, Buf::Output, Buf::Scratch] {
-            at[buf_ix(b)] = slots.v.len() as u32;
-            let len = p.buffer_len(pi, b);
-            if b == Buf::Input {
-                for k in 0..len {
-                    let t = terms.leaf(pi, k);
-                    slots.v.push(t);
-                }
-            } else {
-                slots.v.resize(slots.v.len() + len as usize, NONE);
-            }
-        }
-        slots.at.push(at);
-    }
-    // Messages in flight live in one arena; `mail_at[recv]` is where the receive's data starts.
-    let mut recv_of = vec![NONE; ix.total()];
-    for (r, s) in m.send_of.iter().enumerate() {
-        if *s != NONE {
-            recv_of[*s as usize] = r as u32;
-        }
-    }
-    let mut mail_at = vec![NONE; ix.total()];
-    let mut arena: Vec<TermId> = Vec::new();
-    let mut out = Vec::new();
-    let mut messages = 0;
+    let mut e = Exec::new(p, ix, m);
     for &g in order {
-        let (pi, oi) = ix.locate(g);
+        e.step(g);
+    }
+    e.finish()
+}
+
+impl<'a> Exec<'a> {
+    pub(super) fn new(p: &'a Program, ix: &'a Index, m: &'a Matching) -> Exec<'a> {
+        let mut terms = Terms::new(p.spec.ranks);
+        let mut slots = Slots {
+            at: Vec::with_capacity(p.procs.len()),
+            v: Vec::new(),
+        };
+        for pi in 0..p.procs.len() as ProcId {
+            let mut at = [0u32; 3];
+            for b in [Buf::Input, Buf::Output, Buf::Scratch] {
+                at[buf_ix(b)] = slots.v.len() as u32;
+                let len = p.buffer_len(pi, b);
+                if b == Buf::Input {
+                    for k in 0..len {
+                        let t = terms.leaf(pi, k);
+                        slots.v.push(t);
+                    }
+                } else {
+                    slots.v.resize(slots.v.len() + len as usize, NONE);
+                }
+            }
+            slots.at.push(at);
+        }
+        Exec {
+            p,
+            ix,
+            m,
+            terms,
+            slots,
+            mail_at: vec![NONE; ix.total()],
+            arena: Vec::new(),
+            out: Vec::new(),
+            messages: 0,
+        }
+    }
+
+    /// Runs global op `g`, whose predecessors have all run.
+    pub(super) fn step(&mut self, g: u32) {
+        let p = self.p;
+        let (pi, oi) = self.ix.locate(g);
         let op = &p.procs[pi as usize].ops[oi as usize];
+        let out = &mut self.out;
         // Writes `vals(i)` into `dst` slot by slot, combining when `reduce` is set.
         let mut store = |slots: &mut Slots,
                          terms: &mut Terms,
@@ -115,20 +144,22 @@ pub(super) fn execute(
         };
         match op.kind {
             OpKind::Send { src, .. } => {
-                messages += 1;
-                let r = recv_of[g as usize];
-                if r != NONE {
-                    mail_at[r as usize] = arena.len() as u32;
-                    for k in src.slots() {
-                        arena.push(slots.get(pi, src.buf, k));
-                    }
+                self.messages += 1;
+                self.mail_at[g as usize] = self.arena.len() as u32;
+                for k in src.slots() {
+                    self.arena.push(self.slots.get(pi, src.buf, k));
                 }
             }
             OpKind::Recv { dst, .. } | OpKind::RecvReduce { dst, .. } => {
-                let at = mail_at[g as usize];
+                let s = self.m.send_of[g as usize];
+                let at = if s == NONE {
+                    NONE
+                } else {
+                    self.mail_at[s as usize]
+                };
                 let reduce = matches!(op.kind, OpKind::RecvReduce { .. });
-                let arena = &arena;
-                store(&mut slots, &mut terms, dst, reduce, &|_, i| {
+                let arena = &self.arena;
+                store(&mut self.slots, &mut self.terms, dst, reduce, &|_, i| {
                     if at == NONE {
                         NONE
                     } else {
@@ -138,24 +169,36 @@ pub(super) fn execute(
             }
             OpKind::Reduce { dst, src } | OpKind::Copy { dst, src } => {
                 let reduce = matches!(op.kind, OpKind::Reduce { .. });
-                store(&mut slots, &mut terms, dst, reduce, &|s, i| {
+                store(&mut self.slots, &mut self.terms, dst, reduce, &|s, i| {
                     s.get(pi, src.buf, src.start + i)
                 });
             }
         }
     }
-    if !out.is_empty() {
-        return Err(out);
-    }
-    postcondition(p, &terms, &slots, &mut out);
-    if out.is_empty() {
-        Ok(Proof {
-            ops: p.op_count(),
+
+    /// The findings of the execution, or the postcondition's.
+    pub(super) fn finish(self) -> Result<Proof, Vec<Finding>> {
+        let Exec {
+            p,
+            terms,
+            slots,
+            mut out,
             messages,
-            terms: terms.len(),
-        })
-    } else {
-        Err(out)
+            ..
+        } = self;
+        if !out.is_empty() {
+            return Err(out);
+        }
+        postcondition(p, &terms, &slots, &mut out);
+        if out.is_empty() {
+            Ok(Proof {
+                ops: p.op_count(),
+                messages,
+                terms: terms.len(),
+            })
+        } else {
+            Err(out)
+        }
     }
 }
 

@@ -11,6 +11,7 @@
 //!   any topological order gives the same values (steps 2 and 3), but findings are reported in
 //!   execution order, so when execution finds something it is run again in the exact order.
 
+use super::exec::Exec;
 use super::{Index, Matching, NONE, same_chunks};
 use crate::ir::{Buf, OpKind, Program, Slice};
 
@@ -120,4 +121,18 @@ pub(super) fn order(p: &Program, ix: &Index, m: &Matching) -> Option<Vec<u32>> {
         }
     });
     (ran == total).then_some(order)
+}
+
+/// The symbolic execution in program order ([`crate::ir::sweep::program_order`]) for programs
+/// whose dependencies all name earlier ops; `None` when program order deadlocks (the program
+/// may still have another order, or a real deadlock: the exact code decides).
+pub(super) fn run<'a>(p: &'a Program, ix: &'a Index, m: &'a Matching) -> Option<Exec<'a>> {
+    let mut e = Exec::new(p, ix, m);
+    let ran = crate::ir::sweep::program_order(
+        &ix.base,
+        |g| m.send_of[g as usize],
+        |g| ix.proc_of[g as usize],
+        |g| e.step(g),
+    );
+    (ran == ix.total()).then_some(e)
 }

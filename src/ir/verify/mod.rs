@@ -90,28 +90,41 @@ pub(super) fn show_slice(s: Slice) -> String {
 
 /// Verifies a program; see the module doc.
 pub fn verify(p: &Program) -> Result<Proof, Vec<Finding>> {
-    structure(p)?;
+    let backward = structure(p)?;
     let ix = Index::new(p);
     let matching = match fast::matching(p, &ix) {
         Some(m) => m,
         None => match_messages(p, &ix)?,
     };
-    let order = match fast::order(p, &ix, &matching) {
-        Some(o) => o,
-        None => topo_order(p, &ix, &matching)?,
+    // The race check and the execution are independent: on two threads when there are.
+    let (raced, run) = crate::par::join(
+        || races(p),
+        || backward.then(|| fast::run(p, &ix, &matching)).flatten(),
+    );
+    let done = match run {
+        Some(e) => {
+            raced?;
+            e.finish()
+        }
+        None => {
+            let order = match fast::order(p, &ix, &matching) {
+                Some(o) => o,
+                None => topo_order(p, &ix, &matching)?,
+            };
+            raced?;
+            exec::execute(p, &ix, &matching, &order)
+        }
     };
-    races(p)?;
-    exec::execute(p, &ix, &matching, &order).or_else(|_| {
+    done.or_else(|_| {
         // Findings come in execution order: report them in the exact (queue) order.
         let order = topo_order(p, &ix, &matching)?;
         exec::execute(p, &ix, &matching, &order)
     })
 }
 
-fn structure(p: &Program) -> Result<(), Vec<Finding>> {
+/// Step 1; on success, whether every dependency names an earlier op of its process.
+fn structure(p: &Program) -> Result<bool, Vec<Finding>> {
     let mut out = Vec::new();
-    let n = p.procs.len() as u32;
-    let cpp = p.spec.chunks_per_part;
     if p.spec.ranks as usize > p.procs.len()
         || p.procs
             .iter()
@@ -140,78 +153,107 @@ fn structure(p: &Program) -> Result<(), Vec<Finding>> {
         ));
         return Err(out);
     }
-    for (pi, proc) in p.procs.iter().enumerate() {
-        let pi = pi as u32;
-        for (oi, op) in proc.ops.iter().enumerate() {
-            let oi = oi as u32;
-            let mut bad = |m: String, h: &str| {
-                if out.len() < MAX_FINDINGS {
-                    out.push(find(Code::IrInvalid, pi, Some(oi), m, h));
-                }
-            };
-            for d in &op.deps {
-                if *d as usize >= proc.ops.len() || *d == oi {
-                    bad(
-                        format!(
-                            "op {oi} of {} depends on op {d}, which {}",
-                            who(p, pi),
-                            if *d == oi {
-                                "is itself"
-                            } else {
-                                "does not exist"
-                            }
-                        ),
-                        "dependencies name other ops of the same process",
-                    );
-                }
+    // Processes in blocks on all cores; each block's findings (at most MAX_FINDINGS) are joined
+    // in process order, so the first findings are those of a serial run.
+    let blocks = crate::par::map_blocks(
+        p.procs.len(),
+        crate::par::block_size(p.procs.len(), 64),
+        |range| {
+            let mut out = Vec::new();
+            let mut backward = true;
+            for pi in range {
+                backward &= proc_structure(p, pi as u32, &mut out);
             }
-            if let Some(peer) = op.kind.peer() {
-                if peer >= n || peer == pi {
-                    bad(
-                        format!(
-                            "op {oi} of {} talks to process {peer}, which {}",
-                            who(p, pi),
-                            if peer == pi {
-                                "is itself"
-                            } else {
-                                "does not exist"
-                            }
-                        ),
-                        "peers are other processes of the program",
-                    );
-                }
+            (out, backward)
+        },
+    );
+    let backward = blocks.iter().all(|b| b.1);
+    out.extend(blocks.into_iter().flat_map(|b| b.0));
+    out.truncate(MAX_FINDINGS);
+    if out.is_empty() {
+        Ok(backward)
+    } else {
+        Err(out)
+    }
+}
+
+/// The structure findings of process `pi`, while `out` has room; whether its dependencies all
+/// name earlier ops.
+fn proc_structure(p: &Program, pi: u32, out: &mut Vec<Finding>) -> bool {
+    let n = p.procs.len() as u32;
+    let cpp = p.spec.chunks_per_part;
+    let proc = &p.procs[pi as usize];
+    let mut backward = true;
+    for (oi, op) in proc.ops.iter().enumerate() {
+        let oi = oi as u32;
+        let mut bad = |m: String, h: &str| {
+            if out.len() < MAX_FINDINGS {
+                out.push(find(Code::IrInvalid, pi, Some(oi), m, h));
             }
-            for s in op.kind.reads().chain(op.kind.writes()) {
-                let len = p.buffer_len(pi, s.buf);
-                if s.count == 0 || s.start.checked_add(s.count).is_none_or(|e| e > len) {
-                    bad(
-                        format!(
-                            "op {oi} of {} uses {}, but its {} buffer has {len} slot{}",
-                            who(p, pi),
-                            show_slice(s),
-                            s.buf.name(),
-                            if len == 1 { "" } else { "s" }
-                        ),
-                        "keep slices within the buffer; scratch slots are declared per process",
-                    );
-                }
+        };
+        for d in &op.deps {
+            backward &= *d < oi;
+            if *d as usize >= proc.ops.len() || *d == oi {
+                bad(
+                    format!(
+                        "op {oi} of {} depends on op {d}, which {}",
+                        who(p, pi),
+                        if *d == oi {
+                            "is itself"
+                        } else {
+                            "does not exist"
+                        }
+                    ),
+                    "dependencies name other ops of the same process",
+                );
             }
-            if let OpKind::Reduce { dst, src } | OpKind::Copy { dst, src } = op.kind {
-                if !same_chunks(src, dst, cpp) {
-                    bad(
-                        format!(
-                            "op {oi} of {} moves {} into {}, which hold different chunks",
-                            who(p, pi),
-                            show_slice(src),
-                            show_slice(dst)
-                        ),
-                        "slot k holds chunk k mod chunks_per_part; copy and reduce between slots of the same chunk",
-                    );
-                }
+        }
+        if let Some(peer) = op.kind.peer() {
+            if peer >= n || peer == pi {
+                bad(
+                    format!(
+                        "op {oi} of {} talks to process {peer}, which {}",
+                        who(p, pi),
+                        if peer == pi {
+                            "is itself"
+                        } else {
+                            "does not exist"
+                        }
+                    ),
+                    "peers are other processes of the program",
+                );
+            }
+        }
+        for s in op.kind.reads().chain(op.kind.writes()) {
+            let len = p.buffer_len(pi, s.buf);
+            if s.count == 0 || s.start.checked_add(s.count).is_none_or(|e| e > len) {
+                bad(
+                    format!(
+                        "op {oi} of {} uses {}, but its {} buffer has {len} slot{}",
+                        who(p, pi),
+                        show_slice(s),
+                        s.buf.name(),
+                        if len == 1 { "" } else { "s" }
+                    ),
+                    "keep slices within the buffer; scratch slots are declared per process",
+                );
+            }
+        }
+        if let OpKind::Reduce { dst, src } | OpKind::Copy { dst, src } = op.kind {
+            if !same_chunks(src, dst, cpp) {
+                bad(
+                    format!(
+                        "op {oi} of {} moves {} into {}, which hold different chunks",
+                        who(p, pi),
+                        show_slice(src),
+                        show_slice(dst)
+                    ),
+                    "slot k holds chunk k mod chunks_per_part; copy and reduce between slots of the same chunk",
+                );
             }
         }
     }
-    if out.is_empty() { Ok(()) } else { Err(out) }
+    backward
 }
 
 /// Global numbering of ops: op `o` of process `p` is `base[p] + o`.
@@ -425,139 +467,173 @@ fn topo_order(p: &Program, ix: &Index, m: &Matching) -> Result<Vec<u32>, Vec<Fin
     )])
 }
 
-/// Checks that conflicting accesses to a slot are ordered by dependencies.
+/// Checks that conflicting accesses to a slot are ordered by dependencies; processes in blocks
+/// on all cores, findings joined in process order.
 fn races(p: &Program) -> Result<(), Vec<Finding>> {
-    let mut out = Vec::new();
-    // Buffers reused across processes.
-    let mut anc: Vec<u64> = Vec::new();
-    let mut last_write: Vec<u32> = Vec::new();
-    let mut reads: Vec<Vec<u32>> = Vec::new();
-    // Scratch vectors reused across processes: in-degrees, CSR successors, order, stack.
-    let mut indeg: Vec<usize> = Vec::new();
-    let mut start: Vec<usize> = Vec::new();
-    let mut fill: Vec<usize> = Vec::new();
-    let mut succ: Vec<usize> = Vec::new();
-    let mut order: Vec<usize> = Vec::new();
-    let mut stack: Vec<usize> = Vec::new();
-    for (pi, proc) in p.procs.iter().enumerate() {
-        let n = proc.ops.len();
-        if n < 2 {
-            continue;
-        }
-        // Local topological order (Kahn's algorithm over the dependency lists).
-        indeg.clear();
-        indeg.resize(n, 0);
-        for (oi, op) in proc.ops.iter().enumerate() {
-            indeg[oi] = op.deps.len();
-        }
-        // Successors in CSR form.
-        start.clear();
-        start.resize(n + 1, 0);
-        for op in &proc.ops {
-            for d in &op.deps {
-                start[*d as usize + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            start[k + 1] += start[k];
-        }
-        fill.clear();
-        fill.extend_from_slice(&start[..n]);
-        succ.clear();
-        succ.resize(start[n], 0);
-        for (oi, op) in proc.ops.iter().enumerate() {
-            for d in &op.deps {
-                succ[fill[*d as usize]] = oi;
-                fill[*d as usize] += 1;
-            }
-        }
-        order.clear();
-        stack.clear();
-        stack.extend((0..n).rev().filter(|i| indeg[*i] == 0));
-        while let Some(i) = stack.pop() {
-            order.push(i);
-            for &s in succ[start[i]..start[i + 1]].iter().rev() {
-                indeg[s] -= 1;
-                if indeg[s] == 0 {
-                    stack.push(s);
+    let blocks = crate::par::map_blocks(
+        p.procs.len(),
+        crate::par::block_size(p.procs.len(), 64),
+        |range| {
+            let mut scratch = RaceScratch::default();
+            let mut out = Vec::new();
+            for pi in range {
+                if out.len() >= MAX_FINDINGS {
+                    break;
                 }
+                proc_races(p, pi, &mut scratch, &mut out);
             }
+            out
+        },
+    );
+    let mut out: Vec<Finding> = blocks.into_iter().flatten().collect();
+    out.truncate(MAX_FINDINGS);
+    if out.is_empty() { Ok(()) } else { Err(out) }
+}
+
+/// Buffers reused across the processes of a block.
+#[derive(Default)]
+struct RaceScratch {
+    anc: Vec<u64>,
+    last_write: Vec<u32>,
+    reads: Vec<Vec<u32>>,
+    // In-degrees, CSR successors, order, stack.
+    indeg: Vec<usize>,
+    start: Vec<usize>,
+    fill: Vec<usize>,
+    succ: Vec<usize>,
+    order: Vec<usize>,
+    stack: Vec<usize>,
+}
+
+fn proc_races(p: &Program, pi: usize, sc: &mut RaceScratch, out: &mut Vec<Finding>) {
+    let RaceScratch {
+        anc,
+        last_write,
+        reads,
+        indeg,
+        start,
+        fill,
+        succ,
+        order,
+        stack,
+    } = sc;
+    let proc = &p.procs[pi];
+    let n = proc.ops.len();
+    if n < 2 {
+        return;
+    }
+    // Local topological order (Kahn's algorithm over the dependency lists).
+    indeg.clear();
+    indeg.resize(n, 0);
+    for (oi, op) in proc.ops.iter().enumerate() {
+        indeg[oi] = op.deps.len();
+    }
+    // Successors in CSR form.
+    start.clear();
+    start.resize(n + 1, 0);
+    for op in &proc.ops {
+        for d in &op.deps {
+            start[*d as usize + 1] += 1;
         }
-        // Ancestor bitsets.
-        let words = n.div_ceil(64);
-        anc.clear();
-        anc.resize(n * words, 0);
-        for &i in &order {
-            for d in &proc.ops[i].deps {
-                let d = *d as usize;
-                anc[i * words + d / 64] |= 1 << (d % 64);
-                for w in 0..words {
-                    let v = anc[d * words + w];
-                    anc[i * words + w] |= v;
-                }
-            }
+    }
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    fill.clear();
+    fill.extend_from_slice(&start[..n]);
+    succ.clear();
+    succ.resize(start[n], 0);
+    for (oi, op) in proc.ops.iter().enumerate() {
+        for d in &op.deps {
+            succ[fill[*d as usize]] = oi;
+            fill[*d as usize] += 1;
         }
-        let before = |a: usize, b: usize| anc[b * words + a / 64] >> (a % 64) & 1 == 1;
-        // Slots of the process, numbered densely: input, output, scratch.
-        let pid = pi as ProcId;
-        let lens = [
-            p.buffer_len(pid, Buf::Input),
-            p.buffer_len(pid, Buf::Output),
-            p.buffer_len(pid, Buf::Scratch),
-        ];
-        let offset = |b: Buf| match b {
-            Buf::Input => 0,
-            Buf::Output => lens[0],
-            Buf::Scratch => lens[0] + lens[1],
-        } as usize;
-        let slots = (lens[0] + lens[1] + lens[2]) as usize;
-        last_write.clear();
-        last_write.resize(slots, NONE);
-        for r in reads.iter_mut().take(slots) {
-            r.clear();
-        }
-        if reads.len() < slots {
-            reads.resize(slots, Vec::new());
-        }
-        for &i in &order {
-            let kind = &proc.ops[i].kind;
-            for s in kind.reads() {
-                for slot in s.slots() {
-                    let k = offset(s.buf) + slot as usize;
-                    let w = last_write[k];
-                    if w != NONE
-                        && w as usize != i
-                        && !before(w as usize, i)
-                        && out.len() < MAX_FINDINGS
-                    {
-                        out.push(race(p, pi, w as usize, i, s.buf, slot));
-                    }
-                    reads[k].push(i as u32);
-                }
-            }
-            if let Some(s) = kind.writes() {
-                for slot in s.slots() {
-                    let k = offset(s.buf) + slot as usize;
-                    let w = last_write[k];
-                    if w != NONE
-                        && w as usize != i
-                        && !before(w as usize, i)
-                        && out.len() < MAX_FINDINGS
-                    {
-                        out.push(race(p, pi, w as usize, i, s.buf, slot));
-                    }
-                    for &r in &reads[k] {
-                        if r as usize != i && !before(r as usize, i) && out.len() < MAX_FINDINGS {
-                            out.push(race(p, pi, r as usize, i, s.buf, slot));
-                        }
-                    }
-                    reads[k].clear();
-                    last_write[k] = i as u32;
-                }
+    }
+    order.clear();
+    stack.clear();
+    stack.extend((0..n).rev().filter(|i| indeg[*i] == 0));
+    while let Some(i) = stack.pop() {
+        order.push(i);
+        for &s in succ[start[i]..start[i + 1]].iter().rev() {
+            indeg[s] -= 1;
+            if indeg[s] == 0 {
+                stack.push(s);
             }
         }
     }
-    if out.is_empty() { Ok(()) } else { Err(out) }
+    // Ancestor bitsets.
+    let words = n.div_ceil(64);
+    anc.clear();
+    anc.resize(n * words, 0);
+    for &i in order.iter() {
+        for d in &proc.ops[i].deps {
+            let d = *d as usize;
+            anc[i * words + d / 64] |= 1 << (d % 64);
+            for w in 0..words {
+                let v = anc[d * words + w];
+                anc[i * words + w] |= v;
+            }
+        }
+    }
+    let before = |a: usize, b: usize| anc[b * words + a / 64] >> (a % 64) & 1 == 1;
+    // Slots of the process, numbered densely: input, output, scratch.
+    let pid = pi as ProcId;
+    let lens = [
+        p.buffer_len(pid, Buf::Input),
+        p.buffer_len(pid, Buf::Output),
+        p.buffer_len(pid, Buf::Scratch),
+    ];
+    let offset = |b: Buf| match b {
+        Buf::Input => 0,
+        Buf::Output => lens[0],
+        Buf::Scratch => lens[0] + lens[1],
+    } as usize;
+    let slots = (lens[0] + lens[1] + lens[2]) as usize;
+    last_write.clear();
+    last_write.resize(slots, NONE);
+    for r in reads.iter_mut().take(slots) {
+        r.clear();
+    }
+    if reads.len() < slots {
+        reads.resize(slots, Vec::new());
+    }
+    for &i in order.iter() {
+        let kind = &proc.ops[i].kind;
+        for s in kind.reads() {
+            for slot in s.slots() {
+                let k = offset(s.buf) + slot as usize;
+                let w = last_write[k];
+                if w != NONE
+                    && w as usize != i
+                    && !before(w as usize, i)
+                    && out.len() < MAX_FINDINGS
+                {
+                    out.push(race(p, pi, w as usize, i, s.buf, slot));
+                }
+                reads[k].push(i as u32);
+            }
+        }
+        if let Some(s) = kind.writes() {
+            for slot in s.slots() {
+                let k = offset(s.buf) + slot as usize;
+                let w = last_write[k];
+                if w != NONE
+                    && w as usize != i
+                    && !before(w as usize, i)
+                    && out.len() < MAX_FINDINGS
+                {
+                    out.push(race(p, pi, w as usize, i, s.buf, slot));
+                }
+                for &r in &reads[k] {
+                    if r as usize != i && !before(r as usize, i) && out.len() < MAX_FINDINGS {
+                        out.push(race(p, pi, r as usize, i, s.buf, slot));
+                    }
+                }
+                reads[k].clear();
+                last_write[k] = i as u32;
+            }
+        }
+    }
 }
 
 fn race(p: &Program, pi: usize, a: usize, b: usize, buf: Buf, slot: u32) -> Finding {

@@ -3,7 +3,7 @@
 
 use super::Parser;
 use crate::backend::goal::validate::validate;
-use crate::backend::goal::{Dep, GoalOp, GoalRank, GoalSchedule, GoalSpans};
+use crate::backend::goal::{Dep, GoalOp, GoalRank, GoalSchedule, GoalSpans, Label};
 use crate::diag::{Code, Diagnostic};
 
 impl Parser<'_> {
@@ -172,7 +172,7 @@ impl Parser<'_> {
                     .ops
                     .into_iter()
                     .map(|o| GoalOp {
-                        label: o.label.map(|l| l.0),
+                        label: o.label.map(|l| Label::Text(l.0)),
                         kind: o.kind,
                         cpu: o.cpu,
                         nic: o.nic,
