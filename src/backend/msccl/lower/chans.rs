@@ -142,3 +142,74 @@ pub(super) fn assign(p: &Program, spread: Spread, channels: u32, cpp: u32) -> Ch
         colours,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Buf, Op, Slice, Spec};
+    use crate::sema::model::{CollectiveKind, Dtype, ReduceOp};
+
+    /// Three ranks: trees 0 and 1 both cross 0 -> 1 (twice each), tree 2 crosses 1 -> 2 only.
+    fn program() -> Program {
+        let spec = Spec {
+            kind: CollectiveKind::Allgather,
+            ranks: 3,
+            part_elements: 4,
+            chunks_per_part: 4,
+            dtype: Dtype::F32,
+            op: ReduceOp::Sum,
+            root: None,
+        };
+        let mut p = Program::new("t", spec);
+        let s = |i| Slice::new(Buf::Output, i, 1);
+        let op = |kind| Op {
+            kind,
+            deps: Vec::new(),
+        };
+        for (tag, i) in [(0, 0), (1, 1), (0, 2), (1, 3)] {
+            p.procs[0].ops.push(op(OpKind::Send {
+                peer: 1,
+                src: s(i),
+                tag,
+            }));
+            p.procs[1].ops.push(op(OpKind::Recv {
+                peer: 0,
+                dst: s(i),
+                tag,
+            }));
+        }
+        for i in 4..6 {
+            p.procs[1].ops.push(op(OpKind::Send {
+                peer: 2,
+                src: s(i),
+                tag: 2,
+            }));
+            p.procs[2].ops.push(op(OpKind::Recv {
+                peer: 1,
+                dst: s(i),
+                tag: 2,
+            }));
+        }
+        p
+    }
+
+    #[test]
+    fn trees_on_a_common_pair_get_disjoint_channels() {
+        let c = assign(&program(), Spread::Trees, 1, 4);
+        // Trees 0 and 1 share 0 -> 1; tree 2 shares no pair with them and reuses colour 0.
+        assert_eq!((c.colours, c.width), (2, 2));
+        assert_eq!(c.of[0], vec![0, 1, 0, 1]);
+        assert_eq!(c.of[1], vec![0, 1, 0, 1, 0, 0]);
+        assert_eq!(c.of[2], vec![0, 0]);
+    }
+
+    #[test]
+    fn a_trees_messages_alternate_over_its_group() {
+        let c = assign(&program(), Spread::Trees, 2, 4);
+        assert_eq!((c.colours, c.width), (2, 4));
+        // Tree 0 on channels 0 and 1, tree 1 on 2 and 3; both ends count the same way.
+        assert_eq!(c.of[0], vec![0, 2, 1, 3]);
+        assert_eq!(c.of[1], vec![0, 2, 1, 3, 0, 1]);
+        assert_eq!(c.of[2], vec![0, 1]);
+    }
+}
