@@ -814,6 +814,61 @@ fn report_states_when_the_xml_is_used() {
     insta::assert_snapshot!("report_ring_allreduce_4_not_used", not);
 }
 
+/// Solved forests of every collective the family implements, in and out of place, one and
+/// three chunks: built for MSCCL with the default options and validated.
+#[test]
+fn solved_forests_of_every_kind_validate() {
+    use collc::sema::model::{AutoOr, CollectiveKind, Family};
+    let kinds = [
+        CollectiveKind::Allgather,
+        CollectiveKind::ReduceScatter,
+        CollectiveKind::Allreduce,
+        CollectiveKind::Broadcast,
+        CollectiveKind::Reduce,
+    ];
+    for file in [
+        "examples/forestcoll_fig2.coll",
+        "examples/mi250_8plus8.coll",
+        "examples/full_mesh_boxes.coll",
+    ] {
+        let text = std::fs::read_to_string(root().join(file)).expect("example");
+        let mut files = SourceMap::new();
+        let id = files.add(file, text);
+        let m0 = check(&mut files, id, &SemaOptions::default())
+            .model
+            .expect("checks");
+        for kind in kinds {
+            for chunks in [1, 3] {
+                let mut m = m0.clone();
+                let c = m.collective.as_mut().expect("collective");
+                let n = c.ranks.len() as u64;
+                c.kind = kind;
+                c.root = kind.has_root().then_some(c.ranks.len() - 1);
+                c.count = 64 * n * 12;
+                if let Some(s) = m.schedule.as_mut() {
+                    s.family = Family::Forest {
+                        k: AutoOr::Fixed(2),
+                        chunks,
+                    };
+                }
+                for inplace in [false, true] {
+                    let o = Options {
+                        inplace,
+                        ..Options::from_model(&m)
+                    };
+                    if let Err(d) = msccl::build(&m, &o) {
+                        panic!(
+                            "{file} {} {chunks} {inplace}: {}",
+                            kind.name(),
+                            d[0].message
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// ForestColl: many trees cross one link with independently pipelined chunks. On one channel
 /// per chunk (the other families' spread) a forwarding send fused into `rcs` at its receive
 /// overtakes another tree's send on the same connection that the receiver expects first, and
