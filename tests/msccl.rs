@@ -921,3 +921,47 @@ fn forest_trees_sharing_a_link_get_their_own_channels() {
     );
     assert!(e.algo.nchannels >= 10, "{}", e.algo.nchannels);
 }
+
+/// A forest over a limit: the advice names a setting, and that setting builds.
+#[test]
+fn forest_advice_names_settings_that_fit() {
+    let text =
+        std::fs::read_to_string(root().join("examples/forestcoll_fig2.coll")).expect("example");
+    let mut files = SourceMap::new();
+    let id = files.add("f.coll", text.clone());
+    let m = check(&mut files, id, &SemaOptions::default())
+        .model
+        .expect("checks");
+    let base = Options::from_model(&m);
+    // 8 groups of trees x 5 channels: 40 channels.
+    let five = Options {
+        channels: 5,
+        ..base.clone()
+    };
+    let err = build("f.coll", &text, Some(five)).expect_err("40 channels");
+    assert!(
+        err.contains("E0040") && err.contains("`channels: 4;`"),
+        "{err}"
+    );
+    let four = Options {
+        channels: 4,
+        ..base.clone()
+    };
+    assert!(build("f.coll", &text, Some(four)).is_ok());
+    // Two steps per thread block: only one chunk per tree fits.
+    let two = Options {
+        max_steps: 2,
+        ..base.clone()
+    };
+    let err = build("f.coll", &text, Some(two.clone())).expect_err("too many steps");
+    assert!(err.contains("`chunks: 1;`"), "{err}");
+    let one_chunk = text.replace("chunks: 8;", "chunks: 1;");
+    assert!(build("f.coll", &one_chunk, Some(two)).is_ok());
+    // One step per thread block: nothing fits.
+    let one = Options {
+        max_steps: 1,
+        ..base
+    };
+    let err = build("f.coll", &text, Some(one)).expect_err("nothing fits");
+    assert!(err.contains("no setting of channels, chunks or k"), "{err}");
+}
