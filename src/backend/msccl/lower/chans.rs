@@ -22,7 +22,8 @@
 
 use super::fuse::Fusion;
 use super::{MOp, channel};
-use crate::backend::msccl::Spread;
+use crate::backend::msccl::{At, Options, Problem, Spread, limits};
+use crate::diag::Code;
 use crate::ir::{OpKind, Program};
 use rustc_hash::FxHashMap;
 
@@ -141,6 +142,39 @@ pub(super) fn assign(p: &Program, spread: Spread, channels: u32, cpp: u32) -> Ch
         width: colours * channels,
         colours,
     }
+}
+
+/// The channels one instance of `p` uses under `opts` (ForestColl: colours times channels per
+/// colour), and the number of tree colours (1 for the other families).
+pub fn channels_needed(p: &Program, opts: &Options) -> (u32, u32) {
+    let cpp = p.spec.chunks_per_part.max(1);
+    let c = assign(p, opts.spread, opts.channels.max(1), cpp);
+    (c.width, c.colours)
+}
+
+/// The trees need more channels than the executor has (see [`chans`]).
+pub(super) fn too_many(c: &Channels, opts: &Options) -> Problem {
+    let per = if opts.channels == 1 {
+        String::new()
+    } else {
+        format!(", {} channels each", opts.channels)
+    };
+    let inst = if opts.instances == 1 {
+        String::new()
+    } else {
+        format!(", times {} instances", opts.instances)
+    };
+    Problem::new(
+        Code::MscclLimit,
+        At::Algo,
+        format!(
+            "the forest's trees need {} channels: {} groups of trees that cross a common link{per}{inst}; the executor has {}",
+            c.width.saturating_mul(opts.instances),
+            c.colours,
+            limits::MAX_CHANNELS
+        ),
+        "trees that share a link need their own channels (MSCCL pairs messages per peer and channel); fix k to a smaller value (`k: 1;`) for fewer trees, or use fewer channels and instances",
+    )
 }
 
 #[cfg(test)]
