@@ -8,14 +8,19 @@
 //!   `j mod C`. The families that use it send every tag of a pair in one order on both ends
 //!   (a ring's steps, a tree's levels), so the global order keeps the pairing.
 //! - [`Spread::Trees`] (ForestColl): the IR tags are trees, and many trees cross one link with
-//!   their chunks pipelined independently: a sender forwards tree `a`'s chunk while its peer
-//!   still waits on tree `b`'s, so one FIFO for both would pair the wrong messages (or hang).
+//!   their chunks pipelined independently. Both ends of a connection list its messages in the
+//!   global order, but a forward fused into its receive (`rcs`) moves back to the receive's
+//!   place, ahead of another tree's send the receiver expects first (MI250 8+8: rank 8 sends
+//!   rank 9's part to rank 12 before rank 0's, and rank 12 takes the first for the second), so
+//!   one FIFO for several trees pairs the wrong messages.
 //!   Trees that share a (sender, receiver) pair therefore get disjoint channel groups: a greedy
 //!   colouring of the trees in tag order (the conflict graph links trees with a common directed
 //!   pair), `C` channels per colour, and the `k`-th message of a (sender, receiver, tree) on
 //!   channel `colour * C + k mod C` (both ends count `k` the same way: the IR's pairing). Every
-//!   connection then carries one tree, in the order the IR pairs it: "a thread block per tree
-//!   edge and channel" (ForestColl, Section 5). A receive and the send it forwards share a
+//!   connection then carries one tree, in the order the IR pairs it: a thread block per tree
+//!   edge and channel, as the paper does when k is small ("allocate an equal number of
+//!   threadblocks to each tree", Section 4.5); a large k needs more channels than the
+//!   executor has (E0040, with a `k` that fits). A receive and the send it forwards share a
 //!   block only when they share a channel (a tree's chunk `k` in and out).
 //!
 //! Colouring is linear in the sum, over trees, of the trees met on their pairs.
