@@ -1,7 +1,7 @@
 //! ForestColl lowering (src/lower/forest.rs) on hand-built forests: every collective the family
 //! implements, proved by `ir::verify` for several chunk counts, uneven tree rates and random
-//! trees; each tree's share of the data is exact; malformed forests and oversized layouts are
-//! refused.
+//! trees (random forests also through the MSCCL backend and its validator); each tree's share
+//! of the data is exact; malformed forests and oversized layouts are refused.
 
 mod forest_fixtures;
 
@@ -304,6 +304,16 @@ proptest! {
         };
         let p = build(&c, chunks, &make);
         prop_assert!(verify(&p).is_ok(), "{:?}", verify(&p).err().map(|f| f[0].message.clone()));
+        // And as MSCCL XML (trees on channels of their own), validated by symbolic execution.
+        if n > 1 {
+            let o = collc::backend::msccl::Options {
+                spread: collc::backend::msccl::Spread::Trees,
+                inplace: seed & 2 != 0,
+                ..Default::default()
+            };
+            let e = collc::backend::msccl::emit(&p, &o);
+            prop_assert!(e.is_ok(), "{:?}", e.err().map(|ps| ps[0].message.clone()));
+        }
     }
 }
 

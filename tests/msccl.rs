@@ -814,6 +814,61 @@ fn report_states_when_the_xml_is_used() {
     insta::assert_snapshot!("report_ring_allreduce_4_not_used", not);
 }
 
+/// Solved forests of every collective the family implements, in and out of place, one and
+/// three chunks: built for MSCCL with the default options and validated.
+#[test]
+fn solved_forests_of_every_kind_validate() {
+    use collc::sema::model::{AutoOr, CollectiveKind, Family};
+    let kinds = [
+        CollectiveKind::Allgather,
+        CollectiveKind::ReduceScatter,
+        CollectiveKind::Allreduce,
+        CollectiveKind::Broadcast,
+        CollectiveKind::Reduce,
+    ];
+    for file in [
+        "examples/forestcoll_fig2.coll",
+        "examples/mi250_8plus8.coll",
+        "examples/full_mesh_boxes.coll",
+    ] {
+        let text = std::fs::read_to_string(root().join(file)).expect("example");
+        let mut files = SourceMap::new();
+        let id = files.add(file, text);
+        let m0 = check(&mut files, id, &SemaOptions::default())
+            .model
+            .expect("checks");
+        for kind in kinds {
+            for chunks in [1, 3] {
+                let mut m = m0.clone();
+                let c = m.collective.as_mut().expect("collective");
+                let n = c.ranks.len() as u64;
+                c.kind = kind;
+                c.root = kind.has_root().then_some(c.ranks.len() - 1);
+                c.count = 64 * n * 12;
+                if let Some(s) = m.schedule.as_mut() {
+                    s.family = Family::Forest {
+                        k: AutoOr::Fixed(2),
+                        chunks,
+                    };
+                }
+                for inplace in [false, true] {
+                    let o = Options {
+                        inplace,
+                        ..Options::from_model(&m)
+                    };
+                    if let Err(d) = msccl::build(&m, &o) {
+                        panic!(
+                            "{file} {} {chunks} {inplace}: {}",
+                            kind.name(),
+                            d[0].message
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// ForestColl: many trees cross one link with independently pipelined chunks. On one channel
 /// per chunk (the other families' spread) a forwarding send fused into `rcs` at its receive
 /// overtakes another tree's send on the same connection that the receiver expects first, and
@@ -865,4 +920,48 @@ fn forest_trees_sharing_a_link_get_their_own_channels() {
         "a connection carries several trees: {roots:?}"
     );
     assert!(e.algo.nchannels >= 10, "{}", e.algo.nchannels);
+}
+
+/// A forest over a limit: the advice names a setting, and that setting builds.
+#[test]
+fn forest_advice_names_settings_that_fit() {
+    let text =
+        std::fs::read_to_string(root().join("examples/forestcoll_fig2.coll")).expect("example");
+    let mut files = SourceMap::new();
+    let id = files.add("f.coll", text.clone());
+    let m = check(&mut files, id, &SemaOptions::default())
+        .model
+        .expect("checks");
+    let base = Options::from_model(&m);
+    // 8 groups of trees x 5 channels: 40 channels.
+    let five = Options {
+        channels: 5,
+        ..base.clone()
+    };
+    let err = build("f.coll", &text, Some(five)).expect_err("40 channels");
+    assert!(
+        err.contains("E0040") && err.contains("`channels: 4;`"),
+        "{err}"
+    );
+    let four = Options {
+        channels: 4,
+        ..base.clone()
+    };
+    assert!(build("f.coll", &text, Some(four)).is_ok());
+    // Two steps per thread block: only one chunk per tree fits.
+    let two = Options {
+        max_steps: 2,
+        ..base.clone()
+    };
+    let err = build("f.coll", &text, Some(two.clone())).expect_err("too many steps");
+    assert!(err.contains("`chunks: 1;`"), "{err}");
+    let one_chunk = text.replace("chunks: 8;", "chunks: 1;");
+    assert!(build("f.coll", &one_chunk, Some(two)).is_ok());
+    // One step per thread block: nothing fits.
+    let one = Options {
+        max_steps: 1,
+        ..base
+    };
+    let err = build("f.coll", &text, Some(one)).expect_err("nothing fits");
+    assert!(err.contains("no setting of channels, chunks or k"), "{err}");
 }

@@ -52,10 +52,13 @@ pub(super) fn forest(m: &Model, p: &Program, opts: &Options) -> Option<String> {
     };
     for &inst in tries {
         let most = limits::MAX_CHANNELS / colours.saturating_mul(inst).max(1);
-        for g in (1..=most).rev() {
-            if (g, inst) == (opts.channels, opts.instances) {
-                continue;
-            }
+        // Most channels first (fewest steps per block); more than a few tries rarely help
+        // (spreading does not shorten a rank's step list) and each is a full build.
+        let candidates = (1..=most)
+            .rev()
+            .filter(|&g| (g, inst) != (opts.channels, opts.instances))
+            .take(3);
+        for g in candidates {
             let o = Options {
                 channels: g,
                 instances: inst,

@@ -8,21 +8,27 @@
 //!   `j mod C`. The families that use it send every tag of a pair in one order on both ends
 //!   (a ring's steps, a tree's levels), so the global order keeps the pairing.
 //! - [`Spread::Trees`] (ForestColl): the IR tags are trees, and many trees cross one link with
-//!   their chunks pipelined independently: a sender forwards tree `a`'s chunk while its peer
-//!   still waits on tree `b`'s, so one FIFO for both would pair the wrong messages (or hang).
+//!   their chunks pipelined independently. Both ends of a connection list its messages in the
+//!   global order, but a forward fused into its receive (`rcs`) moves back to the receive's
+//!   place, ahead of another tree's send the receiver expects first (MI250 8+8: rank 8 sends
+//!   rank 9's part to rank 12 before rank 0's, and rank 12 takes the first for the second), so
+//!   one FIFO for several trees pairs the wrong messages.
 //!   Trees that share a (sender, receiver) pair therefore get disjoint channel groups: a greedy
 //!   colouring of the trees in tag order (the conflict graph links trees with a common directed
 //!   pair), `C` channels per colour, and the `k`-th message of a (sender, receiver, tree) on
 //!   channel `colour * C + k mod C` (both ends count `k` the same way: the IR's pairing). Every
-//!   connection then carries one tree, in the order the IR pairs it: "a thread block per tree
-//!   edge and channel" (ForestColl, Section 5). A receive and the send it forwards share a
+//!   connection then carries one tree, in the order the IR pairs it: a thread block per tree
+//!   edge and channel, as the paper does when k is small ("allocate an equal number of
+//!   threadblocks to each tree", Section 4.5); a large k needs more channels than the
+//!   executor has (E0040, with a `k` that fits). A receive and the send it forwards share a
 //!   block only when they share a channel (a tree's chunk `k` in and out).
 //!
 //! Colouring is linear in the sum, over trees, of the trees met on their pairs.
 
 use super::fuse::Fusion;
 use super::{MOp, channel};
-use crate::backend::msccl::Spread;
+use crate::backend::msccl::{At, Options, Problem, Spread, limits};
+use crate::diag::Code;
 use crate::ir::{OpKind, Program};
 use rustc_hash::FxHashMap;
 
@@ -140,5 +146,109 @@ pub(super) fn assign(p: &Program, spread: Spread, channels: u32, cpp: u32) -> Ch
         of,
         width: colours * channels,
         colours,
+    }
+}
+
+/// The channels one instance of `p` uses under `opts` (ForestColl: colours times channels per
+/// colour), and the number of tree colours (1 for the other families).
+pub fn channels_needed(p: &Program, opts: &Options) -> (u32, u32) {
+    let cpp = p.spec.chunks_per_part.max(1);
+    let c = assign(p, opts.spread, opts.channels.max(1), cpp);
+    (c.width, c.colours)
+}
+
+/// The trees need more channels than the executor has (see [`chans`]).
+pub(super) fn too_many(c: &Channels, opts: &Options) -> Problem {
+    let per = if opts.channels == 1 {
+        String::new()
+    } else {
+        format!(", {} channels each", opts.channels)
+    };
+    let inst = if opts.instances == 1 {
+        String::new()
+    } else {
+        format!(", times {} instances", opts.instances)
+    };
+    Problem::new(
+        Code::MscclLimit,
+        At::Algo,
+        format!(
+            "the forest's trees need {} channels: {} groups of trees that cross a common link{per}{inst}; the executor has {}",
+            c.width.saturating_mul(opts.instances),
+            c.colours,
+            limits::MAX_CHANNELS
+        ),
+        "trees that share a link need their own channels (MSCCL pairs messages per peer and channel); fix k to a smaller value (`k: 1;`) for fewer trees, or use fewer channels and instances",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Buf, Op, Slice, Spec};
+    use crate::sema::model::{CollectiveKind, Dtype, ReduceOp};
+
+    /// Three ranks: trees 0 and 1 both cross 0 -> 1 (twice each), tree 2 crosses 1 -> 2 only.
+    fn program() -> Program {
+        let spec = Spec {
+            kind: CollectiveKind::Allgather,
+            ranks: 3,
+            part_elements: 4,
+            chunks_per_part: 4,
+            dtype: Dtype::F32,
+            op: ReduceOp::Sum,
+            root: None,
+        };
+        let mut p = Program::new("t", spec);
+        let s = |i| Slice::new(Buf::Output, i, 1);
+        let op = |kind| Op {
+            kind,
+            deps: Vec::new(),
+        };
+        for (tag, i) in [(0, 0), (1, 1), (0, 2), (1, 3)] {
+            p.procs[0].ops.push(op(OpKind::Send {
+                peer: 1,
+                src: s(i),
+                tag,
+            }));
+            p.procs[1].ops.push(op(OpKind::Recv {
+                peer: 0,
+                dst: s(i),
+                tag,
+            }));
+        }
+        for i in 4..6 {
+            p.procs[1].ops.push(op(OpKind::Send {
+                peer: 2,
+                src: s(i),
+                tag: 2,
+            }));
+            p.procs[2].ops.push(op(OpKind::Recv {
+                peer: 1,
+                dst: s(i),
+                tag: 2,
+            }));
+        }
+        p
+    }
+
+    #[test]
+    fn trees_on_a_common_pair_get_disjoint_channels() {
+        let c = assign(&program(), Spread::Trees, 1, 4);
+        // Trees 0 and 1 share 0 -> 1; tree 2 shares no pair with them and reuses colour 0.
+        assert_eq!((c.colours, c.width), (2, 2));
+        assert_eq!(c.of[0], vec![0, 1, 0, 1]);
+        assert_eq!(c.of[1], vec![0, 1, 0, 1, 0, 0]);
+        assert_eq!(c.of[2], vec![0, 0]);
+    }
+
+    #[test]
+    fn a_trees_messages_alternate_over_its_group() {
+        let c = assign(&program(), Spread::Trees, 2, 4);
+        assert_eq!((c.colours, c.width), (2, 4));
+        // Tree 0 on channels 0 and 1, tree 1 on 2 and 3; both ends count the same way.
+        assert_eq!(c.of[0], vec![0, 2, 1, 3]);
+        assert_eq!(c.of[1], vec![0, 2, 1, 3, 0, 1]);
+        assert_eq!(c.of[2], vec![0, 1]);
     }
 }

@@ -45,6 +45,8 @@ mod fuse;
 mod order;
 mod tbs;
 
+pub use chans::channels_needed;
+
 use super::{Algo, Gpu, MBuf, Options, Problem, Step, StepType, Tb, coll_name, limits};
 use crate::diag::Code;
 use crate::ir::{Buf, OpKind, ProcKind, Program, Slice};
@@ -164,7 +166,7 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
     };
     let chans = chans::assign(p, opts.spread, opts.channels, cpp);
     if chans.width.saturating_mul(opts.instances) > limits::MAX_CHANNELS {
-        return Err(too_many_channels(&chans, opts));
+        return Err(chans::too_many(&chans, opts));
     }
     let order = order::global_order(p);
     let mut gpus = Vec::with_capacity(n as usize);
@@ -208,39 +210,6 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         gpus,
         root: spec.root,
     })
-}
-
-/// The channels one instance of `p` uses under `opts` (ForestColl: colours times channels per
-/// colour), and the number of tree colours (1 for the other families).
-pub fn channels_needed(p: &Program, opts: &Options) -> (u32, u32) {
-    let cpp = p.spec.chunks_per_part.max(1);
-    let c = chans::assign(p, opts.spread, opts.channels.max(1), cpp);
-    (c.width, c.colours)
-}
-
-/// The trees need more channels than the executor has (see [`chans`]).
-fn too_many_channels(c: &chans::Channels, opts: &Options) -> Problem {
-    let per = if opts.channels == 1 {
-        String::new()
-    } else {
-        format!(", {} channels each", opts.channels)
-    };
-    let inst = if opts.instances == 1 {
-        String::new()
-    } else {
-        format!(", times {} instances", opts.instances)
-    };
-    Problem::new(
-        Code::MscclLimit,
-        super::At::Algo,
-        format!(
-            "the forest's trees need {} channels: {} groups of trees that cross a common link{per}{inst}; the executor has {}",
-            c.width.saturating_mul(opts.instances),
-            c.colours,
-            limits::MAX_CHANNELS
-        ),
-        "trees that share a link need their own channels (MSCCL pairs messages per peer and channel); fix k to a smaller value (`k: 1;`) for fewer trees, or use fewer channels and instances",
-    )
 }
 
 /// Scratch chunks the steps use (fusion may leave some of the IR's scratch unused; the
