@@ -162,3 +162,92 @@ proc 1 rank scratch 1 {\n  0: recv scratch[0] <- 0 tag 0\n  1: copy out[0] <- in
         ]
     );
 }
+
+fn lowered(
+    kind: collc::sema::model::CollectiveKind,
+    n: usize,
+    root: Option<usize>,
+    family: collc::sema::model::Family,
+) -> (collc::ir::Program, collc::ir::verify::Proof) {
+    use collc::diag::{FileId, Span};
+    use collc::sema::model::{Collective, Dtype, Model, ReduceOp, Schedule};
+    let span = Span::new(FileId(0), 0, 0);
+    let m = Model {
+        topology: None,
+        collective: Some(Collective {
+            kind,
+            ranks: (0..n).collect(),
+            count: 3 * n as u64,
+            dtype: Dtype::F32,
+            op: ReduceOp::Sum,
+            root,
+            span,
+        }),
+        schedule: Some(Schedule { family, span }),
+        models: Vec::new(),
+        targets: Vec::new(),
+        params: std::collections::BTreeMap::new(),
+    };
+    collc::lower::lower_and_verify(&m).unwrap_or_else(|d| panic!("{d:#?}"))
+}
+
+/// `from_verified` leaves out the run check on the claim that the GOAL of a verified program
+/// runs to the end by construction: the full validator accepts what it writes, which is what
+/// `from_ir` writes, for every lowering family and collective, with and without copies.
+#[test]
+fn verified_programs_convert_to_schedules_that_run() {
+    use collc::sema::model::{AutoOr, CollectiveKind as K, Family};
+    let rm = |list: &str| Family::RecursiveMultiplying {
+        stages: AutoOr::Fixed(
+            list.split(',')
+                .map(|x| {
+                    collc::sema::schedule::decode_stage(x.trim())
+                        .expect("a stage")
+                        .expect("valid")
+                })
+                .collect(),
+        ),
+        model: None,
+    };
+    let mut cases = Vec::new();
+    for n in 2..=24 {
+        cases.push((K::Allreduce, n, None, Family::RecursiveDoubling));
+        cases.push((K::Allreduce, n, None, Family::Ring));
+    }
+    for (n, list) in [
+        (16, "a4, a4"),
+        (7, "c6m2, a2, a2, e6m2"),
+        (7, "m1g2a3, n1g2a2"),
+        (37, "m5g4a2, a4, n5g4a4"),
+        (16, "c6m2, m1g1a3, n1g1a4, e6m2"),
+        (96, "a8, a3, a4"),
+    ] {
+        cases.push((K::Allreduce, n, None, rm(list)));
+    }
+    for n in 2..=10 {
+        cases.push((K::Allgather, n, None, Family::Ring));
+        cases.push((K::ReduceScatter, n, None, Family::Ring));
+        for root in [0, n - 1] {
+            cases.push((K::Broadcast, n, Some(root), Family::Binomial));
+            cases.push((K::Reduce, n, Some(root), Family::Binomial));
+        }
+    }
+    cases.push((K::Barrier, 5, None, Family::RecursiveDoubling));
+    let with_copies = GoalOptions {
+        copy_per_byte: goal::ns(1),
+        ..GoalOptions::with_reduce_ns(7)
+    };
+    for (kind, n, root, family) in cases {
+        let what = format!("{kind:?} on {n} ranks by {family:?}");
+        let (p, proof) = lowered(kind, n, root, family);
+        for opts in [GoalOptions::default(), with_copies.clone()] {
+            let s = goal::from_verified(&p, &proof, &opts).expect(&what);
+            assert_eq!(goal::validate(&s), Vec::new(), "{what}");
+            assert_eq!(Ok(s), goal::from_ir(&p, &opts), "{what}");
+        }
+    }
+    // A proof of another program is refused.
+    let (p, _) = lowered(K::Allreduce, 4, None, Family::Ring);
+    let (_, other) = lowered(K::Allreduce, 8, None, Family::Ring);
+    assert!(goal::from_verified(&p, &other, &GoalOptions::default()).is_err());
+}

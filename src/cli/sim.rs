@@ -230,14 +230,14 @@ fn prepare_coll(
 }
 
 fn lower_to_goal(m: &Checked, opts: &GoalOptions) -> Result<GoalSchedule, Vec<Diagnostic>> {
-    let (program, _) = crate::lower::lower_and_verify(m)?;
+    let (program, proof) = crate::lower::lower_and_verify(m)?;
     let span = m
         .schedule
         .as_ref()
         .map(|s| s.span)
         .or(m.collective.as_ref().map(|c| c.span))
         .unwrap_or_default();
-    goal::from_ir(&program, opts).map_err(|e| vec![e.diagnostic(span)])
+    goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
 }
 
 /// The model to simulate under; see the module doc.

@@ -74,9 +74,9 @@ const NONE: u32 = u32::MAX;
 /// Runs every process's ops in program order, for graphs whose local edges all point forward
 /// in program order (op `g` waits only on ops before it in its own process): then running a
 /// process's ops one after another meets every local edge, and only message edges can stop a
-/// process. `base[p]..base[p + 1]` are process `p`'s ops (global numbers); `waits(g)` is the op
-/// of another process that `g` waits for (a receive's send), or `u32::MAX`; `proc_of(g)` is
-/// the process of op `g`. `visit(g)` is called once per op run, in a topological order.
+/// process. `base[p]..base[p + 1]` are process `p`'s ops (global numbers); `waits(p, g)` is the
+/// op of another process that op `g` of process `p` waits for (a receive's send) and that op's
+/// process, or `(u32::MAX, _)`. `visit(p, g)` is called once per op run, in a topological order.
 ///
 /// A process runs until its next op waits for an op that has not run; it then waits on that
 /// op's process, which wakes it once it has run past that op. No per-op tables are built,
@@ -85,9 +85,8 @@ const NONE: u32 = u32::MAX;
 /// when the graph has another topological order (so callers fall back to [`sweep`]).
 pub fn program_order(
     base: &[u32],
-    mut waits: impl FnMut(u32) -> u32,
-    proc_of: impl Fn(u32) -> u32,
-    mut visit: impl FnMut(u32),
+    mut waits: impl FnMut(u32, u32) -> (u32, u32),
+    mut visit: impl FnMut(u32, u32),
 ) -> usize {
     let n = base.len().saturating_sub(1);
     let mut pc: Vec<u32> = base[..n].to_vec();
@@ -95,17 +94,17 @@ pub fn program_order(
     let mut awaited = vec![NONE; n];
     let mut head = vec![NONE; n];
     let mut next = vec![NONE; n];
-    let mut ready: Vec<u32> = (0..n as u32).rev().collect();
+    let mut ready: std::collections::VecDeque<u32> = (0..n as u32).collect();
     let mut ran = 0;
-    while let Some(p) = ready.pop() {
+    while let Some(p) = ready.pop_front() {
         let p = p as usize;
         let end = base[p + 1];
         let mut g = pc[p];
         while g < end {
-            let w = waits(g);
+            let (w, q) = waits(p as u32, g);
             if w != NONE {
-                let q = proc_of(w) as usize;
-                if q == p || pc[q] <= w {
+                let q = q as usize;
+                if q == p || q >= n || pc[q] <= w {
                     if q != p {
                         awaited[p] = w;
                         next[p] = head[q];
@@ -114,7 +113,7 @@ pub fn program_order(
                     break;
                 }
             }
-            visit(g);
+            visit(p as u32, g);
             ran += 1;
             g += 1;
             pc[p] = g;
@@ -124,7 +123,7 @@ pub fn program_order(
         while w != NONE {
             let after = next[w as usize];
             if pc[p] > awaited[w as usize] {
-                ready.push(w);
+                ready.push_back(w);
             } else {
                 next[w as usize] = head[p];
                 head[p] = w;
@@ -177,10 +176,13 @@ mod tests {
     #[test]
     fn program_order_runs_and_stops() {
         let base = [0, 3, 6];
-        let proc_of = |g: u32| u32::from(g >= 3);
         let run = |waits: &dyn Fn(u32) -> u32| {
             let mut seen = Vec::new();
-            let n = program_order(&base, waits, proc_of, |g| seen.push(g));
+            let n = program_order(
+                &base,
+                |_, g| (waits(g), u32::from(waits(g) >= 3)),
+                |_, g| seen.push(g),
+            );
             (n, seen)
         };
         let (n, seen) = run(&|g| match g {
@@ -205,9 +207,8 @@ mod tests {
         let mut seen = Vec::new();
         let n = program_order(
             &base,
-            |g| if g < 2 { g + 1 } else { NONE },
-            |g| g,
-            |g| seen.push(g),
+            |_, g| if g < 2 { (g + 1, g + 1) } else { (NONE, 0) },
+            |_, g| seen.push(g),
         );
         assert_eq!((n, seen), (3, vec![2, 1, 0]));
     }

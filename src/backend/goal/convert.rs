@@ -7,6 +7,7 @@ use super::{
     ANY_SOURCE, ANY_TAG, Dep, DepKind, GoalError, GoalOp, GoalOptions, GoalRank, GoalSchedule,
     OpKind, err, validate,
 };
+use crate::ir::verify::Proof;
 use crate::ir::{OpKind as IrOp, Program, Slice};
 use crate::par;
 use num_bigint::BigInt;
@@ -27,6 +28,35 @@ fn ticks(secs: &BigRational, tick: &BigRational) -> Option<u64> {
 
 /// Converts a program to GOAL; see the module doc. The result is checked with [`validate`].
 pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalError> {
+    convert(p, opts, true)
+}
+
+/// [`from_ir`] for a program that [`crate::ir::verify::verify`] proved (`proof` is its
+/// answer; a proof of another program is refused): the result is checked by [`validate`]'s
+/// structure step only, without its run check. A verified program pairs every receive with one
+/// send and has no cycle through dependencies and messages; the conversion gives each message
+/// its own (source, tag) and keeps every dependency (an elided copy passes on its own), so the
+/// GOAL schedule runs to the end by construction. tests/goal.rs checks that claim with the full
+/// [`validate`] on converted programs of every schedule family.
+pub fn from_verified(
+    p: &Program,
+    proof: &Proof,
+    opts: &GoalOptions,
+) -> Result<GoalSchedule, GoalError> {
+    if proof.ops != p.op_count() {
+        return Err(err(
+            format!(
+                "the proof given is for a program of {} ops, this one has {}",
+                proof.ops,
+                p.op_count()
+            ),
+            "pass the proof `ir::verify::verify` returned for this program",
+        ));
+    }
+    convert(p, opts, false)
+}
+
+fn convert(p: &Program, opts: &GoalOptions, run_check: bool) -> Result<GoalSchedule, GoalError> {
     if opts.tick <= BigRational::zero() {
         return Err(err(
             "the GOAL time unit must be positive".into(),
@@ -70,7 +100,12 @@ pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalErro
         )),
         ranks,
     };
-    if let Some(problem) = validate(&sched).into_iter().next() {
+    let problems = if run_check {
+        validate(&sched)
+    } else {
+        super::validate::structure(&sched)
+    };
+    if let Some(problem) = problems.into_iter().next() {
         return Err(err(
             format!("the GOAL output would be rejected: {}", problem.message),
             "this is a bug in collc's GOAL backend or an unverified program; run `collc check` on the IR",

@@ -33,7 +33,7 @@ mod quick;
 pub mod validate;
 mod write;
 
-pub use convert::from_ir;
+pub use convert::{from_ir, from_verified};
 pub use label::Label;
 pub use parse::{GoalSpans, parse, parse_spanned};
 pub use validate::{At, Problem, validate};

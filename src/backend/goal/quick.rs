@@ -119,9 +119,18 @@ pub(super) fn completes(s: &GoalSchedule) -> bool {
         let base32: Vec<u32> = base.iter().map(|b| *b as u32).collect();
         let ran = crate::ir::sweep::program_order(
             &base32,
-            |g| send_of[g as usize],
-            |g| (base32.partition_point(|b| *b <= g) - 1) as u32,
-            |_| {},
+            |r, g| {
+                let w = send_of[g as usize];
+                if w == NONE {
+                    return (NONE, 0);
+                }
+                let r = r as usize;
+                match s.ranks[r].ops[g as usize - base[r]].kind {
+                    OpKind::Recv { from, .. } => (w, from),
+                    _ => (NONE, 0),
+                }
+            },
+            |_, _| {},
         );
         if ran == total {
             return true;

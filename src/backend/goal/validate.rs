@@ -102,7 +102,8 @@ pub fn validate(s: &GoalSchedule) -> Vec<Problem> {
     execution(s)
 }
 
-fn structure(s: &GoalSchedule) -> Vec<Problem> {
+/// Step 1 alone (labels, peers, calcs, dependency ends).
+pub(super) fn structure(s: &GoalSchedule) -> Vec<Problem> {
     let mut out = Vec::new();
     let n = s.ranks.len() as u64;
     if n == 0 {

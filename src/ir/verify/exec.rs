@@ -3,7 +3,7 @@
 use super::terms::{RankSet, TermId, Terms};
 use super::{Finding, Index, MAX_FINDINGS, Matching, NONE, Proof, find, who};
 use crate::diag::Code;
-use crate::ir::{Buf, OpKind, ProcId, Program, Slice};
+use crate::ir::{Buf, OpId, OpKind, ProcId, Program, Slice};
 use crate::sema::model::CollectiveKind;
 use rustc_hash::FxHashMap;
 
@@ -98,8 +98,13 @@ impl<'a> Exec<'a> {
 
     /// Runs global op `g`, whose predecessors have all run.
     pub(super) fn step(&mut self, g: u32) {
-        let p = self.p;
         let (pi, oi) = self.ix.locate(g);
+        self.step_at(pi, oi, g);
+    }
+
+    /// Runs op `oi` of process `pi`, global op `g`.
+    pub(super) fn step_at(&mut self, pi: ProcId, oi: OpId, g: u32) {
+        let p = self.p;
         let op = &p.procs[pi as usize].ops[oi as usize];
         let out = &mut self.out;
         // Writes `vals(i)` into `dst` slot by slot, combining when `reduce` is set.

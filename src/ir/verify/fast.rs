@@ -130,9 +130,17 @@ pub(super) fn run<'a>(p: &'a Program, ix: &'a Index, m: &'a Matching) -> Option<
     let mut e = Exec::new(p, ix, m);
     let ran = crate::ir::sweep::program_order(
         &ix.base,
-        |g| m.send_of[g as usize],
-        |g| ix.proc_of[g as usize],
-        |g| e.step(g),
+        |pi, g| {
+            let w = m.send_of[g as usize];
+            match p.procs[pi as usize].ops[(g - ix.base[pi as usize]) as usize]
+                .kind
+                .peer()
+            {
+                Some(q) if w != NONE => (w, q),
+                _ => (NONE, 0),
+            }
+        },
+        |pi, g| e.step_at(pi, g - ix.base[pi as usize], g),
     );
     (ran == ix.total()).then_some(e)
 }

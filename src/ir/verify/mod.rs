@@ -38,7 +38,10 @@ pub struct Finding {
 }
 
 /// What a successful verification established.
+/// Only [`verify`] makes proofs (outside this crate they cannot be built), so holding one
+/// means a program was verified; `backend::goal::from_verified` relies on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Proof {
     pub ops: usize,
     pub messages: usize,
@@ -256,28 +259,30 @@ fn proc_structure(p: &Program, pi: u32, out: &mut Vec<Finding>) -> bool {
     backward
 }
 
-/// Global numbering of ops: op `o` of process `p` is `base[p] + o`.
+/// Global numbering of ops: op `o` of process `p` is `base[p] + o`. The reverse table
+/// (`proc_of`) is built on first use: the fast paths never need it.
 pub(super) struct Index {
     pub base: Vec<u32>,
-    pub proc_of: Vec<u32>,
+    proc_of: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl Index {
     fn new(p: &Program) -> Index {
         let mut base = Vec::with_capacity(p.procs.len() + 1);
-        let mut proc_of = Vec::with_capacity(p.op_count());
         let mut acc = 0u32;
-        for (pi, proc) in p.procs.iter().enumerate() {
+        for proc in &p.procs {
             base.push(acc);
             acc += proc.ops.len() as u32;
-            proc_of.extend(std::iter::repeat_n(pi as u32, proc.ops.len()));
         }
         base.push(acc);
-        Index { base, proc_of }
+        Index {
+            base,
+            proc_of: std::sync::OnceLock::new(),
+        }
     }
 
     pub fn total(&self) -> usize {
-        self.proc_of.len()
+        self.base.last().copied().unwrap_or(0) as usize
     }
 
     pub fn global(&self, p: ProcId, o: OpId) -> u32 {
@@ -285,7 +290,14 @@ impl Index {
     }
 
     pub fn locate(&self, g: u32) -> (ProcId, OpId) {
-        let p = self.proc_of[g as usize];
+        let proc_of = self.proc_of.get_or_init(|| {
+            let mut v = Vec::with_capacity(self.total());
+            for (pi, w) in self.base.windows(2).enumerate() {
+                v.extend(std::iter::repeat_n(pi as u32, (w[1] - w[0]) as usize));
+            }
+            v
+        });
+        let p = proc_of[g as usize];
         (p, g - self.base[p as usize])
     }
 }
@@ -505,23 +517,44 @@ struct RaceScratch {
     stack: Vec<usize>,
 }
 
+/// The race findings of process `pi`. When every dependency names an earlier op, program order
+/// is a topological order and is tried first; findings are always reported in the order of
+/// Kahn's algorithm below, so if there are any, the check runs again in that order.
 fn proc_races(p: &Program, pi: usize, sc: &mut RaceScratch, out: &mut Vec<Finding>) {
+    let proc = &p.procs[pi];
+    if proc
+        .ops
+        .iter()
+        .enumerate()
+        .all(|(i, op)| op.deps.iter().all(|d| (*d as usize) < i))
+    {
+        let before = out.len();
+        sc.order.clear();
+        sc.order.extend(0..proc.ops.len());
+        check_races(p, pi, sc, out);
+        if out.len() == before {
+            return;
+        }
+        out.truncate(before);
+    }
+    kahn_order(p, pi, sc);
+    check_races(p, pi, sc, out);
+}
+
+/// A local topological order of process `pi` into `sc.order` (Kahn's algorithm over the
+/// dependency lists, depth first).
+fn kahn_order(p: &Program, pi: usize, sc: &mut RaceScratch) {
     let RaceScratch {
-        anc,
-        last_write,
-        reads,
         indeg,
         start,
         fill,
         succ,
         order,
         stack,
+        ..
     } = sc;
     let proc = &p.procs[pi];
     let n = proc.ops.len();
-    if n < 2 {
-        return;
-    }
     // Local topological order (Kahn's algorithm over the dependency lists).
     indeg.clear();
     indeg.resize(n, 0);
@@ -560,6 +593,22 @@ fn proc_races(p: &Program, pi: usize, sc: &mut RaceScratch, out: &mut Vec<Findin
                 stack.push(s);
             }
         }
+    }
+}
+
+/// Checks the accesses of process `pi` in the local topological order `sc.order`.
+fn check_races(p: &Program, pi: usize, sc: &mut RaceScratch, out: &mut Vec<Finding>) {
+    let RaceScratch {
+        anc,
+        last_write,
+        reads,
+        order,
+        ..
+    } = sc;
+    let proc = &p.procs[pi];
+    let n = proc.ops.len();
+    if n < 2 {
+        return;
     }
     // Ancestor bitsets.
     let words = n.div_ceil(64);
