@@ -1,0 +1,331 @@
+//! Elaboration of a `schedule` declaration: the family word, its properties (stages, model,
+//! trees, canary parameters, leader policy) and the diagnostics for each.
+
+use super::check::{merge_example, stage_problem};
+use super::decode::{decode_stage, suggestions};
+use super::fault::StageProblem;
+use super::{FAMILIES, LEADERS};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::sema::elab::Elab;
+use crate::sema::model::{AutoOr, Family, LeaderPolicy, Schedule, Stage};
+use crate::sema::units::Dim;
+use crate::syntax::ast::{Expr, ExprKind, Ident, Prop};
+use num_traits::Signed;
+
+impl Elab<'_> {
+    /// Decodes a schedule declaration. `ranks` is the collective's rank count, when known.
+    pub(crate) fn schedule(
+        &mut self,
+        family: &Ident,
+        props: &[Prop],
+        span: Span,
+        ranks: Option<usize>,
+    ) -> Option<Schedule> {
+        let Some((_, allowed)) = FAMILIES.iter().find(|f| f.0 == family.name) else {
+            let names: Vec<&str> = FAMILIES.iter().map(|f| f.0).collect();
+            self.bad_word(&family.name, family.span, &names, "schedule family");
+            return None;
+        };
+        let what = format!("schedule `{}`", family.name);
+        let p = self.props(props, allowed, &what);
+        let fam = match family.name.as_str() {
+            "recursive_multiplying" => {
+                let stages = match p.get("stages") {
+                    None => {
+                        // An example that fits the ranks: the two-factor split if there is one.
+                        let example = ranks
+                            .map(|n| suggestions(n as u64))
+                            .and_then(|s| s.get(1).or(s.first()).cloned())
+                            .map(|s| s.trim_matches('`').to_string())
+                            .unwrap_or_else(|| "[a2, a4]".into());
+                        self.missing(
+                            crate::sema::head(span, family.span),
+                            "stages",
+                            &what,
+                            &format!("{example};` or `stages: auto"),
+                        );
+                        return None;
+                    }
+                    Some(s) if matches!(s.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(s) => {
+                        let items = self.stages(&s.value)?;
+                        let stages: Vec<Stage> = items.iter().map(|x| x.0).collect();
+                        if let Some(n) = ranks {
+                            let spans: Vec<Span> = items.iter().map(|x| x.1).collect();
+                            self.check_stages(&stages, &spans, n, s.value.span)?;
+                        }
+                        AutoOr::Fixed(stages)
+                    }
+                };
+                let model = match p.get("model") {
+                    Some(m) => match &m.value.kind {
+                        ExprKind::Name(n) => Some(n.clone()),
+                        _ => {
+                            self.err(
+                                Diagnostic::error(Code::TypeMismatch, m.value.span, "`model` must name a declared cost model")
+                                    .label("expected a model name")
+                                    .help("declare one with `model m: pipelining_postal { ... }` and write `model: m;`"),
+                            );
+                            return None;
+                        }
+                    },
+                    None => None,
+                };
+                Family::RecursiveMultiplying { stages, model }
+            }
+            "recursive_doubling" => Family::RecursiveDoubling,
+            "ring" => Family::Ring,
+            "binomial" => Family::Binomial,
+            "forest" => {
+                let k = match p.get("k") {
+                    None => AutoOr::Auto,
+                    Some(k) if matches!(k.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(k) => {
+                        AutoOr::Fixed(self.positive(&k.value, "`k` (trees per compute node)")?)
+                    }
+                };
+                let chunks = match p.get("chunks") {
+                    None => 1,
+                    Some(c) => self.positive(&c.value, "`chunks`")?,
+                };
+                Family::Forest { k, chunks }
+            }
+            "canary" => {
+                let timeout = match p.get("timeout") {
+                    None => num_rational::BigRational::new(1.into(), 100_000.into()),
+                    Some(t) => {
+                        let v = self.eval_quantity(&t.value, Dim::TIME, "timeout")?;
+                        if !v.is_positive() {
+                            self.err(
+                                Diagnostic::error(
+                                    Code::NonPositive,
+                                    t.value.span,
+                                    "the timeout must be positive",
+                                )
+                                .label("not positive")
+                                .help("give a time above zero, e.g. `timeout: 10 us;`"),
+                            );
+                            return None;
+                        }
+                        v
+                    }
+                };
+                let int = |me: &mut Self, key: &str, default: u64| match p.get(key) {
+                    None => Some(default),
+                    Some(x) => me.positive(&x.value, &format!("`{key}`")),
+                };
+                let table_size = int(self, "table_size", 65_536);
+                let epp = int(self, "elements_per_packet", 64);
+                let shards = int(self, "shards", 1);
+                let leader = match p.get("leader") {
+                    None => Some(LeaderPolicy::First),
+                    Some(l) => self.word(l, LEADERS, "leader policy"),
+                };
+                Family::Canary {
+                    timeout,
+                    table_size: table_size?,
+                    elements_per_packet: epp?,
+                    shards: shards?,
+                    leader: leader?,
+                }
+            }
+            "static_trees" => {
+                let trees = match p.get("trees") {
+                    None => 1,
+                    Some(t) => self.positive(&t.value, "`trees`")?,
+                };
+                Family::StaticTrees { trees }
+            }
+            _ => Family::Auto,
+        };
+        Some(Schedule { family: fam, span })
+    }
+
+    fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {
+        let v = self.eval_int(e)?;
+        if v <= 0 {
+            self.err(
+                Diagnostic::error(
+                    Code::NonPositive,
+                    e.span,
+                    format!("{what} must be at least 1, found {v}"),
+                )
+                .label("less than 1")
+                .help("use a whole number of 1 or more"),
+            );
+            return None;
+        }
+        Some(v as u64)
+    }
+
+    /// Decodes a stage list, each stage with its span.
+    fn stages(&mut self, e: &Expr) -> Option<Vec<(Stage, Span)>> {
+        let ExprKind::List(items) = &e.kind else {
+            let found = self
+                .eval(e)
+                .map(|v| v.type_name())
+                .unwrap_or_else(|| "something else".into());
+            self.err(
+                Diagnostic::error(
+                    Code::TypeMismatch,
+                    e.span,
+                    format!("`stages` must be a list of stages or `auto`, found {found}"),
+                )
+                .label("expected `[...]`")
+                .help("write stages in the paper's encoding, e.g. `stages: [a3, a4];`"),
+            );
+            return None;
+        };
+        let mut out = Vec::new();
+        let mut ok = true;
+        for it in items {
+            let text = match &it.kind {
+                ExprKind::Name(n) => Some(n.as_str()),
+                _ => None,
+            };
+            match text.and_then(decode_stage) {
+                Some(Ok(s)) => out.push((s, it.span)),
+                Some(Err(msg)) => {
+                    self.err(
+                        Diagnostic::error(Code::BadStage, it.span, msg)
+                            .label("invalid stage")
+                            .help("stages are `aB`, `cTmB`, `eTmB`, `mRgGaB`, `nRgGaB` with whole numbers, e.g. `a4`, `c8m2`, `m1g1a3`"),
+                    );
+                    ok = false;
+                }
+                None => {
+                    let shown = match &it.kind {
+                        ExprKind::Name(n) => format!("`{n}`"),
+                        ExprKind::Number(_) => "a bare number".into(),
+                        _ => "this".into(),
+                    };
+                    let encoding = "stages are `aB` (factor), `cTmB`/`eTmB` (collapse/expand), `mRgGaB`/`nRgGaB` (merge/inverse merge); e.g. `a4`";
+                    let help = match &it.kind {
+                        ExprKind::Number(v) if v.is_integer() => {
+                            format!("a factor stage of {v} is written `a{v}`; {encoding}")
+                        }
+                        _ => encoding.to_string(),
+                    };
+                    self.err(
+                        Diagnostic::error(
+                            Code::BadStage,
+                            it.span,
+                            format!("{shown} is not a stage"),
+                        )
+                        .label("not in the stage encoding")
+                        .help(help),
+                    );
+                    ok = false;
+                }
+            }
+        }
+        ok.then_some(out)
+    }
+
+    /// Checks a stage list against the rank count. `spans` are the stages' own spans, `span` the
+    /// list's.
+    pub(crate) fn check_stages(
+        &mut self,
+        stages: &[Stage],
+        spans: &[Span],
+        n: usize,
+        span: Span,
+    ) -> Option<()> {
+        let Some(p) = stage_problem(stages, n as u64) else {
+            return Some(());
+        };
+        let at = |i: usize| spans.get(i).copied().unwrap_or(span);
+        let shown = |r: std::ops::RangeInclusive<usize>| -> String {
+            stages
+                .get(r)
+                .unwrap_or_default()
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let d = match p {
+            StageProblem::Product {
+                product,
+                size,
+                group: None,
+            } => {
+                let d = Diagnostic::error(
+                    Code::StageProduct,
+                    span,
+                    format!("the stage factors multiply to {product}, but there are {size} ranks"),
+                )
+                .label(format!(
+                    "[{}] multiplies to {product}, not {size}",
+                    shown(0..=stages.len().saturating_sub(1))
+                ))
+                .help(format!(
+                    "stage lists that fit {size} ranks: {}",
+                    suggestions(size).join(", ")
+                ));
+                if stages.iter().any(|s| !matches!(s, Stage::Factor { .. })) {
+                    d.note("a collapse ... expand or merge ... inverse merge group counts as one factor: the number of ranks it starts with")
+                } else {
+                    d
+                }
+            }
+            StageProblem::Product {
+                product,
+                size,
+                group: Some((open, close)),
+            } => {
+                let (what, fit) = match stages[open] {
+                    Stage::Merge {
+                        remainder, groups, ..
+                    } => (
+                        format!(
+                            "{size} ranks remain after the merge `{}` sets {remainder} aside",
+                            stages[open]
+                        ),
+                        match merge_example(size, remainder, groups) {
+                            Some(e) => format!(
+                                "the merge's base, the factors between and the inverse merge's base must multiply to {size}, e.g. `{e}`"
+                            ),
+                            None => format!(
+                                "the merge's base, the factors between and the inverse merge's base must multiply to {size}"
+                            ),
+                        },
+                    ),
+                    _ => (
+                        format!("the collapse `{}` leaves {size} ranks", stages[open]),
+                        format!(
+                            "between `{}` and `{}`, use stages that fit {size} ranks: {}",
+                            stages[open],
+                            stages[close],
+                            suggestions(size).join(", ")
+                        ),
+                    ),
+                };
+                let label = if matches!(stages[open], Stage::Merge { .. }) {
+                    format!(
+                        "`{}` multiply to {product}, not {size}",
+                        shown(open..=close)
+                    )
+                } else if close > open + 1 {
+                    format!(
+                        "`{}` multiply to {product}, not {size}",
+                        shown(open + 1..=close - 1)
+                    )
+                } else {
+                    format!("no factor stages: the product is 1, not {size}")
+                };
+                Diagnostic::error(
+                    Code::StageProduct,
+                    at(open).to(at(close)),
+                    format!("the stage factors of a group multiply to {product}, but {what}"),
+                )
+                .label(label)
+                .help(fit)
+            }
+            StageProblem::Collapse(f) => f.diagnostic(Code::CollapseExpand, &at),
+            StageProblem::Merge(f) => f.diagnostic(Code::MergeMismatch, &at),
+        };
+        self.err(d);
+        None
+    }
+}
