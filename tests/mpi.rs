@@ -2,7 +2,8 @@
 //!
 //! `generated_programs_pass_check_under_mpirun` generates one project per schedule (recursive
 //! doubling, recursive multiplying with factor, collapse/expand and merge stages, ring, binomial
-//! trees, ForestColl forests, a barrier; i64/f64/f32/i32; sum, max, prod; 2 to 8 ranks), builds them in ONE Cargo
+//! trees, ForestColl forests, a barrier; i64/f64/f32/i32; sum, max, prod; 2 to 8 ranks; and the
+//! ForestColl examples forestcoll_fig2 (8 ranks) and mi250_8plus8 (16 ranks) as written, at a smaller size), builds them in ONE Cargo
 //! workspace with one target directory under `target/mpi-tests/` (kept between runs, so the
 //! `mpi` crate builds once), fails on any compiler warning, and runs each with OpenMPI's
 //! `mpirun --oversubscribe ... --check`. It FAILS when mpirun is missing: `scripts/test-all`
@@ -14,7 +15,7 @@ mod mpi_support;
 
 use collc::backend::mpi;
 use collc::ir::{OpKind, Program};
-use mpi_support::{PROGRAMS, collc, lowered, source, target_dir};
+use mpi_support::{EXAMPLE_PROGRAMS, PROGRAMS, collc, example_source, lowered, source, target_dir};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -123,9 +124,18 @@ fn generated_programs_pass_check_under_mpirun() {
     let ws = target_dir().join("mpi-tests");
     std::fs::create_dir_all(ws.join("gen")).expect("workspace dir");
     let mut members = Vec::new();
-    for (name, n, coll, sched) in PROGRAMS {
+    let sources = PROGRAMS
+        .iter()
+        .map(|(name, n, coll, sched)| (*name, *n, source(*n, coll, sched)))
+        .chain(
+            EXAMPLE_PROGRAMS
+                .iter()
+                .map(|(name, file, n, edit)| (*name, *n, example_source(file, edit))),
+        )
+        .collect::<Vec<_>>();
+    for (name, _, text) in &sources {
         let file = ws.join(format!("{name}.coll"));
-        std::fs::write(&file, source(*n, coll, sched)).expect("write .coll");
+        std::fs::write(&file, text).expect("write .coll");
         // collc writes the project into gen/NAME; only changed files go to the member NAME
         // (same package name), so a rerun does not rebuild unchanged programs.
         let out = collc()
@@ -189,7 +199,7 @@ fn generated_programs_pass_check_under_mpirun() {
     let bin = |name: &str| ws.join("target/debug").join(name);
     let start = Instant::now();
     let mut failures = Vec::new();
-    for (name, n, _, _) in PROGRAMS {
+    for (name, n, _) in &sources {
         let (code, stdout, stderr) = mpirun(&launcher, *n, &bin(name), &["--check"]);
         if code != Some(0) || !stdout.contains("check passed") {
             failures.push(format!(
@@ -215,7 +225,7 @@ fn generated_programs_pass_check_under_mpirun() {
     }
     eprintln!(
         "ran {} programs in {:?}",
-        PROGRAMS.len() + 3,
+        sources.len() + 3,
         start.elapsed()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

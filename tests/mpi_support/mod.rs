@@ -38,6 +38,62 @@ pub fn lowered(src: &str) -> Program {
         .0
 }
 
+/// Text replacements in a source: (text, replacement).
+pub type Edits = &'static [(&'static str, &'static str)];
+
+/// Example files run under mpirun as they are, except the message size (the schedule, its trees
+/// and chunks do not depend on it; a smaller size keeps the run short): (name, file, ranks,
+/// [(text, replacement)]). MPI has no 16-bit floats (E0042), so those become f32 with the same
+/// schedule. 16 and 32 ranks are oversubscribed 8 and 16 to a core.
+pub const EXAMPLE_PROGRAMS: &[(&str, &str, u32, Edits)] = &[
+    (
+        "example-forestcoll-fig2",
+        "forestcoll_fig2.coll",
+        8,
+        &[("size: 64 MiB", "size: 1 MiB")],
+    ),
+    (
+        "example-mi250-8plus8",
+        "mi250_8plus8.coll",
+        16,
+        &[
+            ("size: 256 MiB", "size: 2 MiB"),
+            ("dtype: bf16", "dtype: f32"),
+        ],
+    ),
+    (
+        "example-dgx-a100-2x8",
+        "dgx_a100_2x8.coll",
+        16,
+        &[
+            ("size: 63 MiB", "size: 7 MiB"),
+            ("dtype: f16", "dtype: f32"),
+        ],
+    ),
+    (
+        "example-mi250-2x16",
+        "mi250_2x16.coll",
+        32,
+        &[
+            ("size: 256 MiB", "size: 2 MiB"),
+            ("dtype: bf16", "dtype: f32"),
+        ],
+    ),
+];
+
+/// The source of an [`EXAMPLE_PROGRAMS`] entry.
+pub fn example_source(file: &str, edits: &[(&str, &str)]) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples")
+        .join(file);
+    let mut text = std::fs::read_to_string(&path).expect("the example exists");
+    for (from, to) in edits {
+        assert!(text.contains(from), "{file} no longer says `{from}`");
+        text = text.replacen(from, to, 1);
+    }
+    text
+}
+
 /// (name, ranks, collective, schedule) of every program run under mpirun.
 pub const PROGRAMS: &[(&str, u32, &str, &str)] = &[
     (
