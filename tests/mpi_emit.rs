@@ -7,15 +7,21 @@ mod mpi_support;
 
 use collc::backend::mpi::{self, encode};
 use collc::ir::{OpKind, text, verify::verify};
-use mpi_support::{PROGRAMS, collc, lowered, source, target_dir};
+use mpi_support::{EXAMPLE_PROGRAMS, PROGRAMS, collc, example_source, lowered, source, target_dir};
 use std::path::{Path, PathBuf};
 
 /// The decoded schedule is the program with MPI tags: the same ops, a tag of its own for every
 /// message between two ranks, and it still verifies (so MPI pairs the messages the IR does).
 #[test]
 fn encoding_round_trips_with_one_tag_per_message() {
-    for (name, n, coll, sched) in PROGRAMS {
-        let p = lowered(&source(*n, coll, sched));
+    let ring = PROGRAMS
+        .iter()
+        .map(|(name, n, coll, sched)| (*name, source(*n, coll, sched)));
+    let examples = EXAMPLE_PROGRAMS
+        .iter()
+        .map(|(name, file, _, edits)| (*name, example_source(file, edits)));
+    for (name, src) in ring.chain(examples) {
+        let p = lowered(&src);
         let bytes = encode::encode(&p).expect("encodes");
         assert_eq!(
             bytes,
