@@ -1,10 +1,16 @@
 //! Benchmark: the simulator's event rate on recursive doubling over 65,536 ranks (16 rounds of
 //! send, recv and one calc per rank: 3.1 M ops and 1 M messages, 4.2 M events), built directly
-//! as a GOAL schedule, under LogGP with LogGOPSim's defaults and under pipelining postal.
+//! as a GOAL schedule, under LogGP with LogGOPSim's defaults and under pipelining postal; and
+//! on the GOAL of benches/pipeline.rs's program (recursive multiplying `[a4 x 8]` on 65,536
+//! ranks, lowered and verified, 10 ns per reduce) under LogGP.
 //! Reports events per second (criterion's element throughput). Run with
 //! `cargo bench --bench sim`.
 
-use collc::backend::goal::{Dep, DepKind, GoalOp, GoalRank, GoalSchedule, OpKind};
+use collc::backend::goal::{self, Dep, DepKind, GoalOp, GoalRank, GoalSchedule, OpKind};
+use collc::diag::{FileId, Span};
+use collc::sema::model::{
+    AutoOr, Collective, CollectiveKind, Dtype, Family, Model as Coll, ReduceOp, Schedule, Stage,
+};
 use collc::sim::{LogGP, Model, Postal, SimOptions, simulate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::Duration;
@@ -86,6 +92,47 @@ fn bench(c: &mut Criterion) {
         g.bench_function(name, |b| b.iter(|| simulate(&s, &opts)));
     }
     g.finish();
+    let s = recursive_multiplying(RANKS as usize);
+    let mut g = c.benchmark_group("sim_rm_a4_65536");
+    g.sample_size(10).measurement_time(Duration::from_secs(20));
+    let opts = SimOptions {
+        model: Model::LogGP(LogGP::default()),
+        trace: false,
+    };
+    let events = simulate(&s, &opts).events;
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("loggp", |b| b.iter(|| simulate(&s, &opts)));
+    g.finish();
+}
+
+/// The GOAL of benches/pipeline.rs's program: `[a4 x 8]` allreduce of one f64 on `n` ranks.
+fn recursive_multiplying(n: usize) -> GoalSchedule {
+    let span = Span::new(FileId(0), 0, 0);
+    let stages = vec![Stage::Factor { base: 4 }; n.trailing_zeros() as usize / 2];
+    let m = Coll {
+        topology: None,
+        collective: Some(Collective {
+            kind: CollectiveKind::Allreduce,
+            ranks: (0..n).collect(),
+            count: 1,
+            dtype: Dtype::F64,
+            op: ReduceOp::Sum,
+            root: None,
+            span,
+        }),
+        schedule: Some(Schedule {
+            family: Family::RecursiveMultiplying {
+                stages: AutoOr::Fixed(stages),
+                model: None,
+            },
+            span,
+        }),
+        models: Vec::new(),
+        targets: Vec::new(),
+        params: std::collections::BTreeMap::new(),
+    };
+    let (p, proof) = collc::lower::lower_and_verify(&m).expect("lowers and verifies");
+    goal::from_verified(&p, &proof, &goal::GoalOptions::with_reduce_ns(10)).expect("converts")
 }
 
 criterion_group!(benches, bench);

@@ -9,7 +9,7 @@
 //! pair of conflicting accesses is ordered (directly, or through the write they both follow), which
 //! is exactly what `ir::verify`'s race check demands.
 
-use crate::ir::{Buf, OpId, OpKind, ProcId, Program, Slice, Spec};
+use crate::ir::{Buf, Op, OpId, OpKind, Proc, ProcId, Program, Slice, Spec};
 
 #[derive(Default, Clone)]
 struct SlotState {
@@ -56,65 +56,33 @@ impl Builder {
         self.prog.spec.ranks
     }
 
-    /// Makes sure process `p` has at least `n` scratch slots.
-    pub(crate) fn scratch(&mut self, p: ProcId, n: u32) {
-        let proc = &mut self.prog.procs[p as usize];
-        if proc.scratch < n {
-            proc.scratch = n;
-            self.state[p as usize].bufs[2].resize(n as usize, SlotState::default());
+    /// Appends `kind` to process `p`, after every op it conflicts with; returns its id.
+    pub(crate) fn op(&mut self, p: ProcId, kind: OpKind) -> OpId {
+        self.rank(p).op(kind)
+    }
+
+    /// Process `p` alone, to emit its ops.
+    pub(crate) fn rank(&mut self, p: ProcId) -> RankMut<'_> {
+        RankMut {
+            proc: &mut self.prog.procs[p as usize],
+            st: &mut self.state[p as usize],
         }
     }
 
-    /// Appends `kind` to process `p`, after every op it conflicts with; returns its id.
-    pub(crate) fn op(&mut self, p: ProcId, kind: OpKind) -> OpId {
-        if let Some(s) = kind.writes().filter(|s| s.buf == Buf::Scratch) {
-            self.scratch(p, s.start + s.count);
-        }
-        for s in kind.reads().filter(|s| s.buf == Buf::Scratch) {
-            self.scratch(p, s.start + s.count);
-        }
-        let id = self.prog.procs[p as usize].ops.len() as OpId;
-        let st = &mut self.state[p as usize];
-        let mut deps: Vec<OpId> = Vec::new();
-        let reads: [Option<Slice>; 2] = {
-            let mut it = kind.reads();
-            [it.next(), it.next()]
-        };
-        let reads = reads.iter().flatten();
-        let writes = kind.writes();
-        let written =
-            |buf: Buf, k: u32| writes.is_some_and(|w| w.buf == buf && w.slots().contains(&k));
-        for s in reads.clone() {
-            for k in s.slots().filter(|k| !written(s.buf, *k)) {
-                deps.extend(st.bufs[idx(s.buf)][k as usize].writer);
-            }
-        }
-        if let Some(s) = writes {
-            for k in s.slots() {
-                // Readers since the last write depend on that write already.
-                let slot = &st.bufs[idx(s.buf)][k as usize];
-                if slot.readers.is_empty() {
-                    deps.extend(slot.writer);
-                } else {
-                    deps.extend(slot.readers.iter().copied());
-                }
-            }
-        }
-        deps.sort_unstable();
-        deps.dedup();
-        for s in reads {
-            for k in s.slots() {
-                st.bufs[idx(s.buf)][k as usize].readers.push(id);
-            }
-        }
-        if let Some(s) = writes {
-            for k in s.slots() {
-                let slot = &mut st.bufs[idx(s.buf)][k as usize];
-                slot.writer = Some(id);
-                slot.readers.clear();
-            }
-        }
-        self.prog.push(p, kind, deps)
+    /// The processes `ids` at once, in that order, so that their ops can be emitted on several
+    /// threads (a process's ops depend only on its own state); `None` unless `ids` are distinct
+    /// processes.
+    pub(crate) fn ranks_mut(&mut self, ids: &[ProcId]) -> Option<Vec<RankMut<'_>>> {
+        let mut all: Vec<Option<RankMut<'_>>> = self
+            .prog
+            .procs
+            .iter_mut()
+            .zip(self.state.iter_mut())
+            .map(|(proc, st)| Some(RankMut { proc, st }))
+            .collect();
+        ids.iter()
+            .map(|p| all.get_mut(*p as usize).and_then(Option::take))
+            .collect()
     }
 
     pub(crate) fn send(&mut self, p: ProcId, peer: ProcId, src: Slice, tag: u32) -> OpId {
@@ -129,6 +97,9 @@ impl Builder {
         self.op(p, OpKind::RecvReduce { peer, dst, tag })
     }
 
+    // Part of the builder's vocabulary for every lowering, though none but recursive's (which
+    // reduces through `RankMut`) needs it today.
+    #[allow(dead_code)]
     pub(crate) fn reduce(&mut self, p: ProcId, dst: Slice, src: Slice) -> OpId {
         self.op(p, OpKind::Reduce { dst, src })
     }
@@ -139,5 +110,109 @@ impl Builder {
 
     pub(crate) fn finish(self) -> Program {
         self.prog
+    }
+}
+
+/// One process of a [`Builder`], borrowed on its own ([`Builder::rank`], [`Builder::ranks_mut`]).
+pub(crate) struct RankMut<'a> {
+    proc: &'a mut Proc,
+    st: &'a mut ProcState,
+}
+
+impl RankMut<'_> {
+    /// Makes sure the process has at least `n` scratch slots.
+    pub(crate) fn scratch(&mut self, n: u32) {
+        if self.proc.scratch < n {
+            self.proc.scratch = n;
+            self.st.bufs[2].resize(n as usize, SlotState::default());
+        }
+    }
+
+    /// Appends `kind`, after every op it conflicts with; returns its id.
+    pub(crate) fn op(&mut self, kind: OpKind) -> OpId {
+        if let Some(s) = kind.writes().filter(|s| s.buf == Buf::Scratch) {
+            self.scratch(s.start + s.count);
+        }
+        for s in kind.reads().filter(|s| s.buf == Buf::Scratch) {
+            self.scratch(s.start + s.count);
+        }
+        let id = self.proc.ops.len() as OpId;
+        let st = &mut *self.st;
+        let reads: [Option<Slice>; 2] = {
+            let mut it = kind.reads();
+            [it.next(), it.next()]
+        };
+        let reads = reads.iter().flatten();
+        let writes = kind.writes();
+        let written =
+            |buf: Buf, k: u32| writes.is_some_and(|w| w.buf == buf && w.slots().contains(&k));
+        // Collected on the stack first: most ops have one or two dependencies, and the op's
+        // list is then allocated once at its final size.
+        let mut found: Vec<OpId> = Vec::new();
+        let mut small = [0 as OpId; 8];
+        let mut len = 0;
+        let mut add = |d: OpId| {
+            if len < small.len() {
+                small[len] = d;
+                len += 1;
+            } else {
+                found.push(d);
+            }
+        };
+        for s in reads.clone() {
+            for k in s.slots().filter(|k| !written(s.buf, *k)) {
+                if let Some(w) = st.bufs[idx(s.buf)][k as usize].writer {
+                    add(w);
+                }
+            }
+        }
+        if let Some(s) = writes {
+            for k in s.slots() {
+                // Readers since the last write depend on that write already.
+                let slot = &st.bufs[idx(s.buf)][k as usize];
+                if slot.readers.is_empty() {
+                    if let Some(w) = slot.writer {
+                        add(w);
+                    }
+                } else {
+                    slot.readers.iter().for_each(|r| add(*r));
+                }
+            }
+        }
+        let mut deps: Vec<OpId> = Vec::with_capacity(len + found.len());
+        deps.extend_from_slice(&small[..len]);
+        deps.append(&mut found);
+        deps.sort_unstable();
+        deps.dedup();
+        for s in reads {
+            for k in s.slots() {
+                st.bufs[idx(s.buf)][k as usize].readers.push(id);
+            }
+        }
+        if let Some(s) = writes {
+            for k in s.slots() {
+                let slot = &mut st.bufs[idx(s.buf)][k as usize];
+                slot.writer = Some(id);
+                slot.readers.clear();
+            }
+        }
+        self.proc.ops.push(Op { kind, deps });
+        id
+    }
+
+    pub(crate) fn send(&mut self, peer: ProcId, src: Slice, tag: u32) -> OpId {
+        self.op(OpKind::Send { peer, src, tag })
+    }
+
+    pub(crate) fn recv(&mut self, peer: ProcId, dst: Slice, tag: u32) -> OpId {
+        self.op(OpKind::Recv { peer, dst, tag })
+    }
+
+    pub(crate) fn reduce(&mut self, dst: Slice, src: Slice) -> OpId {
+        self.op(OpKind::Reduce { dst, src })
+    }
+
+    pub(crate) fn copy(&mut self, dst: Slice, src: Slice) -> OpId {
+        self.op(OpKind::Copy { dst, src })
     }
 }

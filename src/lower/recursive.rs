@@ -49,9 +49,12 @@
 //! [`Builder`]'s hazard tracking: sends of a value finish before the value is overwritten, a
 //! scratch slot is reused only after its last reader.
 
-use super::builder::Builder;
+use super::builder::{Builder, RankMut};
 use crate::ir::{Buf, ProcId, Slice};
 use crate::sema::model::Stage;
+
+/// Groups of at least this many ranks are emitted on all cores.
+const PARALLEL_RANKS: usize = 1024;
 
 const IN: Slice = Slice {
     buf: Buf::Input,
@@ -115,11 +118,7 @@ fn to_usize(x: u64) -> Result<usize, String> {
 
 impl Ctx<'_> {
     fn own_to_out(&mut self, p: ProcId) {
-        let v = self.val[p as usize];
-        if v != OUT {
-            self.b.copy(p, OUT, v);
-            self.val[p as usize] = OUT;
-        }
+        own_to_out(&mut self.b.rank(p), &mut self.val[p as usize]);
     }
 
     fn send_val(&mut self, p: ProcId, peer: ProcId, tag: u32) {
@@ -127,55 +126,15 @@ impl Ctx<'_> {
         self.b.send(p, peer, v, tag);
     }
 
-    /// Receives the peers' contributions of `srcs` and combines all of `srcs` into `p`'s output
-    /// as the left fold `((s0 + s1) + s2) + ...`, wherever `p`'s own value stands in the list.
-    /// Without an own value, the fold starts from a value received straight into the output.
     fn fold(&mut self, p: ProcId, srcs: &[Src], tag: u32) {
-        let own = srcs.iter().position(|s| matches!(s, Src::Own));
-        let mut slot = std::mem::take(&mut self.slots);
-        slot.clear();
-        let mut next = 0;
-        for (k, s) in srcs.iter().enumerate() {
-            match *s {
-                Src::Own => slot.push(OUT),
-                Src::Peer(q) => {
-                    let dst = if own.is_none() && k == 0 {
-                        OUT
-                    } else {
-                        next += 1;
-                        Slice::one(Buf::Scratch, next - 1)
-                    };
-                    self.b.recv(p, q, dst, tag);
-                    slot.push(dst);
-                }
-            }
-        }
-        match own {
-            None => {
-                for s in &slot[1..] {
-                    self.b.reduce(p, OUT, *s);
-                }
-                self.val[p as usize] = OUT;
-            }
-            Some(0) => {
-                self.own_to_out(p);
-                for s in &slot[1..] {
-                    self.b.reduce(p, OUT, *s);
-                }
-            }
-            Some(pos) => {
-                let acc = slot[0];
-                for s in &slot[1..pos] {
-                    self.b.reduce(p, acc, *s);
-                }
-                self.own_to_out(p);
-                self.b.reduce(p, OUT, acc);
-                for s in &slot[pos + 1..] {
-                    self.b.reduce(p, OUT, *s);
-                }
-            }
-        }
-        self.slots = slot;
+        let mut h = self.b.rank(p);
+        fold(
+            &mut h,
+            &mut self.val[p as usize],
+            srcs,
+            tag,
+            &mut self.slots,
+        );
     }
 
     /// Lowers the stages of the group `m` (real ranks by virtual rank); see the module doc.
@@ -280,20 +239,24 @@ impl Ctx<'_> {
             None => (Vec::new(), Vec::new()),
         };
         // Rank by rank: a rank's ops depend only on its own state, and each (sender, receiver,
-        // tag) carries at most one message, so the order across ranks is free, and rank-major
-        // order keeps a rank's state in cache on large groups.
-        let mut srcs: Vec<Src> = Vec::new();
-        for (w, &p) in m.iter().enumerate() {
+        // tag) carries at most one message, so the order across ranks is free: large groups
+        // are emitted in blocks of ranks on all cores (`crate::par`), which gives the same ops.
+        let (feeds_in, fed_by) = (&feeds_in, &fed_by);
+        let rank = |w: usize,
+                    h: &mut RankMut,
+                    val: &mut Slice,
+                    srcs: &mut Vec<Src>,
+                    slots: &mut Vec<Slice>| {
             let mut mask = 1usize;
             for (si, &(tag, f)) in stages.iter().enumerate() {
                 let pos = (w / mask) % f;
                 let base = w - pos * mask;
                 for j in (0..f).filter(|j| *j != pos) {
-                    self.send_val(p, m[base + j * mask], tag);
+                    h.send(m[base + j * mask], *val, tag);
                 }
                 if si == last {
                     for r in fed_by.get(w % mask).into_iter().flatten() {
-                        self.send_val(p, *r, tag);
+                        h.send(*r, *val, tag);
                     }
                 }
                 srcs.clear();
@@ -308,8 +271,41 @@ impl Ctx<'_> {
                     let rs = feeds_in.get(w / f).into_iter().flatten();
                     srcs.extend(rs.map(|r| Src::Peer(*r)));
                 }
-                self.fold(p, &srcs, tag);
+                fold(h, val, srcs, tag, slots);
                 mask *= f;
+            }
+        };
+        let mut srcs: Vec<Src> = Vec::new();
+        let handles = if n >= PARALLEL_RANKS {
+            self.b.ranks_mut(m)
+        } else {
+            None
+        };
+        if let Some(handles) = handles {
+            let mut vals: Vec<Option<&mut Slice>> = self.val.iter_mut().map(Some).collect();
+            let mut items: Vec<(usize, RankMut, &mut Slice)> = handles
+                .into_iter()
+                .zip(m)
+                .enumerate()
+                .filter_map(|(w, (h, p))| Some((w, h, vals[*p as usize].take()?)))
+                .collect();
+            let block = crate::par::block_size(items.len(), 256);
+            crate::par::for_blocks_mut(&mut items, block, |_, chunk| {
+                let (mut srcs, mut slots) = (Vec::new(), Vec::new());
+                for (w, h, val) in chunk {
+                    rank(*w, h, val, &mut srcs, &mut slots);
+                }
+            });
+        } else {
+            for (w, &p) in m.iter().enumerate() {
+                let mut h = self.b.rank(p);
+                rank(
+                    w,
+                    &mut h,
+                    &mut self.val[p as usize],
+                    &mut srcs,
+                    &mut self.slots,
+                );
             }
         }
         if let Some(mg) = merge {
@@ -373,6 +369,64 @@ impl Ctx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Moves a rank's value (at `val`) into its output, unless it is there.
+fn own_to_out(h: &mut RankMut, val: &mut Slice) {
+    if *val != OUT {
+        h.copy(OUT, *val);
+        *val = OUT;
+    }
+}
+
+/// Receives the peers' contributions of `srcs` and combines all of `srcs` into the rank's
+/// output as the left fold `((s0 + s1) + s2) + ...`, wherever the rank's own value (at `val`)
+/// stands in the list. Without an own value, the fold starts from a value received straight
+/// into the output. `slot` is scratch space for the slot each contribution is received into.
+fn fold(h: &mut RankMut, val: &mut Slice, srcs: &[Src], tag: u32, slot: &mut Vec<Slice>) {
+    let own = srcs.iter().position(|s| matches!(s, Src::Own));
+    slot.clear();
+    let mut next = 0;
+    for (k, s) in srcs.iter().enumerate() {
+        match *s {
+            Src::Own => slot.push(OUT),
+            Src::Peer(q) => {
+                let dst = if own.is_none() && k == 0 {
+                    OUT
+                } else {
+                    next += 1;
+                    Slice::one(Buf::Scratch, next - 1)
+                };
+                h.recv(q, dst, tag);
+                slot.push(dst);
+            }
+        }
+    }
+    match own {
+        None => {
+            for s in &slot[1..] {
+                h.reduce(OUT, *s);
+            }
+            *val = OUT;
+        }
+        Some(0) => {
+            own_to_out(h, val);
+            for s in &slot[1..] {
+                h.reduce(OUT, *s);
+            }
+        }
+        Some(pos) => {
+            let acc = slot[0];
+            for s in &slot[1..pos] {
+                h.reduce(acc, *s);
+            }
+            own_to_out(h, val);
+            h.reduce(OUT, acc);
+            for s in &slot[pos + 1..] {
+                h.reduce(OUT, *s);
+            }
+        }
     }
 }
 

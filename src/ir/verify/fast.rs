@@ -10,6 +10,11 @@
 //! - Order: [`crate::ir::sweep`] instead of one FIFO queue. Execution visits ops in this order;
 //!   any topological order gives the same values (steps 2 and 3), but findings are reported in
 //!   execution order, so when execution finds something it is run again in the exact order.
+//! - Run ([`run`]): when every dependency names an earlier op (what the lowerings' builder
+//!   emits), execution runs each process in program order, switching process only at a
+//!   receive whose send has not run ([`crate::ir::sweep::program_order`]); finishing proves
+//!   there is no deadlock, with no order or successor tables. If it stalls, the order above
+//!   decides.
 
 use super::exec::Exec;
 use super::{Index, Matching, NONE, same_chunks};
@@ -44,29 +49,43 @@ pub(super) fn matching(p: &Program, ix: &Index) -> Option<Matching> {
             }
         }
     }
-    let mut send_of = vec![NONE; ix.total()];
-    let mut recvs: Vec<(u32, u32, u32, Slice)> = Vec::new();
-    for (q, proc) in p.procs.iter().enumerate() {
-        recvs.clear();
-        for (oi, op) in proc.ops.iter().enumerate() {
-            if let OpKind::Recv { peer, tag, dst } | OpKind::RecvReduce { peer, tag, dst } = op.kind
-            {
-                recvs.push((peer, tag, ix.base[q] + oi as u32, dst));
+    // Receivers in blocks on all cores, each block giving `send_of` for its own ops.
+    let incoming = &incoming;
+    let at = &at;
+    let blocks = crate::par::map_blocks(n, crate::par::block_size(n, 64), |range| {
+        let lo = ix.base[range.start];
+        let mut send_of = vec![NONE; (ix.base[range.end] - lo) as usize];
+        let mut recvs: Vec<(u32, u32, u32, Slice)> = Vec::new();
+        let mut sends: Vec<(u32, u32, u32, Slice)> = Vec::new();
+        for q in range {
+            recvs.clear();
+            for (oi, op) in p.procs[q].ops.iter().enumerate() {
+                if let OpKind::Recv { peer, tag, dst } | OpKind::RecvReduce { peer, tag, dst } =
+                    op.kind
+                {
+                    recvs.push((peer, tag, ix.base[q] + oi as u32, dst));
+                }
             }
-        }
-        let sends = &mut incoming[at[q] as usize..at[q + 1] as usize];
-        if sends.len() != recvs.len() {
-            return None;
-        }
-        // Global op ids grow with program order, so equal channels stay in program order.
-        recvs.sort_unstable_by_key(|x| (x.0, x.1, x.2));
-        sends.sort_unstable_by_key(|x| (x.0, x.1, x.2));
-        for (s, r) in sends.iter().zip(&recvs) {
-            if (s.0, s.1) != (r.0, r.1) || !same_chunks(s.3, r.3, cpp) {
+            sends.clear();
+            sends.extend_from_slice(&incoming[at[q] as usize..at[q + 1] as usize]);
+            if sends.len() != recvs.len() {
                 return None;
             }
-            send_of[r.2 as usize] = s.2;
+            // Global op ids grow with program order, so equal channels stay in program order.
+            recvs.sort_unstable_by_key(|x| (x.0, x.1, x.2));
+            sends.sort_unstable_by_key(|x| (x.0, x.1, x.2));
+            for (s, r) in sends.iter().zip(&recvs) {
+                if (s.0, s.1) != (r.0, r.1) || !same_chunks(s.3, r.3, cpp) {
+                    return None;
+                }
+                send_of[(r.2 - lo) as usize] = s.2;
+            }
         }
+        Some(send_of)
+    });
+    let mut send_of = Vec::with_capacity(ix.total());
+    for b in blocks {
+        send_of.extend(b?);
     }
     Some(Matching { send_of })
 }

@@ -19,6 +19,9 @@
 //!
 //! Steps 2 and 4 have fast paths for large, correct programs (`fast.rs`); whenever they find
 //! something wrong, the exact code above runs and reports it, so findings do not depend on them.
+//! Per-process work (steps 1 and 3, matching per receiver) runs in blocks of processes on all
+//! cores ([`crate::par`]) with findings joined in process order, and step 3 runs beside the
+//! execution; the answer never depends on the number of threads.
 
 mod exec;
 mod fast;
