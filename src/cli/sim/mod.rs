@@ -1,0 +1,190 @@
+//! `collc sim FILE` and `collc build FILE --target goal`.
+//!
+//! `collc sim FILE.goal` runs the GOAL schedule under LogGP with LogGOPSim's defaults (L=2500,
+//! o=1500, g=1000, G=6, O=0, S=65535, in ns); `-L -o -g -G -O -S` set each. `collc sim FILE.coll`
+//! checks the file, lowers and verifies its schedule, converts it to GOAL and simulates it under
+//! a declared cost model: `--model NAME`, else the `sim` target's `model`, else the schedule's
+//! `model`, else the only declared postal, pipelining postal or LogGP model, else LogGP with
+//! LogGOPSim's defaults. Reductions take `--reduce-ns` plus the model's `gamma` per byte.
+//! The report follows LogGOPSim's output (`Times:`, `Host r: t`, `Maximum finishing time ...`);
+//! `--trace OUT.json` writes a Chrome trace (Perfetto). A schedule that cannot finish (unmatched
+//! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
+//! A `forest` schedule or a `flow` model runs the flow-level model instead ([`super::flow`]).
+
+mod prepare;
+mod report;
+
+use super::{CheckArgs, Out, options, read_source, write_atomic};
+use crate::backend::goal::{self, GoalSpans, validate::At};
+use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::sema::{self};
+use crate::sim::{self, LogGP, Model, SimOptions, TimeUnit};
+pub(super) use prepare::build;
+use prepare::prepare_coll;
+use report::{incomplete, report};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+pub(super) struct SimArgs {
+    /// A `.goal` schedule, or a `.coll` file to check, lower and simulate.
+    file: PathBuf,
+    /// The declared cost model to simulate a `.coll` file under.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// LogGP latency L (ns).
+    #[arg(short = 'L', value_name = "NS")]
+    latency: Option<u64>,
+    /// LogGP overhead o (ns).
+    #[arg(short = 'o', value_name = "NS")]
+    overhead: Option<u64>,
+    /// LogGP gap g (ns).
+    #[arg(short = 'g', value_name = "NS")]
+    gap: Option<u64>,
+    /// LogGP gap per byte G (ns).
+    #[arg(short = 'G', value_name = "NS")]
+    gap_per_byte: Option<u64>,
+    /// LogGP overhead per byte O (ns).
+    #[arg(short = 'O', value_name = "NS")]
+    overhead_per_byte: Option<u64>,
+    /// LogGP eager limit S (bytes): larger messages use the rendezvous protocol.
+    #[arg(short = 'S', value_name = "BYTES")]
+    eager_limit: Option<u64>,
+    /// Time of every reduction of a `.coll` schedule, on top of the model's gamma (ns).
+    #[arg(long, value_name = "NS", default_value_t = 0)]
+    reduce_ns: u64,
+    /// Write the timeline as Chrome trace JSON (opens in Perfetto).
+    #[arg(long, value_name = "OUT.json")]
+    trace: Option<PathBuf>,
+    /// Print only the maximum finishing time (LogGOPSim's `-b`).
+    #[arg(short = 'b', long)]
+    batch: bool,
+    #[command(flatten)]
+    args: CheckArgs,
+}
+
+/// Targets `collc build --target` writes from a lowered schedule.
+#[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub(super) enum BuildTarget {
+    /// GOAL text for LogGOPSim's txt2bin.
+    Goal,
+    /// A Cargo project (directory, `-o DIR`) running the schedule with point-to-point MPI.
+    Mpi,
+    /// MSCCL XML for NCCL/RCCL with msccl-executor-nccl.
+    Msccl,
+}
+
+impl SimArgs {
+    fn loggp_flags(&self) -> bool {
+        self.latency.is_some()
+            || self.overhead.is_some()
+            || self.gap.is_some()
+            || self.gap_per_byte.is_some()
+            || self.overhead_per_byte.is_some()
+            || self.eager_limit.is_some()
+    }
+
+    fn apply(&self, m: LogGP) -> LogGP {
+        LogGP {
+            L: self.latency.unwrap_or(m.L),
+            o: self.overhead.unwrap_or(m.o),
+            g: self.gap.unwrap_or(m.g),
+            G: self.gap_per_byte.unwrap_or(m.G),
+            O: self.overhead_per_byte.unwrap_or(m.O),
+            S: self.eager_limit.unwrap_or(m.S),
+        }
+    }
+}
+
+/// `collc check FILE.goal`.
+pub(super) fn check_goal(id: FileId, text: &str) -> Vec<Diagnostic> {
+    goal::parse(id, text).err().unwrap_or_default()
+}
+
+pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
+    let mut files = SourceMap::new();
+    let mut diags = Vec::new();
+    let opts = options(&a.args, &mut files, &mut diags);
+    let id = match read_source(&a.file, &mut files) {
+        Ok(id) => id,
+        Err(d) => {
+            out.diags(&[*d], &files);
+            return 1;
+        }
+    };
+    let text = files.get(id).text.clone();
+    let is_goal = a.file.extension().is_some_and(|e| e == "goal");
+    let prepared = if is_goal {
+        if let Some(m) = &a.model {
+            eprintln!(
+                "error: `--model {m}` names a model of a `.coll` file; a `.goal` file runs under LogGP (set it with -L -o -g -G -O -S)"
+            );
+            return 1;
+        }
+        goal::parse_spanned(id, &text).map(|(s, spans)| {
+            (
+                s,
+                Some(spans),
+                Model::LogGP(a.apply(LogGP::default())),
+                TimeUnit::NS,
+            )
+        })
+    } else {
+        let checked = sema::check(&mut files, id, &opts);
+        match checked.model.filter(|_| checked.diagnostics.is_empty()) {
+            None => Err(checked.diagnostics),
+            Some(m) if super::flow::wanted(&m, a.model.as_deref()) && diags.is_empty() => {
+                return match super::flow::report(&m) {
+                    Ok(text) => {
+                        print!("{text}");
+                        0
+                    }
+                    Err(d) => {
+                        out.diags(&d, &files);
+                        1
+                    }
+                };
+            }
+            Some(m) => prepare_coll(&a, &mut files, id, &m),
+        }
+    };
+    let (schedule, spans, model, unit) = match prepared {
+        Ok(x) if diags.is_empty() => x,
+        Ok(_) => {
+            out.diags(&diags, &files);
+            return 1;
+        }
+        Err(d) => {
+            diags.extend(d);
+            out.diags(&diags, &files);
+            return 1;
+        }
+    };
+    let result = sim::simulate(
+        &schedule,
+        &SimOptions {
+            model,
+            trace: a.trace.is_some(),
+        },
+    );
+    print!("{}", report(&schedule, &result, &model, unit, a.batch));
+    if !result.complete() {
+        let fallback = Span::new(id, 0, 0);
+        let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
+        out.diags(&incomplete(&schedule, &result, at), &files);
+        return 1;
+    }
+    if let Some(path) = &a.trace {
+        let Some(json) = sim::trace::chrome_json(&schedule, &result, unit) else {
+            return 2;
+        };
+        if let Err(e) = write_atomic(path, json.as_bytes()) {
+            eprintln!(
+                "error[{}]: cannot write `{}`: {e}",
+                Code::Io,
+                path.display()
+            );
+            return 2;
+        }
+    }
+    0
+}

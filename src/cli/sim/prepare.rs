@@ -1,0 +1,171 @@
+//! From a checked `.coll` file to what the simulator runs: choosing the cost model (`--model`,
+//! the `sim` target's, the schedule's, the only declared one, or LogGP defaults), lowering and
+//! verifying the schedule, converting it to GOAL; and `collc build --target goal|mpi`.
+
+use super::{BuildTarget, SimArgs};
+use crate::backend::goal::{self, GoalOptions, GoalSchedule, GoalSpans};
+use crate::cli::Out;
+use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::sema::model::{CostModelKind, Family, Model as Checked, ModelParam, TargetKind};
+use crate::sim::{self, LogGP, Model, TimeUnit};
+use num_rational::BigRational;
+use std::path::Path;
+
+type Prepared = (GoalSchedule, Option<GoalSpans>, Model, TimeUnit);
+
+/// Choose the model, lower, verify and convert a checked `.coll` file.
+pub(super) fn prepare_coll(
+    a: &SimArgs,
+    files: &mut SourceMap,
+    id: FileId,
+    m: &Checked,
+) -> Result<Prepared, Vec<Diagnostic>> {
+    let asked = match &a.model {
+        Some(n) => {
+            let f = files.add("<command line>", format!("--model {n}"));
+            Span::new(f, 8, 8 + n.len())
+        }
+        None => Span::new(id, 0, 0),
+    };
+    let (model, unit, gamma, declared) = choose_model(m, a.model.as_deref(), asked)?;
+    let model = match model {
+        Model::LogGP(lg) => Model::LogGP(a.apply(lg)),
+        Model::Postal(_) if a.loggp_flags() => {
+            return Err(vec![
+                Diagnostic::error(
+                    Code::BadValue,
+                    declared.unwrap_or(asked),
+                    "-L, -o, -g, -G, -O and -S set LogGP parameters, but the chosen model is a postal model",
+                )
+                .label("the model simulated")
+                .help("drop the LogGP flags, or pick a `loggp` model with `--model NAME`"),
+            ]);
+        }
+        other => other,
+    };
+    let goal_opts = GoalOptions {
+        tick: unit.seconds(),
+        reduce_fixed: goal::ns(a.reduce_ns),
+        reduce_per_byte: gamma,
+        ..GoalOptions::default()
+    };
+    let schedule = lower_to_goal(m, &goal_opts)?;
+    Ok((schedule, None, model, unit))
+}
+
+fn lower_to_goal(m: &Checked, opts: &GoalOptions) -> Result<GoalSchedule, Vec<Diagnostic>> {
+    let (program, proof) = crate::lower::lower_and_verify(m)?;
+    let span = m
+        .schedule
+        .as_ref()
+        .map(|s| s.span)
+        .or(m.collective.as_ref().map(|c| c.span))
+        .unwrap_or_default();
+    goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
+}
+
+/// The model to simulate under; see the module doc.
+fn choose_model(
+    m: &Checked,
+    asked: Option<&str>,
+    asked_at: Span,
+) -> Result<(Model, TimeUnit, BigRational, Option<Span>), Vec<Diagnostic>> {
+    let runnable = |k: CostModelKind| {
+        matches!(
+            k,
+            CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
+        )
+    };
+    let from_target = m
+        .targets
+        .iter()
+        .filter(|t| t.kind == TargetKind::Sim)
+        .find_map(|t| match t.options.get("model") {
+            Some(ModelParam::Word(w)) => Some(w.clone()),
+            _ => None,
+        });
+    let from_schedule = m.schedule.as_ref().and_then(|s| match &s.family {
+        Family::RecursiveMultiplying { model, .. } => model.clone(),
+        _ => None,
+    });
+    let only = {
+        let r: Vec<&str> = m
+            .models
+            .iter()
+            .filter(|x| runnable(x.kind))
+            .map(|x| x.name.as_str())
+            .collect();
+        (r.len() == 1).then(|| r[0].to_string())
+    };
+    let name = asked
+        .map(str::to_string)
+        .or(from_target)
+        .or(from_schedule)
+        .or(only);
+    let Some(name) = name else {
+        return Ok((
+            Model::LogGP(LogGP::default()),
+            TimeUnit::NS,
+            BigRational::default(),
+            None,
+        ));
+    };
+    let Some(cm) = m.models.iter().find(|x| x.name == name) else {
+        let declared: Vec<&str> = m.models.iter().map(|x| x.name.as_str()).collect();
+        return Err(vec![
+            Diagnostic::error(
+                Code::UnknownName,
+                asked_at,
+                format!("the file declares no model named `{name}`"),
+            )
+            .label("no such model")
+            .help(if declared.is_empty() {
+                "declare one, e.g. `model m: loggp;`".to_string()
+            } else {
+                format!("declared models: {}", declared.join(", "))
+            }),
+        ]);
+    };
+    sim::from_cost_model(cm)
+        .map(|(a, b, c)| (a, b, c, Some(cm.span)))
+        .map_err(|e| {
+            vec![
+                Diagnostic::error(Code::BadValue, cm.span, e.message)
+                    .label("this model")
+                    .help(e.help),
+            ]
+        })
+}
+
+/// `collc build FILE --target goal`: lower, convert and write (nothing written on error).
+pub(in crate::cli) fn build(
+    target: BuildTarget,
+    m: &Checked,
+    output: Option<&Path>,
+    out: &Out,
+    files: &SourceMap,
+) -> i32 {
+    match target {
+        BuildTarget::Mpi => crate::cli::mpi::build(m, output, out, files),
+        BuildTarget::Msccl => {
+            eprintln!("error: internal: `--target msccl` is built by cli::msccl");
+            2
+        }
+        BuildTarget::Goal => {
+            let gamma = choose_model(m, None, Span::default())
+                .map(|x| x.2)
+                .unwrap_or_default();
+            let opts = GoalOptions {
+                reduce_per_byte: gamma,
+                ..GoalOptions::default()
+            };
+            match lower_to_goal(m, &opts) {
+                Ok(s) => crate::cli::write_output(output, goal::write(&s).as_bytes()),
+                Err(d) => {
+                    out.diags(&d, files);
+                    1
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The simulation report in LogGOPSim's format (`Times:`, `Host r: t`, `Maximum finishing time`,
+//! `%g` numbers), and the E0038 diagnostics of a schedule that cannot finish.
+
+use crate::backend::goal::{GoalSchedule, validate::At};
+use crate::diag::{Code, Diagnostic, Span};
+use crate::sim::{Model, SimResult, TimeUnit};
+
+/// LogGOPSim's `%g`: six significant digits, scientific below 1e-4 or from 1e6.
+fn fmt_g(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let exp = format!("{v:.5e}");
+    let (mant, e) = exp.split_once('e').unwrap_or((&exp, "0"));
+    let e: i32 = e.parse().unwrap_or(0);
+    if !(-4..6).contains(&e) {
+        let mant = mant.trim_end_matches('0').trim_end_matches('.');
+        let sign = if e < 0 { '-' } else { '+' };
+        return format!("{mant}e{sign}{:02}", e.abs());
+    }
+    let decimals = (5 - e).max(0) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// The report printed on standard output.
+pub fn report(s: &GoalSchedule, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -> String {
+    let mut out = String::new();
+    let p = s.ranks.len();
+    out.push_str(&format!(
+        "{}\nsize: {p} ({} CPUs, {} NICs)\nEvents: {}\n",
+        m.describe(unit),
+        r.cpus,
+        r.nics,
+        r.events
+    ));
+    if !r.complete() {
+        for q in &r.unexpected {
+            out.push_str(&format!(
+                "unexpected queue on host {} contains a message from {} (tag {})\n",
+                q.host, q.peer, q.tag
+            ));
+        }
+        for q in &r.unmatched {
+            out.push_str(&format!(
+                "receive queue on host {} contains a receive from {} (tag {})\n",
+                q.host, q.peer, q.tag
+            ));
+        }
+        return out;
+    }
+    if p <= 16 && !batch {
+        out.push_str("Times:\n");
+        for (h, t) in r.finish.iter().enumerate() {
+            out.push_str(&format!("Host {h}: {}\n", unit.show(*t)));
+        }
+    }
+    out.push_str(&format!(
+        "Maximum finishing time at host {}: {} ({} s)\n",
+        r.max_rank,
+        unit.show(r.max),
+        fmt_g(unit.ns(r.max) / 1e9)
+    ));
+    out
+}
+
+/// Why a run did not finish, as E0038 diagnostics located by `at`.
+pub(super) fn incomplete(
+    s: &GoalSchedule,
+    r: &SimResult,
+    at: impl Fn(At) -> Span,
+) -> Vec<Diagnostic> {
+    let mut d = Vec::new();
+    for q in r.unexpected.iter().take(8) {
+        d.push(
+            Diagnostic::error(
+                Code::GoalInvalid,
+                at(At::Op(q.op.0, q.op.1)),
+                format!("this message to rank {} is never received", q.host),
+            )
+            .label("left in the unexpected queue")
+            .help("under these parameters the schedule cannot finish: a recv is missing or waits on this rank's progress (a rendezvous deadlock with messages above S)"),
+        );
+    }
+    for q in r.unmatched.iter().take(8) {
+        d.push(
+            Diagnostic::error(
+                Code::GoalInvalid,
+                at(At::Op(q.op.0, q.op.1)),
+                format!("this receive on rank {} never gets its message", q.host),
+            )
+            .label("left in the receive queue")
+            .help("the matching send never runs under these parameters (a deadlock), or does not exist"),
+        );
+    }
+    if d.is_empty() {
+        d.push(
+            Diagnostic::error(
+                Code::GoalInvalid,
+                at(At::Schedule),
+                format!(
+                    "{} of {} ops never ran",
+                    r.ops_total - r.ops_run,
+                    s.op_count()
+                ),
+            )
+            .label("the schedule does not finish")
+            .help("look for dependency cycles (`collc check FILE.goal`)"),
+        );
+    }
+    d
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fmt_g;
+
+    #[test]
+    fn g_format_matches_c() {
+        assert_eq!(fmt_g(1.1284e-5), "1.1284e-05");
+        assert_eq!(fmt_g(0.001211188), "0.00121119");
+        assert_eq!(fmt_g(2.5), "2.5");
+        assert_eq!(fmt_g(1234567.0), "1.23457e+06");
+    }
+}
