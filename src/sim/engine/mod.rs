@@ -19,6 +19,7 @@
 
 mod graph;
 mod queue;
+mod timeline;
 
 use super::stdsort;
 use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
@@ -26,6 +27,7 @@ use crate::backend::goal::GoalSchedule;
 use crate::backend::goal::matching::Queue;
 use graph::{CALC, MSG, RECV, SEND, State, build};
 use queue::{Ev, Heap, Unexpected};
+use timeline::{complete_send, record, span};
 
 /// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
 pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
@@ -372,34 +374,5 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
         unexpected,
         unmatched,
         timeline,
-    }
-}
-
-fn record(timeline: &mut Option<Vec<Vec<Option<OpSpan>>>>, h: u32, i: u32, x: OpSpan) {
-    if let Some(t) = timeline.as_mut() {
-        t[h as usize][i as usize] = Some(x);
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn span(rank: u32, op: u32, cpu: u8, start: u64, end: u64, issued: u64, completed: u64) -> OpSpan {
-    OpSpan {
-        rank,
-        op,
-        cpu,
-        start,
-        end,
-        issued,
-        completed,
-    }
-}
-
-/// A rendezvous send completes when its receive matches it.
-fn complete_send(timeline: &mut Option<Vec<Vec<Option<OpSpan>>>>, h: u32, i: u32, t: u64) {
-    if let Some(x) = timeline
-        .as_mut()
-        .and_then(|tl| tl[h as usize][i as usize].as_mut())
-    {
-        x.completed = t;
     }
 }
