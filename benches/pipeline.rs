@@ -9,17 +9,18 @@
 //! average of 6 to 14: CPU time 5.7 s (verify 1.99, from_ir 2.07, lower 0.98, write 0.58);
 //! criterion's wall-clock median of `all` 15.2 s.
 //!
-//! Now (labels as numbers and no string per GOAL op, program-order runs instead of order and
+//! Then (labels as numbers and no string per GOAL op, program-order runs instead of order and
 //! successor tables, per-process work on both cores, lowering of large groups on both cores,
-//! and `goal::from_verified`, which leaves out the GOAL run check a proof implies), on the same
-//! 2 cores with a load average of 5 to 6.5 from other builds: criterion's medians lower 1.91 s,
-//! verify 1.93 s, goal_from_verified 1.22 s (goal_from_ir 1.60 s), goal_write 0.89 s; `all`
-//! 5.78 s (three runs at load 4 to 10: 5.78, 4.07 and 5.96 s). Under that load the process gets well under one core on average (wall time exceeds
-//! its CPU time), so the CPU time it uses is the steadier figure: about 3.4 s for the whole
-//! pipeline including freeing it (medians of 3 runs: lower 0.6, verify 1.1, from_verified 0.75,
-//! write 0.63, drop 0.3), against 5.7 s before; GOAL bytes are unchanged. On an idle machine,
-//! where both threads run, that is expected near or under the 2 s target, but it has not been
-//! measured idle.
+//! and `goal::from_verified`, which leaves out the GOAL run check a proof implies), on a quiet
+//! machine: `all` 3.14 s, of which lower 0.70, verify 0.77, goal_from_verified 0.35 (from_ir
+//! 0.83), goal_write 0.43; the rest of `all` is the kernel zeroing fresh pages (23% of its
+//! profile) and freeing.
+//!
+//! Now, with mimalloc as the allocator (as in the collc binary, src/main.rs), quiet machine
+//! (load average below 2): `all` medians of three criterion runs 2.34, 2.16 and 1.88 s, so about
+//! 2.2 s, against the 2 s target; lower 0.31 s, verify 0.81 s, goal_from_verified 0.35 s,
+//! goal_write 0.27 s. What is left is mostly memory: 4.78 M ops and 242 MB of text are fresh
+//! pages every run.
 
 use collc::backend::goal;
 use collc::diag::{FileId, Span};
@@ -37,6 +38,10 @@ const RANKS: usize = if cfg!(debug_assertions) {
 } else {
     1 << 16
 };
+
+/// The collc binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn model() -> Model {
     let span = Span::new(FileId(0), 0, 0);
