@@ -23,6 +23,10 @@ use std::time::Duration;
 
 const RANKS: u32 = 1 << 16;
 
+/// The collc binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn op(kind: OpKind) -> GoalOp {
     GoalOp {
         label: None,
