@@ -4,13 +4,11 @@
 //! `cargo bench --bench lower`; in test mode (`cargo test --benches`, unoptimised) the rank
 //! count is 4,096 so the run stays short.
 
-use collc::diag::{FileId, Span};
+mod common;
+
 use collc::lower::lower;
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::{AutoOr, Dtype, Family, Model, Stage};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 const RANKS: usize = if cfg!(debug_assertions) {
@@ -20,23 +18,7 @@ const RANKS: usize = if cfg!(debug_assertions) {
 };
 
 fn model(n: usize, family: Family) -> Model {
-    let span = Span::new(FileId(0), 0, 0);
-    Model {
-        topology: None,
-        collective: Some(Collective {
-            kind: CollectiveKind::Allreduce,
-            ranks: (0..n).collect(),
-            count: 1,
-            dtype: Dtype::F64,
-            op: ReduceOp::Sum,
-            root: None,
-            span,
-        }),
-        schedule: Some(Schedule { family, span }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: BTreeMap::new(),
-    }
+    common::allreduce(n, 1, Dtype::F64, family)
 }
 
 fn bench(c: &mut Criterion) {

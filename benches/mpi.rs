@@ -4,37 +4,19 @@
 //! One element of f64 for the latency schedules, 1,024 elements for the ring. Run with
 //! `cargo bench --bench mpi`; in test mode (`cargo test --benches`) the rank count is 64.
 
+mod common;
+
 use collc::backend::mpi;
-use collc::diag::{FileId, Span};
 use collc::ir::verify::verify;
 use collc::lower::lower;
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::{AutoOr, Dtype, Family, Model, Stage};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 const RANKS: usize = if cfg!(debug_assertions) { 64 } else { 1024 };
 
 fn model(family: Family, count: u64) -> Model {
-    let span = Span::new(FileId(0), 0, 0);
-    Model {
-        topology: None,
-        collective: Some(Collective {
-            kind: CollectiveKind::Allreduce,
-            ranks: (0..RANKS).collect(),
-            count,
-            dtype: Dtype::F64,
-            op: ReduceOp::Sum,
-            root: None,
-            span,
-        }),
-        schedule: Some(Schedule { family, span }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: BTreeMap::new(),
-    }
+    common::allreduce(RANKS, count, Dtype::F64, family)
 }
 
 fn bench(c: &mut Criterion) {

@@ -11,37 +11,19 @@
 //! symbolic execution builds N^2 = 1M distinct partial sums; emit takes about 15 s (only
 //! `emit` is timed for it, to keep the run short).
 
+mod common;
+
 use collc::backend::msccl::{self, Options};
-use collc::diag::{FileId, Span};
 use collc::ir::Program;
 use collc::lower::lower;
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::{AutoOr, Dtype, Family, Model, Stage};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 const RANKS: usize = 1024;
 
 fn model(family: Family) -> Model {
-    let span = Span::new(FileId(0), 0, 0);
-    Model {
-        topology: None,
-        collective: Some(Collective {
-            kind: CollectiveKind::Allreduce,
-            ranks: (0..RANKS).collect(),
-            count: 1 << 20,
-            dtype: Dtype::F32,
-            op: ReduceOp::Sum,
-            root: None,
-            span,
-        }),
-        schedule: Some(Schedule { family, span }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: BTreeMap::new(),
-    }
+    common::allreduce(RANKS, 1 << 20, Dtype::F32, family)
 }
 
 fn case(c: &mut Criterion, name: &str, p: &Program, opts: &Options, phases: bool) {

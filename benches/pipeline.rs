@@ -22,15 +22,13 @@
 //! goal_write 0.27 s. What is left is mostly memory: 4.78 M ops and 242 MB of text are fresh
 //! pages every run.
 
+mod common;
+
 use collc::backend::goal;
-use collc::diag::{FileId, Span};
 use collc::ir::verify::verify;
 use collc::lower::lower;
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::{Dtype, Model};
 use criterion::{Criterion, criterion_group, criterion_main};
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 const RANKS: usize = if cfg!(debug_assertions) {
@@ -39,35 +37,8 @@ const RANKS: usize = if cfg!(debug_assertions) {
     1 << 16
 };
 
-/// The collc binary's allocator (src/main.rs), so the figures are the binary's.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn model() -> Model {
-    let span = Span::new(FileId(0), 0, 0);
-    let stages = vec![Stage::Factor { base: 4 }; RANKS.trailing_zeros() as usize / 2];
-    Model {
-        topology: None,
-        collective: Some(Collective {
-            kind: CollectiveKind::Allreduce,
-            ranks: (0..RANKS).collect(),
-            count: 1,
-            dtype: Dtype::F64,
-            op: ReduceOp::Sum,
-            root: None,
-            span,
-        }),
-        schedule: Some(Schedule {
-            family: Family::RecursiveMultiplying {
-                stages: AutoOr::Fixed(stages),
-                model: None,
-            },
-            span,
-        }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: BTreeMap::new(),
-    }
+    common::allreduce(RANKS, 1, Dtype::F64, common::rm_a4(RANKS))
 }
 
 fn bench(c: &mut Criterion) {

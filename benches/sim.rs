@@ -12,20 +12,15 @@
 //! the engine is four times slower per event on it than on recursive doubling, not yet looked
 //! into.
 
+mod common;
+
 use collc::backend::goal::{self, Dep, DepKind, GoalOp, GoalRank, GoalSchedule, OpKind};
-use collc::diag::{FileId, Span};
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model as Coll, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::Dtype;
 use collc::sim::{LogGP, Model, Postal, SimOptions, simulate};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::time::Duration;
 
 const RANKS: u32 = 1 << 16;
-
-/// The collc binary's allocator (src/main.rs), so the figures are the binary's.
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn op(kind: OpKind) -> GoalOp {
     GoalOp {
@@ -117,30 +112,7 @@ fn bench(c: &mut Criterion) {
 
 /// The GOAL of benches/pipeline.rs's program: `[a4 x 8]` allreduce of one f64 on `n` ranks.
 fn recursive_multiplying(n: usize) -> GoalSchedule {
-    let span = Span::new(FileId(0), 0, 0);
-    let stages = vec![Stage::Factor { base: 4 }; n.trailing_zeros() as usize / 2];
-    let m = Coll {
-        topology: None,
-        collective: Some(Collective {
-            kind: CollectiveKind::Allreduce,
-            ranks: (0..n).collect(),
-            count: 1,
-            dtype: Dtype::F64,
-            op: ReduceOp::Sum,
-            root: None,
-            span,
-        }),
-        schedule: Some(Schedule {
-            family: Family::RecursiveMultiplying {
-                stages: AutoOr::Fixed(stages),
-                model: None,
-            },
-            span,
-        }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: std::collections::BTreeMap::new(),
-    };
+    let m = common::allreduce(n, 1, Dtype::F64, common::rm_a4(n));
     let (p, proof) = collc::lower::lower_and_verify(&m).expect("lowers and verifies");
     goal::from_verified(&p, &proof, &goal::GoalOptions::with_reduce_ns(10)).expect("converts")
 }
