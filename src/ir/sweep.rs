@@ -134,6 +134,62 @@ pub fn program_order(
     ran
 }
 
+/// Kahn's algorithm with one FIFO queue over a program's ops: `base[p]..base[p + 1]` are
+/// process `p`'s ops (global numbers), `p.procs[p].ops[o].deps` its local edges, and
+/// `send_of[g]` the send a receive `g` waits for (`u32::MAX` for none). Successors are visited
+/// in the order local dependencies first, then the message, per op. Returns the order and the
+/// in-degrees left over: the order is complete (every op) unless there is a cycle, and then the
+/// ops with a positive in-degree left are the blocked ones. Simple and exact, for callers that
+/// need the queue's order itself (the MSCCL lowering) or run once on a failure path.
+pub fn fifo_order(p: &super::Program, base: &[u32], send_of: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let total = base.last().copied().unwrap_or(0) as usize;
+    let mut indeg = vec![0u32; total];
+    let mut start = vec![0u32; total + 1];
+    let each = |f: &mut dyn FnMut(u32, u32)| {
+        for (pi, proc) in p.procs.iter().enumerate() {
+            let b = base[pi];
+            for (oi, op) in proc.ops.iter().enumerate() {
+                let me = b + oi as u32;
+                for d in &op.deps {
+                    f(b + d, me);
+                }
+                let s = send_of[me as usize];
+                if s != NONE {
+                    f(s, me);
+                }
+            }
+        }
+    };
+    // Successor lists in CSR form.
+    each(&mut |from, to| {
+        start[from as usize + 1] += 1;
+        indeg[to as usize] += 1;
+    });
+    for k in 0..total {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut succ = vec![0u32; start[total] as usize];
+    each(&mut |from, to| {
+        succ[fill[from as usize] as usize] = to;
+        fill[from as usize] += 1;
+    });
+    let mut queue: std::collections::VecDeque<u32> = (0..total as u32)
+        .filter(|g| indeg[*g as usize] == 0)
+        .collect();
+    let mut order = Vec::with_capacity(total);
+    while let Some(g) = queue.pop_front() {
+        order.push(g);
+        for &s in &succ[start[g as usize] as usize..start[g as usize + 1] as usize] {
+            indeg[s as usize] -= 1;
+            if indeg[s as usize] == 0 {
+                queue.push_back(s);
+            }
+        }
+    }
+    (order, indeg)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -413,50 +413,7 @@ fn match_messages(p: &Program, ix: &Index) -> Result<Matching, Vec<Finding>> {
 /// A global topological order of all ops (local dependencies, and send before its receive).
 fn topo_order(p: &Program, ix: &Index, m: &Matching) -> Result<Vec<u32>, Vec<Finding>> {
     let total = ix.total();
-    // Successor lists in CSR form.
-    let mut indeg = vec![0u32; total];
-    let mut count = vec![0u32; total + 1];
-    let each_edge = |f: &mut dyn FnMut(u32, u32)| {
-        for (pi, proc) in p.procs.iter().enumerate() {
-            let b = ix.base[pi];
-            for (oi, op) in proc.ops.iter().enumerate() {
-                let me = b + oi as u32;
-                for d in &op.deps {
-                    f(b + d, me);
-                }
-                let s = m.send_of[me as usize];
-                if s != NONE {
-                    f(s, me);
-                }
-            }
-        }
-    };
-    each_edge(&mut |from, to| {
-        count[from as usize + 1] += 1;
-        indeg[to as usize] += 1;
-    });
-    for k in 0..total {
-        count[k + 1] += count[k];
-    }
-    let mut fill = count.clone();
-    let mut succ = vec![0u32; count[total] as usize];
-    each_edge(&mut |from, to| {
-        succ[fill[from as usize] as usize] = to;
-        fill[from as usize] += 1;
-    });
-    let mut queue: std::collections::VecDeque<u32> = (0..total as u32)
-        .filter(|g| indeg[*g as usize] == 0)
-        .collect();
-    let mut order = Vec::with_capacity(total);
-    while let Some(g) = queue.pop_front() {
-        order.push(g);
-        for &s in &succ[count[g as usize] as usize..count[g as usize + 1] as usize] {
-            indeg[s as usize] -= 1;
-            if indeg[s as usize] == 0 {
-                queue.push_back(s);
-            }
-        }
-    }
+    let (order, indeg) = crate::ir::sweep::fifo_order(p, &ix.base, &m.send_of);
     if order.len() == total {
         return Ok(order);
     }
@@ -651,35 +608,26 @@ fn check_races(p: &Program, pi: usize, sc: &mut RaceScratch, out: &mut Vec<Findi
     }
     for &i in order.iter() {
         let kind = &proc.ops[i].kind;
+        // Op `other` touched the slot earlier in this order: a race unless one waits for the other.
+        let check = |other: u32, buf: Buf, slot: u32, out: &mut Vec<Finding>| {
+            let o = other as usize;
+            if other != NONE && o != i && !before(o, i) && out.len() < MAX_FINDINGS {
+                out.push(race(p, pi, o, i, buf, slot));
+            }
+        };
         for s in kind.reads() {
             for slot in s.slots() {
                 let k = offset(s.buf) + slot as usize;
-                let w = last_write[k];
-                if w != NONE
-                    && w as usize != i
-                    && !before(w as usize, i)
-                    && out.len() < MAX_FINDINGS
-                {
-                    out.push(race(p, pi, w as usize, i, s.buf, slot));
-                }
+                check(last_write[k], s.buf, slot, out);
                 reads[k].push(i as u32);
             }
         }
         if let Some(s) = kind.writes() {
             for slot in s.slots() {
                 let k = offset(s.buf) + slot as usize;
-                let w = last_write[k];
-                if w != NONE
-                    && w as usize != i
-                    && !before(w as usize, i)
-                    && out.len() < MAX_FINDINGS
-                {
-                    out.push(race(p, pi, w as usize, i, s.buf, slot));
-                }
+                check(last_write[k], s.buf, slot, out);
                 for &r in &reads[k] {
-                    if r as usize != i && !before(r as usize, i) && out.len() < MAX_FINDINGS {
-                        out.push(race(p, pi, r as usize, i, s.buf, slot));
-                    }
+                    check(r, s.buf, slot, out);
                 }
                 reads[k].clear();
                 last_write[k] = i as u32;

@@ -1,6 +1,7 @@
 //! The global topological order the lowering follows (step 1 of [`super`]): local dependencies
 //! and each send before its matched receive (sends and receives pair in program order per
-//! (sender, receiver, tag), as in `ir::verify`), Kahn's algorithm with a FIFO queue.
+//! (sender, receiver, tag), as in `ir::verify`), in the FIFO Kahn order of
+//! [`crate::ir::sweep::fifo_order`], which `ir::verify` also uses.
 
 use crate::ir::{OpKind, Program};
 
@@ -46,54 +47,17 @@ pub(super) fn global_order(p: &Program) -> Order {
             send_of[r.3 as usize] = s.3;
         }
     }
-    let mut indeg = vec![0u32; total];
-    let mut start = vec![0u32; total + 1];
-    let each = |f: &mut dyn FnMut(u32, u32)| {
-        for (pi, proc) in p.procs.iter().enumerate() {
-            let b = base[pi];
-            for (oi, op) in proc.ops.iter().enumerate() {
-                let me = b + oi as u32;
-                for d in &op.deps {
-                    f(b + d, me);
-                }
-                if send_of[me as usize] != u32::MAX {
-                    f(send_of[me as usize], me);
-                }
-            }
-        }
-    };
-    each(&mut |from, to| {
-        start[from as usize + 1] += 1;
-        indeg[to as usize] += 1;
-    });
-    for k in 0..total {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut succ = vec![0u32; start[total] as usize];
-    each(&mut |from, to| {
-        succ[fill[from as usize] as usize] = to;
-        fill[from as usize] += 1;
-    });
-    let mut queue: std::collections::VecDeque<u32> = (0..total as u32)
-        .filter(|g| indeg[*g as usize] == 0)
-        .collect();
+    let (topo, _) = crate::ir::sweep::fifo_order(p, &base, &send_of);
     let mut proc_of = Vec::with_capacity(total);
     for (pi, proc) in p.procs.iter().enumerate() {
         proc_of.extend(std::iter::repeat_n(pi as u32, proc.ops.len()));
     }
     let mut seq = Vec::with_capacity(total);
     let mut pos = vec![u32::MAX; total];
-    while let Some(g) = queue.pop_front() {
+    for g in topo {
         pos[g as usize] = seq.len() as u32;
         let pi = proc_of[g as usize];
         seq.push((pi, g - base[pi as usize]));
-        for &s in &succ[start[g as usize] as usize..start[g as usize + 1] as usize] {
-            indeg[s as usize] -= 1;
-            if indeg[s as usize] == 0 {
-                queue.push_back(s);
-            }
-        }
     }
     Order { seq, base, pos }
 }
