@@ -42,13 +42,7 @@ pub(super) fn build(m: &Model, output: Option<&Path>, out: &Out, files: &SourceM
     let project = match mpi::emit(&program, &mpi::package_name(&name)) {
         Ok(p) => p,
         Err(e) => {
-            let span = m
-                .schedule
-                .as_ref()
-                .map(|s| s.span)
-                .or(m.collective.as_ref().map(|c| c.span))
-                .unwrap_or_default();
-            out.diags(&[e.diagnostic(span)], files);
+            out.diags(&[e.diagnostic(m.build_span(None))], files);
             return 1;
         }
     };

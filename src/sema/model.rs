@@ -338,3 +338,17 @@ pub struct Model {
     /// Top-level parameters with their final values (after command-line overrides).
     pub params: BTreeMap<String, String>,
 }
+
+impl Model {
+    /// Where a problem with building this file is reported: the `target` declaration of
+    /// `kind` if there is one, else the schedule, else the collective.
+    pub fn build_span(&self, kind: Option<TargetKind>) -> Span {
+        self.targets
+            .iter()
+            .find(|t| Some(t.kind) == kind)
+            .map(|t| t.span)
+            .or(self.schedule.as_ref().map(|s| s.span))
+            .or(self.collective.as_ref().map(|c| c.span))
+            .unwrap_or_default()
+    }
+}

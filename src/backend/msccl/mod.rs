@@ -166,13 +166,7 @@ impl Options {
 
 /// Where build-time problems are reported: the `target msccl` block, else the schedule.
 pub fn build_span(m: &Model) -> Span {
-    m.targets
-        .iter()
-        .find(|t| t.kind == TargetKind::Msccl)
-        .map(|t| t.span)
-        .or(m.schedule.as_ref().map(|s| s.span))
-        .or(m.collective.as_ref().map(|c| c.span))
-        .unwrap_or_default()
+    m.build_span(Some(TargetKind::Msccl))
 }
 
 /// `collc build --target msccl`: lowers and verifies `m`'s schedule, then [`emit`]s it; every

@@ -55,12 +55,7 @@ pub(super) fn prepare_coll(
 
 fn lower_to_goal(m: &Checked, opts: &GoalOptions) -> Result<GoalSchedule, Vec<Diagnostic>> {
     let (program, proof) = crate::lower::lower_and_verify(m)?;
-    let span = m
-        .schedule
-        .as_ref()
-        .map(|s| s.span)
-        .or(m.collective.as_ref().map(|c| c.span))
-        .unwrap_or_default();
+    let span = m.build_span(None);
     goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
 }
 
