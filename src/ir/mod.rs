@@ -262,6 +262,19 @@ impl Program {
         (ops.len() - 1) as OpId
     }
 
+    /// Global op numbers: op `o` of process `p` is `base[p] + o`, and the last entry is the
+    /// total (`procs.len() + 1` entries).
+    pub fn op_base(&self) -> Vec<u32> {
+        let mut base = Vec::with_capacity(self.procs.len() + 1);
+        let mut acc = 0u32;
+        for proc in &self.procs {
+            base.push(acc);
+            acc += proc.ops.len() as u32;
+        }
+        base.push(acc);
+        base
+    }
+
     /// Total number of ops.
     pub fn op_count(&self) -> usize {
         self.procs.iter().map(|p| p.ops.len()).sum()

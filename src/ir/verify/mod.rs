@@ -271,15 +271,8 @@ pub(super) struct Index {
 
 impl Index {
     fn new(p: &Program) -> Index {
-        let mut base = Vec::with_capacity(p.procs.len() + 1);
-        let mut acc = 0u32;
-        for proc in &p.procs {
-            base.push(acc);
-            acc += proc.ops.len() as u32;
-        }
-        base.push(acc);
         Index {
-            base,
+            base: p.op_base(),
             proc_of: std::sync::OnceLock::new(),
         }
     }

@@ -15,14 +15,8 @@ pub(super) struct Order {
 }
 
 pub(super) fn global_order(p: &Program) -> Order {
-    let mut base = Vec::with_capacity(p.procs.len() + 1);
-    let mut acc = 0u32;
-    for proc in &p.procs {
-        base.push(acc);
-        acc += proc.ops.len() as u32;
-    }
-    base.push(acc);
-    let total = acc as usize;
+    let base = p.op_base();
+    let total = base[p.procs.len()] as usize;
     let mut sends: Vec<(u32, u32, u32, u32)> = Vec::new();
     let mut recvs: Vec<(u32, u32, u32, u32)> = Vec::new();
     for (pi, proc) in p.procs.iter().enumerate() {
