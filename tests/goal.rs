@@ -243,6 +243,17 @@ fn verified_programs_convert_to_schedules_that_run() {
         for opts in [GoalOptions::default(), with_copies.clone()] {
             let s = goal::from_verified(&p, &proof, &opts).expect(&what);
             assert_eq!(goal::validate(&s), Vec::new(), "{what}");
+            // The streaming writer gives the same bytes, whatever its windows.
+            let text = goal::write(&s);
+            for window in [1, 50, 1 << 18] {
+                let mut streamed = Vec::new();
+                goal::write_verified_in_windows(&p, &proof, &opts, &mut streamed, window)
+                    .expect(&what);
+                assert!(
+                    streamed == text.as_bytes(),
+                    "{what}, windows of {window} ops"
+                );
+            }
             assert_eq!(Ok(s), goal::from_ir(&p, &opts), "{what}");
         }
     }
@@ -250,4 +261,6 @@ fn verified_programs_convert_to_schedules_that_run() {
     let (p, _) = lowered(K::Allreduce, 4, None, Family::Ring);
     let (_, other) = lowered(K::Allreduce, 8, None, Family::Ring);
     assert!(goal::from_verified(&p, &other, &GoalOptions::default()).is_err());
+    let refused = goal::write_verified(&p, &other, &GoalOptions::default(), &mut Vec::new());
+    assert!(matches!(refused, Err(goal::WriteError::Goal(_))));
 }

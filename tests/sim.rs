@@ -336,6 +336,25 @@ fn cli_build_goal_and_sim_coll() {
     assert_eq!(rc, 0, "{err}");
     let (rc, _, err) = collc(&["check", g]);
     assert_eq!(rc, 0, "{err}");
+    // The file (written as it is made) and standard output hold the same text.
+    let (rc, printed, err) = collc(&["build", c, "--target", "goal"]);
+    assert_eq!(rc, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&goal_out).expect("read"), printed);
+    // A file that cannot be made is an I/O error (exit 2) that leaves nothing behind.
+    let dir = scratch("not-a-dir.goal");
+    std::fs::write(&dir, "x").expect("write");
+    let inside = dir.join("m7.goal");
+    let (rc, _, err) = collc(&[
+        "build",
+        c,
+        "--target",
+        "goal",
+        "-o",
+        inside.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(rc, 2, "{err}");
+    assert!(err.contains("cannot write"), "{err}");
+    assert_eq!(std::fs::read_to_string(&dir).expect("read"), "x");
     let (rc, out, err) = collc(&["sim", g, "-b"]);
     assert_eq!(rc, 0, "{err}");
     assert!(out.contains("Maximum finishing time"), "{out}");

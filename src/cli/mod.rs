@@ -370,6 +370,15 @@ fn write_output(path: Option<&Path>, bytes: &[u8]) -> i32 {
 }
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |f| f.write_all(bytes))
+}
+
+/// Writes what `fill` writes to `path` atomically: into a temporary file beside it, renamed
+/// over `path` only when `fill` succeeded; on any error the temporary file is removed.
+pub(crate) fn write_atomic_with<E: From<std::io::Error>>(
+    path: &Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<(), E>,
+) -> Result<(), E> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
@@ -381,9 +390,10 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = dir.join(format!(".{name}.collc-tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        fill(&mut f)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)
+        std::fs::rename(&tmp, path)?;
+        Ok(())
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

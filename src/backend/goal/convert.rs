@@ -43,6 +43,12 @@ pub fn from_verified(
     proof: &Proof,
     opts: &GoalOptions,
 ) -> Result<GoalSchedule, GoalError> {
+    check_proof(p, proof)?;
+    convert(p, opts, false)
+}
+
+/// Refuses a proof of another program (see [`from_verified`]).
+pub(super) fn check_proof(p: &Program, proof: &Proof) -> Result<(), GoalError> {
     if proof.ops != p.op_count() {
         return Err(err(
             format!(
@@ -53,51 +59,90 @@ pub fn from_verified(
             "pass the proof `ir::verify::verify` returned for this program",
         ));
     }
-    convert(p, opts, false)
+    Ok(())
 }
 
-fn convert(p: &Program, opts: &GoalOptions, run_check: bool) -> Result<GoalSchedule, GoalError> {
-    if opts.tick <= BigRational::zero() {
-        return Err(err(
-            "the GOAL time unit must be positive".into(),
-            "use 1 ns, LogGOPSim's unit",
-        ));
-    }
-    let n = p.procs.len();
-    if n as u64 >= u64::from(ANY_SOURCE) {
-        return Err(err(
-            format!("{n} processes do not fit GOAL's 32-bit rank numbers"),
-            "simulate fewer ranks",
-        ));
-    }
-    // GOAL tags: per ordered pair, messages numbered in the sender's program order; the
-    // receive matched statically (k-th of (p, q, t)) takes the same number.
-    // Processes are converted independently, in blocks on all cores (`crate::par`); results and
-    // the first error come in process order whatever the threads do.
-    let block = par::block_size(n, 64);
-    let sends_of = in_order(par::map_blocks(n, block, |r| {
-        r.map(|pi| goal_tags(pi, &p.procs[pi]))
-            .collect::<Result<Vec<_>, _>>()
-    }))?;
-    let bytes = SliceBytes::new(p);
-    let ranks = in_order(par::map_blocks(n, block, |r| {
-        let mut cx = RankCx {
+/// What converting any process needs, computed once: the checked options, the GOAL tag of
+/// every send and the chunk sizes.
+pub(super) struct Converter<'a> {
+    p: &'a Program,
+    opts: &'a GoalOptions,
+    sends_of: Vec<Vec<(u32, u32, u32)>>,
+    bytes: SliceBytes,
+}
+
+impl<'a> Converter<'a> {
+    pub(super) fn new(p: &'a Program, opts: &'a GoalOptions) -> Result<Self, GoalError> {
+        if opts.tick <= BigRational::zero() {
+            return Err(err(
+                "the GOAL time unit must be positive".into(),
+                "use 1 ns, LogGOPSim's unit",
+            ));
+        }
+        let n = p.procs.len();
+        if n as u64 >= u64::from(ANY_SOURCE) {
+            return Err(err(
+                format!("{n} processes do not fit GOAL's 32-bit rank numbers"),
+                "simulate fewer ranks",
+            ));
+        }
+        // GOAL tags: per ordered pair, messages numbered in the sender's program order; the
+        // receive matched statically (k-th of (p, q, t)) takes the same number.
+        // Processes are converted independently, in blocks on all cores (`crate::par`);
+        // results and the first error come in process order whatever the threads do.
+        let sends_of = in_order(par::map_blocks(n, par::block_size(n, 64), |r| {
+            r.map(|pi| goal_tags(pi, &p.procs[pi]))
+                .collect::<Result<Vec<_>, _>>()
+        }))?;
+        Ok(Converter {
             p,
             opts,
-            sends_of: &sends_of,
-            bytes: &bytes,
-            calc_cache: FastMap::default(),
-        };
-        r.map(|pi| cx.rank(pi)).collect::<Result<Vec<_>, _>>()
-    }))?;
-    let sched = GoalSchedule {
-        comment: Some(format!(
+            sends_of,
+            bytes: SliceBytes::new(p),
+        })
+    }
+
+    /// The comment written before `num_ranks`.
+    pub(super) fn comment(&self) -> String {
+        let p = self.p;
+        format!(
             "GOAL schedule written by collc from {:?} ({} {}, {} processes)",
             p.name,
             p.spec.kind.name(),
             p.spec.dtype.name(),
-            n
-        )),
+            p.procs.len()
+        )
+    }
+
+    /// A converter of single processes; one per block of processes.
+    pub(super) fn ranks(&self) -> RankCx<'_> {
+        RankCx {
+            p: self.p,
+            opts: self.opts,
+            sends_of: &self.sends_of,
+            bytes: &self.bytes,
+            calc_cache: FastMap::default(),
+        }
+    }
+}
+
+/// A structure problem of the GOAL output, as the error every conversion gives for it.
+pub(super) fn rejected(problem: &super::Problem) -> GoalError {
+    err(
+        format!("the GOAL output would be rejected: {}", problem.message),
+        "this is a bug in collc's GOAL backend or an unverified program; run `collc check` on the IR",
+    )
+}
+
+fn convert(p: &Program, opts: &GoalOptions, run_check: bool) -> Result<GoalSchedule, GoalError> {
+    let conv = Converter::new(p, opts)?;
+    let n = p.procs.len();
+    let ranks = in_order(par::map_blocks(n, par::block_size(n, 64), |r| {
+        let mut cx = conv.ranks();
+        r.map(|pi| cx.rank(pi)).collect::<Result<Vec<_>, _>>()
+    }))?;
+    let sched = GoalSchedule {
+        comment: Some(conv.comment()),
         ranks,
     };
     let problems = if run_check {
@@ -105,13 +150,10 @@ fn convert(p: &Program, opts: &GoalOptions, run_check: bool) -> Result<GoalSched
     } else {
         super::validate::structure(&sched)
     };
-    if let Some(problem) = problems.into_iter().next() {
-        return Err(err(
-            format!("the GOAL output would be rejected: {}", problem.message),
-            "this is a bug in collc's GOAL backend or an unverified program; run `collc check` on the IR",
-        ));
+    match problems.first() {
+        Some(problem) => Err(rejected(problem)),
+        None => Ok(sched),
     }
-    Ok(sched)
 }
 
 /// Per sender, in program order: (receiver, IR tag, GOAL tag). Processes talk to few peers, so
@@ -179,7 +221,7 @@ impl SliceBytes {
 }
 
 /// What converting one process needs; one per block of processes.
-struct RankCx<'a> {
+pub(super) struct RankCx<'a> {
     p: &'a Program,
     opts: &'a GoalOptions,
     sends_of: &'a [Vec<(u32, u32, u32)>],
@@ -210,7 +252,7 @@ impl RankCx<'_> {
     }
 
     /// GOAL rank `pi`, from process `pi`.
-    fn rank(&mut self, pi: usize) -> Result<GoalRank, GoalError> {
+    pub(super) fn rank(&mut self, pi: usize) -> Result<GoalRank, GoalError> {
         let p = self.p;
         let proc = &p.procs[pi];
         let me = pi as u32;

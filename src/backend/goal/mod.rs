@@ -30,12 +30,14 @@ mod label;
 pub mod matching;
 pub mod parse;
 mod quick;
+mod stream;
 pub mod validate;
 mod write;
 
 pub use convert::{from_ir, from_verified};
 pub use label::Label;
 pub use parse::{GoalSpans, parse, parse_spanned};
+pub use stream::{WriteError, write_verified, write_verified_in_windows};
 pub use validate::{At, Problem, validate};
 pub use write::{output_labels, write};
 

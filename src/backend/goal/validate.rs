@@ -76,7 +76,11 @@ fn is_label(s: &str) -> bool {
 }
 
 fn who(s: &GoalSchedule, r: u32, i: u32) -> String {
-    match &s.ranks[r as usize].ops[i as usize].label {
+    who_in(&s.ranks[r as usize], r, i)
+}
+
+fn who_in(rank: &super::GoalRank, r: u32, i: u32) -> String {
+    match &rank.ops[i as usize].label {
         Some(l) => format!("`{l}` of rank {r}"),
         None => format!("op {i} of rank {r}"),
     }
@@ -124,7 +128,7 @@ pub(super) fn structure(s: &GoalSchedule) -> Vec<Problem> {
             let mut out = Vec::new();
             let mut labels = Labels::default();
             for r in range {
-                rank_structure(s, r as u32, &mut labels, &mut out);
+                rank_structure(n, r as u32, &s.ranks[r], &mut labels, &mut out);
                 if out.len() >= MAX_PROBLEMS {
                     break;
                 }
@@ -140,7 +144,7 @@ pub(super) fn structure(s: &GoalSchedule) -> Vec<Problem> {
 /// Which labels a rank has defined: IR labels (`op<i>`, `op<i>_calc`) in a bitset over
 /// `2 i + calc`, text labels in a set. A rank that mixes both is checked on the text of all.
 #[derive(Default)]
-struct Labels<'a> {
+pub(super) struct Labels<'a> {
     bits: Vec<u64>,
     text: FxHashSet<std::borrow::Cow<'a, str>>,
 }
@@ -173,14 +177,14 @@ impl<'a> Labels<'a> {
     }
 }
 
-fn rank_structure<'a>(
-    s: &'a GoalSchedule,
+/// Step 1 for rank `r` of a schedule of `n` ranks.
+pub(super) fn rank_structure<'a>(
+    n: u64,
     r: u32,
+    rank: &'a super::GoalRank,
     labels: &mut Labels<'a>,
     out: &mut Vec<Problem>,
 ) {
-    let n = s.ranks.len() as u64;
-    let rank = &s.ranks[r as usize];
     let all_ir = labels.start(&rank.ops);
     for (i, op) in rank.ops.iter().enumerate() {
         let at = At::Op(r, i as u32);
@@ -223,7 +227,7 @@ fn rank_structure<'a>(
                 at,
                 format!(
                     "{} names rank {p}, but the schedule has {n} rank{}",
-                    who(s, r, i as u32),
+                    who_in(rank, r, i as u32),
                     if n == 1 { "" } else { "s" }
                 ),
                 "no such rank",

@@ -90,11 +90,7 @@ fn put_any(out: &mut Vec<u8>, v: u32) {
 /// order, every op labelled (labels unique per rank), dependency lines after all ops of the
 /// rank, comments on their own lines, sizes as `8b`. Deterministic.
 pub fn write(s: &GoalSchedule) -> String {
-    let mut head = String::new();
-    if let Some(c) = &s.comment {
-        let _ = writeln!(head, "// {}", one_line(c));
-    }
-    let _ = writeln!(head, "num_ranks {}", s.ranks.len());
+    let head = head(s.comment.as_deref(), s.ranks.len());
     let n = s.ranks.len();
     let parts = crate::par::map_blocks(n, crate::par::block_size(n, 64), |range| {
         let lines: usize = s.ranks[range.clone()]
@@ -119,7 +115,18 @@ pub fn write(s: &GoalSchedule) -> String {
     }
 }
 
-fn write_rank(out: &mut Vec<u8>, r: usize, rank: &GoalRank) {
+/// What comes before the first rank: the schedule's comment and `num_ranks`.
+pub(super) fn head(comment: Option<&str>, ranks: usize) -> String {
+    let mut head = String::new();
+    if let Some(c) = comment {
+        let _ = writeln!(head, "// {}", one_line(c));
+    }
+    let _ = writeln!(head, "num_ranks {ranks}");
+    head
+}
+
+/// Appends rank `r`'s block.
+pub(super) fn write_rank(out: &mut Vec<u8>, r: usize, rank: &GoalRank) {
     out.extend_from_slice(b"\nrank ");
     put_num(out, r as u64);
     out.extend_from_slice(b" {\n");

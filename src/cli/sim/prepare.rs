@@ -154,11 +154,41 @@ pub(in crate::cli) fn build(
                 reduce_per_byte: gamma,
                 ..GoalOptions::default()
             };
-            match lower_to_goal(m, &opts) {
-                Ok(s) => crate::cli::write_output(output, goal::write(&s).as_bytes()),
+            let (program, proof) = match crate::lower::lower_and_verify(m) {
+                Ok(x) => x,
                 Err(d) => {
                     out.diags(&d, files);
+                    return 1;
+                }
+            };
+            let stream =
+                |w: &mut dyn std::io::Write| goal::write_verified(&program, &proof, &opts, w);
+            // Standard output gets nothing unless all of it converts; a file is written as
+            // it is made, into a temporary file renamed only at the end.
+            let written = match output {
+                None => {
+                    let mut text = Vec::new();
+                    stream(&mut text).map(|()| text)
+                }
+                Some(path) => {
+                    crate::cli::write_atomic_with(path, |f| stream(f)).map(|()| Vec::new())
+                }
+            };
+            match written {
+                Ok(text) if output.is_none() => crate::cli::write_output(None, &text),
+                Ok(_) => 0,
+                Err(goal::WriteError::Goal(e)) => {
+                    out.diags(&[e.diagnostic(m.build_span(None))], files);
                     1
+                }
+                Err(goal::WriteError::Io(e)) => {
+                    let shown =
+                        output.map_or("standard output".into(), |p| format!("`{}`", p.display()));
+                    eprintln!(
+                        "error[{}]: cannot write {shown}: {e}",
+                        crate::diag::Code::Io
+                    );
+                    2
                 }
             }
         }
