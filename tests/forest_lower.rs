@@ -208,7 +208,7 @@ fn inner_nodes_forward_chunk_by_chunk() {
         .collect();
     assert_eq!((recvs.len(), sends.len()), (4, 4));
     for (r, s) in recvs.iter().zip(&sends) {
-        assert_eq!(ops[*s].deps, vec![*r as u32]);
+        assert_eq!(ops[*s].deps.as_slice(), [*r as u32]);
     }
 }
 

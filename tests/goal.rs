@@ -254,6 +254,11 @@ fn verified_programs_convert_to_schedules_that_run() {
                     "{what}, windows of {window} ops"
                 );
             }
+            // And so does writing while proving.
+            let mut beside = Vec::new();
+            let again = goal::verify_and_write(&p, &opts, &mut beside).expect(&what);
+            assert_eq!(again, proof, "{what}");
+            assert!(beside == text.as_bytes(), "{what}, written while proving");
             assert_eq!(Ok(s), goal::from_ir(&p, &opts), "{what}");
         }
     }
@@ -263,4 +268,20 @@ fn verified_programs_convert_to_schedules_that_run() {
     assert!(goal::from_verified(&p, &other, &GoalOptions::default()).is_err());
     let refused = goal::write_verified(&p, &other, &GoalOptions::default(), &mut Vec::new());
     assert!(matches!(refused, Err(goal::WriteError::Goal(_))));
+    // A program that is not proved is refused with the verifier's findings, whatever was
+    // written meanwhile: here a receive becomes a copy, so a send is never received.
+    let mut broken = p.clone();
+    let recv = broken.procs[1]
+        .ops
+        .iter()
+        .position(|o| matches!(o.kind, collc::ir::OpKind::Recv { .. }))
+        .expect("a receive");
+    broken.procs[1].ops[recv].kind = collc::ir::OpKind::Copy {
+        dst: collc::ir::Slice::one(collc::ir::Buf::Output, 0),
+        src: collc::ir::Slice::one(collc::ir::Buf::Input, 0),
+    };
+    match goal::verify_and_write(&broken, &GoalOptions::default(), &mut Vec::new()) {
+        Err(goal::WriteError::Refuted(findings)) => assert!(!findings.is_empty()),
+        other => panic!("expected the verifier's findings, got {other:?}"),
+    }
 }

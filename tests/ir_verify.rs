@@ -203,15 +203,15 @@ fn reordered_combination_is_rejected() {
 fn race_and_cycle_are_rejected() {
     let mut p = recursive_doubling(2);
     // Drop the dependency of the reduce on the send: the send may read out[0] after the reduce.
-    p.procs[0].ops[3].deps = vec![2];
+    p.procs[0].ops[3].deps = [2].into_iter().collect();
     assert_eq!(codes(&p)[0], Code::IrRace);
     let mut p = recursive_doubling(2);
     // Rank 0's send waits for its own reduce, which waits for rank 1's send... fine; make rank
     // 1's send wait for its reduce too: both wait for each other.
-    p.procs[0].ops[1].deps = vec![3];
-    p.procs[1].ops[1].deps = vec![3];
-    p.procs[0].ops[3].deps = vec![2];
-    p.procs[1].ops[3].deps = vec![2];
+    p.procs[0].ops[1].deps = [3].into_iter().collect();
+    p.procs[1].ops[1].deps = [3].into_iter().collect();
+    p.procs[0].ops[3].deps = [2].into_iter().collect();
+    p.procs[1].ops[3].deps = [2].into_iter().collect();
     assert_eq!(codes(&p)[0], Code::IrDeadlock);
 }
 

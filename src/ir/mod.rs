@@ -184,11 +184,15 @@ impl OpKind {
     }
 }
 
+/// The dependencies of an op: up to four are held in the op itself (most ops have one or two),
+/// so programs of millions of ops need no allocation per op.
+pub type Deps = smallvec::SmallVec<[OpId; 4]>;
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {
     pub kind: OpKind,
     /// Ops of the same process that must finish before this one starts.
-    pub deps: Vec<OpId>,
+    pub deps: Deps,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -256,9 +260,12 @@ impl Program {
     }
 
     /// Appends an op to process `p` and returns its id.
-    pub fn push(&mut self, p: ProcId, kind: OpKind, deps: Vec<OpId>) -> OpId {
+    pub fn push(&mut self, p: ProcId, kind: OpKind, deps: impl Into<Deps>) -> OpId {
         let ops = &mut self.procs[p as usize].ops;
-        ops.push(Op { kind, deps });
+        ops.push(Op {
+            kind,
+            deps: deps.into(),
+        });
         (ops.len() - 1) as OpId
     }
 

@@ -422,7 +422,7 @@ pub fn parse(file: FileId, src: &str) -> Result<Parsed, Diagnostic> {
                     return Err(lx.err("an op (send, recv, recv_reduce, reduce, copy)"));
                 }
             };
-            let mut deps = Vec::new();
+            let mut deps = super::Deps::new();
             if lx.peek() == Some("after") {
                 lx.pos += 1;
                 while lx.peek().is_some() {

@@ -9,7 +9,7 @@
 //! pair of conflicting accesses is ordered (directly, or through the write they both follow), which
 //! is exactly what `ir::verify`'s race check demands.
 
-use crate::ir::{Buf, Op, OpId, OpKind, Proc, ProcId, Program, Slice, Spec};
+use crate::ir::{Buf, Deps, Op, OpId, OpKind, Proc, ProcId, Program, Slice, Spec};
 
 #[derive(Default, Clone)]
 struct SlotState {
@@ -179,9 +179,7 @@ impl RankMut<'_> {
                 }
             }
         }
-        let mut deps: Vec<OpId> = Vec::with_capacity(len + found.len());
-        deps.extend_from_slice(&small[..len]);
-        deps.append(&mut found);
+        let mut deps: Deps = small[..len].iter().copied().chain(found).collect();
         deps.sort_unstable();
         deps.dedup();
         for s in reads {

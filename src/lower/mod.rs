@@ -244,22 +244,32 @@ fn rm(
 /// is reported with the verifier's code at the schedule, with a note saying so.
 pub fn lower_and_verify(model: &Model) -> Result<(Program, Proof), Vec<Diagnostic>> {
     let program = lower(model)?;
+    match ir::verify::verify(&program) {
+        Ok(proof) => Ok((program, proof)),
+        Err(findings) => Err(refuted(model, &program, &findings)),
+    }
+}
+
+/// The diagnostics for a lowered program that failed verification: each finding at the
+/// schedule (else the collective), with a note that this is a bug in collc.
+pub fn refuted(
+    model: &Model,
+    program: &Program,
+    findings: &[ir::verify::Finding],
+) -> Vec<Diagnostic> {
     let span = model
         .schedule
         .as_ref()
         .map(|s| s.span)
         .or(model.collective.as_ref().map(|c| c.span))
         .unwrap_or(Span::new(FileId(0), 0, 0));
-    match ir::verify::verify(&program) {
-        Ok(proof) => Ok((program, proof)),
-        Err(findings) => Err(findings
-            .iter()
-            .map(|f| {
-                ir::finding_diagnostic(f, span).note(format!(
-                    "this is a bug in collc: its lowering `{}` failed verification; please report it with this file",
-                    program.name
-                ))
-            })
-            .collect()),
-    }
+    findings
+        .iter()
+        .map(|f| {
+            ir::finding_diagnostic(f, span).note(format!(
+                "this is a bug in collc: its lowering `{}` failed verification; please report it with this file",
+                program.name
+            ))
+        })
+        .collect()
 }

@@ -156,34 +156,47 @@ fn convert(p: &Program, opts: &GoalOptions, run_check: bool) -> Result<GoalSched
     }
 }
 
-/// Per sender, in program order: (receiver, IR tag, GOAL tag). Processes talk to few peers, so
-/// short linear scans beat hash maps with millions of entries.
+/// GOAL tags as a sender numbers them: per receiver, 0, 1, 2, ... in program order. Processes
+/// talk to few peers, so a short linear scan beats a hash map.
+#[derive(Default)]
+struct PairCounter {
+    next: Vec<(u32, u32)>,
+}
+
+impl PairCounter {
+    /// The GOAL tag of process `pi`'s next send to `peer`.
+    fn next(&mut self, pi: usize, peer: u32) -> Result<u32, GoalError> {
+        let next = match self.next.iter_mut().find(|(q, _)| *q == peer) {
+            Some((_, c)) => c,
+            None => {
+                self.next.push((peer, 0));
+                let last = self.next.len() - 1;
+                &mut self.next[last].1
+            }
+        };
+        if *next == ANY_TAG {
+            return Err(err(
+                format!("process {pi} sends more than {ANY_TAG} messages to {peer}"),
+                "GOAL tags are 32 bits; split the schedule",
+            ));
+        }
+        *next += 1;
+        Ok(*next - 1)
+    }
+}
+
+/// Per sender: (receiver, IR tag, GOAL tag) of each send, by receiver and then in program
+/// order, so that a receiver finds its messages from a sender in one short run.
 fn goal_tags(pi: usize, proc: &crate::ir::Proc) -> Result<Vec<(u32, u32, u32)>, GoalError> {
-    let mut pair_next: Vec<(u32, u32)> = Vec::new();
+    let mut counter = PairCounter::default();
     let mut list = Vec::new();
     for op in &proc.ops {
         if let IrOp::Send { peer, tag, .. } = op.kind {
-            let next = match pair_next.iter_mut().find(|(q, _)| *q == peer) {
-                Some((_, c)) => c,
-                None => {
-                    pair_next.push((peer, 0));
-                    let last = pair_next.len() - 1;
-                    &mut pair_next[last].1
-                }
-            };
-            if *next == ANY_TAG {
-                return Err(err(
-                    format!(
-                        "process {pi} sends more than {} messages to {peer}",
-                        ANY_TAG
-                    ),
-                    "GOAL tags are 32 bits; split the schedule",
-                ));
-            }
-            list.push((peer, tag, *next));
-            *next += 1;
+            list.push((peer, tag, counter.next(pi, peer)?));
         }
     }
+    // Stable: program order within each receiver.
+    list.sort_by_key(|x| x.0);
     Ok(list)
 }
 
@@ -281,7 +294,7 @@ impl RankCx<'_> {
             });
             (rank.ops.len() - 1) as u32
         };
-        let mut send_ix = 0usize;
+        let mut counter = PairCounter::default();
         let mut received: Vec<((u32, u32), usize)> = Vec::new();
         for (oi, op) in proc.ops.iter().enumerate() {
             let label = Label::Ir {
@@ -290,8 +303,7 @@ impl RankCx<'_> {
             };
             match op.kind {
                 IrOp::Send { peer, src, .. } => {
-                    let goal_tag = self.sends_of[pi].get(send_ix).map(|x| x.2).unwrap_or(0);
-                    send_ix += 1;
+                    let goal_tag = counter.next(pi, peer)?;
                     let size = self.bytes.of(src);
                     let g = push(
                         &mut rank,
@@ -313,10 +325,17 @@ impl RankCx<'_> {
                             &mut received[last].1
                         }
                     };
-                    // `k` is where the search for this channel's next send resumes in the
-                    // sender's list, so each list is scanned once per channel.
+                    // The sender's messages to this process are one run of its list; `k` is
+                    // where the search for this channel's next send resumes, so each run is
+                    // scanned once per channel.
                     let found = self.sends_of.get(peer as usize).and_then(|list| {
-                        let at = list[*k..].iter().position(|x| x.0 == me && x.1 == tag)? + *k;
+                        let to_me = list.partition_point(|x| x.0 < me);
+                        let from = (*k).max(to_me);
+                        let at = list[from..]
+                            .iter()
+                            .take_while(|x| x.0 == me)
+                            .position(|x| x.1 == tag)?
+                            + from;
                         Some((at, list[at].2))
                     });
                     if let Some((at, _)) = found {

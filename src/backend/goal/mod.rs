@@ -37,7 +37,7 @@ mod write;
 pub use convert::{from_ir, from_verified};
 pub use label::Label;
 pub use parse::{GoalSpans, parse, parse_spanned};
-pub use stream::{WriteError, write_verified, write_verified_in_windows};
+pub use stream::{WriteError, verify_and_write, write_verified, write_verified_in_windows};
 pub use validate::{At, Problem, validate};
 pub use write::{output_labels, write};
 

@@ -13,7 +13,7 @@ use super::validate::{Labels, rank_structure};
 use super::write::{head, write_rank};
 use super::{GoalOptions, GoalSchedule};
 use crate::ir::Program;
-use crate::ir::verify::Proof;
+use crate::ir::verify::{Finding, Proof};
 use crate::par;
 use std::io::Write;
 
@@ -25,6 +25,8 @@ const WINDOW_OPS: usize = 1 << 18;
 pub enum WriteError {
     Goal(GoalError),
     Io(std::io::Error),
+    /// [`verify_and_write`] only: the program is not proved; what was written must go.
+    Refuted(Vec<Finding>),
 }
 
 impl From<std::io::Error> for WriteError {
@@ -45,7 +47,7 @@ pub fn write_verified(
     p: &Program,
     proof: &Proof,
     opts: &GoalOptions,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
 ) -> Result<(), WriteError> {
     write_verified_in_windows(p, proof, opts, out, WINDOW_OPS)
 }
@@ -57,10 +59,37 @@ pub fn write_verified_in_windows(
     p: &Program,
     proof: &Proof,
     opts: &GoalOptions,
-    out: &mut dyn Write,
+    out: &mut (dyn Write + Send),
     window_ops: usize,
 ) -> Result<(), WriteError> {
     check_proof(p, proof)?;
+    stream(p, opts, out, window_ops)
+}
+
+/// Verifies `p` ([`crate::ir::verify::verify_beside`]) and writes its GOAL text at the same
+/// time, on the cores the proof leaves idle: the bytes are those of [`write_verified`] with
+/// the proof. The text is written before the proof is complete, so when this returns an error
+/// (a [`WriteError::Refuted`] above all) the caller must discard what was written; the CLI
+/// writes a temporary file that is renamed only on success.
+pub fn verify_and_write(
+    p: &Program,
+    opts: &GoalOptions,
+    out: &mut (dyn Write + Send),
+) -> Result<Proof, WriteError> {
+    let (proof, written) = crate::ir::verify::verify_beside(p, || stream(p, opts, out, WINDOW_OPS));
+    let proof = proof.map_err(WriteError::Refuted)?;
+    written.unwrap_or(Ok(()))?;
+    Ok(proof)
+}
+
+/// Converts, checks and writes `p` a window at a time (the module doc); `p` must be well
+/// formed (step 1 of the verifier), and its GOAL is right only if it is also proved.
+fn stream(
+    p: &Program,
+    opts: &GoalOptions,
+    out: &mut (dyn Write + Send),
+    window_ops: usize,
+) -> Result<(), WriteError> {
     let conv = Converter::new(p, opts)?;
     let n = p.procs.len();
     if n == 0 {
@@ -70,34 +99,91 @@ pub fn write_verified_in_windows(
         }
     }
     out.write_all(head(Some(&conv.comment()), n).as_bytes())?;
-    let mut from = 0;
-    while from < n {
-        let mut to = from;
-        let mut ops = 0;
-        while to < n && (to == from || ops + p.procs[to].ops.len() <= window_ops) {
-            ops += p.procs[to].ops.len();
-            to += 1;
-        }
-        let len = to - from;
-        let blocks = par::map_blocks(len, par::block_size(len, 16), |range| {
-            let mut cx = conv.ranks();
-            let mut text = Vec::new();
-            let mut problems = Vec::new();
-            for r in range.start + from..range.end + from {
-                let rank = cx.rank(r)?;
-                let mut labels = Labels::default();
-                rank_structure(n as u64, r as u32, &rank, &mut labels, &mut problems);
-                if let Some(problem) = problems.first() {
-                    return Err(rejected(problem));
-                }
-                write_rank(&mut text, r, &rank);
+    if par::threads() <= 1 {
+        let mut from = 0;
+        while from < n {
+            let to = window_end(p, from, window_ops);
+            for text in convert_window(&conv, p, from..to)? {
+                out.write_all(&text)?;
             }
-            Ok(text)
-        });
-        for b in blocks {
-            out.write_all(&b?)?;
+            from = to;
         }
-        from = to;
+        return Ok(());
     }
-    Ok(())
+    // Windows are made on all cores while a writer thread writes the previous ones (at most
+    // two wait), so the copy into the output overlaps the conversion. A write error stops the
+    // writer, which makes the next hand-over fail and the conversion stop.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Vec<u8>>>(2);
+    std::thread::scope(|scope| {
+        let writer = scope.spawn(move || -> std::io::Result<()> {
+            for window in rx {
+                for text in window {
+                    out.write_all(&text)?;
+                }
+            }
+            Ok(())
+        });
+        let made = (|| {
+            let mut from = 0;
+            while from < n {
+                let to = window_end(p, from, window_ops);
+                let window = convert_window(&conv, p, from..to)?;
+                if tx.send(window).is_err() {
+                    break;
+                }
+                from = to;
+            }
+            Ok::<(), GoalError>(())
+        })();
+        drop(tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        made?;
+        written?;
+        Ok(())
+    })
+}
+
+/// The end of the window that starts at process `from`: about `window_ops` IR ops, at least
+/// one process.
+fn window_end(p: &Program, from: usize, window_ops: usize) -> usize {
+    let mut to = from;
+    let mut ops = 0;
+    while to < p.procs.len() && (to == from || ops + p.procs[to].ops.len() <= window_ops) {
+        ops += p.procs[to].ops.len();
+        to += 1;
+    }
+    to
+}
+
+/// The GOAL text of processes `window`, converted and checked in blocks on all cores; the
+/// blocks' texts in rank order.
+fn convert_window(
+    conv: &Converter,
+    p: &Program,
+    window: std::ops::Range<usize>,
+) -> Result<Vec<Vec<u8>>, GoalError> {
+    let n = p.procs.len();
+    let from = window.start;
+    let len = window.len();
+    let blocks = par::map_blocks(len, par::block_size(len, 16), |range| {
+        let ranks = range.start + from..range.end + from;
+        let mut cx = conv.ranks();
+        // About 50 bytes of text per IR op.
+        let ops: usize = ranks.clone().map(|r| p.procs[r].ops.len()).sum();
+        let mut text = Vec::with_capacity(64 * ops + 32 * range.len());
+        let mut problems = Vec::new();
+        for r in ranks {
+            let rank = cx.rank(r)?;
+            let mut labels = Labels::default();
+            rank_structure(n as u64, r as u32, &rank, &mut labels, &mut problems);
+            if let Some(problem) = problems.first() {
+                return Err(rejected(problem));
+            }
+            write_rank(&mut text, r, &rank);
+        }
+        Ok(text)
+    });
+    blocks.into_iter().collect()
 }

@@ -181,7 +181,7 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
                     dst: Slice::new(Buf::Output, r * cpp, cpp),
                     src: Slice::new(Buf::Input, 0, cpp),
                 },
-                deps: Vec::new(),
+                deps: ir::Deps::new(),
             });
             orig.push((0, 0));
             0u32
@@ -294,7 +294,7 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
             (true, _) => Some(Slice::new(Buf::Input, 0, cpp)),
         };
         if let Some(src) = epilogue {
-            let deps: Vec<u32> = last_upto
+            let deps: ir::Deps = last_upto
                 .iter()
                 .filter_map(|u| u.last().copied())
                 .filter(|d| *d != u32::MAX)

@@ -154,43 +154,49 @@ pub(in crate::cli) fn build(
                 reduce_per_byte: gamma,
                 ..GoalOptions::default()
             };
-            let (program, proof) = match crate::lower::lower_and_verify(m) {
-                Ok(x) => x,
-                Err(d) => {
-                    out.diags(&d, files);
-                    return 1;
-                }
-            };
-            let stream =
-                |w: &mut dyn std::io::Write| goal::write_verified(&program, &proof, &opts, w);
-            // Standard output gets nothing unless all of it converts; a file is written as
-            // it is made, into a temporary file renamed only at the end.
-            let written = match output {
-                None => {
-                    let mut text = Vec::new();
-                    stream(&mut text).map(|()| text)
-                }
-                Some(path) => {
-                    crate::cli::write_atomic_with(path, |f| stream(f)).map(|()| Vec::new())
-                }
-            };
-            match written {
-                Ok(text) if output.is_none() => crate::cli::write_output(None, &text),
-                Ok(_) => 0,
-                Err(goal::WriteError::Goal(e)) => {
-                    out.diags(&[e.diagnostic(m.build_span(None))], files);
-                    1
-                }
-                Err(goal::WriteError::Io(e)) => {
-                    let shown =
-                        output.map_or("standard output".into(), |p| format!("`{}`", p.display()));
-                    eprintln!(
-                        "error[{}]: cannot write {shown}: {e}",
-                        crate::diag::Code::Io
-                    );
-                    2
-                }
-            }
+            build_goal(m, &opts, output, out, files)
         }
     }
+}
+
+/// `--target goal`: lower, then prove and write at once ([`goal::verify_and_write`]). Standard
+/// output gets nothing unless all of it is proved and converted; a file is written as it is
+/// made, into a temporary file renamed only at the end.
+fn build_goal(
+    m: &Checked,
+    opts: &GoalOptions,
+    output: Option<&Path>,
+    out: &Out,
+    files: &SourceMap,
+) -> i32 {
+    let program = match crate::lower::lower(m) {
+        Ok(p) => p,
+        Err(d) => {
+            out.diags(&d, files);
+            return 1;
+        }
+    };
+    let run = |w: &mut (dyn std::io::Write + Send)| goal::verify_and_write(&program, opts, w);
+    let written = match output {
+        None => {
+            let mut text = Vec::new();
+            run(&mut text).map(|_| text)
+        }
+        Some(path) => {
+            crate::cli::write_atomic_with(path, |f| run(f).map(|_| ())).map(|()| Vec::new())
+        }
+    };
+    let diags = match written {
+        Ok(text) if output.is_none() => return crate::cli::write_output(None, &text),
+        Ok(_) => return 0,
+        Err(goal::WriteError::Refuted(findings)) => crate::lower::refuted(m, &program, &findings),
+        Err(goal::WriteError::Goal(e)) => vec![e.diagnostic(m.build_span(None))],
+        Err(goal::WriteError::Io(e)) => {
+            let shown = output.map_or("standard output".into(), |p| format!("`{}`", p.display()));
+            eprintln!("error[{}]: cannot write {shown}: {e}", Code::Io);
+            return 2;
+        }
+    };
+    out.diags(&diags, files);
+    1
 }

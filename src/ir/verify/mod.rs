@@ -97,6 +97,29 @@ pub(super) fn show_slice(s: Slice) -> String {
 /// Verifies a program; see the module doc.
 pub fn verify(p: &Program) -> Result<Proof, Vec<Finding>> {
     let backward = structure(p)?;
+    after_structure(p, backward)
+}
+
+/// [`verify`], running `beside` on another core (when there is one) once step 1 has found the
+/// program well formed (every peer, slice and dependency in range), so that work which needs
+/// only that, such as writing a backend's output that is kept only if the proof succeeds,
+/// overlaps the rest of the proof. `beside` does not run when step 1 fails; its result comes
+/// back whether or not the proof succeeds.
+pub fn verify_beside<T: Send>(
+    p: &Program,
+    beside: impl FnOnce() -> T + Send,
+) -> (Result<Proof, Vec<Finding>>, Option<T>) {
+    let backward = match structure(p) {
+        Ok(b) => b,
+        Err(findings) => return (Err(findings), None),
+    };
+    let (proof, other) = crate::par::join(|| after_structure(p, backward), beside);
+    (proof, Some(other))
+}
+
+/// Steps 2 to 5, for a program step 1 accepted (`backward`: every dependency names an earlier
+/// op).
+fn after_structure(p: &Program, backward: bool) -> Result<Proof, Vec<Finding>> {
     let ix = Index::new(p);
     let matching = match fast::matching(p, &ix) {
         Some(m) => m,

@@ -203,7 +203,7 @@ mod tests {
         let s = |i| Slice::new(Buf::Output, i, 1);
         let op = |kind| Op {
             kind,
-            deps: Vec::new(),
+            deps: crate::ir::Deps::new(),
         };
         for (tag, i) in [(0, 0), (1, 1), (0, 2), (1, 3)] {
             p.procs[0].ops.push(op(OpKind::Send {
