@@ -89,7 +89,9 @@ fn bench(c: &mut Criterion) {
         let mut f = std::fs::File::create(&path).expect("creates the GOAL file");
         goal::verify_and_write(p, &opts, &mut f).expect("proves and writes")
     };
-    grp.bench_function("all", |b| b.iter(|| file(&lower(&m).expect("lowers")).terms));
+    grp.bench_function("all", |b| {
+        b.iter(|| file(&lower(&m).expect("lowers")).terms)
+    });
     // The same steps one after the other.
     grp.bench_function("all_serial", |b| {
         b.iter(|| {
