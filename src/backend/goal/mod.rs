@@ -30,6 +30,7 @@ mod label;
 pub mod matching;
 pub mod parse;
 mod quick;
+mod rank;
 mod stream;
 pub mod validate;
 mod write;
