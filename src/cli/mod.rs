@@ -11,12 +11,14 @@ mod explain;
 mod flow;
 mod mpi;
 mod msccl;
+mod output;
 mod report;
 mod sim;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
 use crate::sema::{self, elab::Limits};
 use clap::{Parser, Subcommand, ValueEnum};
+pub(crate) use output::{write_atomic, write_atomic_with, write_output};
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -346,59 +348,6 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
         Cmd::Lsp => crate::lsp::run_stdio(),
         Cmd::Sim(a) => sim::run(*a, out),
     }
-}
-
-/// Writes `bytes` to `path` atomically (temporary file and rename), or to stdout.
-fn write_output(path: Option<&Path>, bytes: &[u8]) -> i32 {
-    match path {
-        None => match std::io::stdout().write_all(bytes) {
-            Ok(()) => 0,
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-            Err(e) => {
-                eprintln!("error: cannot write to standard output: {e}");
-                2
-            }
-        },
-        Some(p) => match write_atomic(p, bytes) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("error[{}]: cannot write `{}`: {e}", Code::Io, p.display());
-                2
-            }
-        },
-    }
-}
-
-pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomic_with(path, |f| f.write_all(bytes))
-}
-
-/// Writes what `fill` writes to `path` atomically: into a temporary file beside it, renamed
-/// over `path` only when `fill` succeeded; on any error the temporary file is removed.
-pub(crate) fn write_atomic_with<E: From<std::io::Error>>(
-    path: &Path,
-    fill: impl FnOnce(&mut std::fs::File) -> Result<(), E>,
-) -> Result<(), E> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.collc-tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        fill(&mut f)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
 }
 
 fn fmt(paths: Vec<PathBuf>, check: bool, out: &Out) -> i32 {
