@@ -26,7 +26,7 @@ use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
 use crate::backend::goal::GoalSchedule;
 use crate::backend::goal::matching::Queue;
 use graph::{CALC, MSG, RECV, SEND, State, build};
-use queue::{Ev, Heap, Unexpected};
+use queue::{Ev, Events, Unexpected};
 use timeline::{complete_send, record, span};
 
 /// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
@@ -51,7 +51,7 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     let mut timeline: Option<Vec<Vec<Option<OpSpan>>>> = opts
         .trace
         .then(|| s.ranks.iter().map(|r| vec![None; r.ops.len()]).collect());
-    let mut aq = Heap::default();
+    let mut aq = Events::default();
     let mut aqtime: u64 = 0;
     let mut messages = 0u64;
     let mut ops_run = 0usize;
