@@ -65,9 +65,9 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     let by_type = |a: &(u8, u32), b: &(u8, u32)| a.0 < b.0;
     // Initially executable ops: each host's roots in op order.
     for h in 0..p as u32 {
-        let r = &st.g.remaining[base[h as usize]..base[h as usize + 1]];
+        let r = &st.g.links[base[h as usize]..base[h as usize + 1]];
         let mut free: Vec<(u8, u32)> = (0..r.len() as u32)
-            .filter(|i| r[*i as usize] == 0)
+            .filter(|i| r[*i as usize].remaining == 0)
             .map(|i| (node(h, i).ty, i))
             .collect();
         stdsort::sort(&mut free, by_type);
