@@ -16,16 +16,16 @@
 //! | `[a4 x 8]` GOAL, LogGP (6.3 M events) | 0.59 M/s (10.7 s) | 1.30 M/s (4.85 s)    |
 //!
 //! Why the lowered GOAL was slower per event: its ranks keep six events each in the queue (sends,
-//! receives and messages waiting for a busy CPU) against two in recursive doubling, 393,216
-//! in all, and 1.7 heap pops per event (events put back while their CPU is busy); every pop of
-//! the 4-ary heap (LogGOPSim keeps a binary one) walked nine levels of cache misses, and releasing a dependent cost
-//! a miss in each of four arrays, since events visit the ranks in no useful order. The queue is
-//! now bucketed by time (at most 30 distinct times are pending; events arrive in ts order, so
-//! a bucket is a FIFO plus a small heap for events put back, see `src/sim/engine/queue.rs`) and
-//! an op's remaining count and dependent lists sit in one entry (`Links`). Per event the
-//! lowered GOAL is still about 3.7 times slower than recursive doubling: what is left is
-//! cache misses in the per-rank state (nodes, matching queues, ready lists), which `perf`
-//! shows in `State::release` and `simulate`.
+//! receives and messages waiting for a busy CPU) against two in recursive doubling, 393,216 in all,
+//! and 1.7 heap pops per event (events put back while their CPU is busy); every pop of the 4-ary
+//! heap (LogGOPSim keeps a binary one) walked nine levels of cache misses, and releasing a
+//! dependent cost a miss in each of four arrays, since events visit the ranks in no useful order.
+//! The queue is now bucketed by time (at most 30 distinct times are pending; events arrive in ts
+//! order, so a bucket is a FIFO plus a small heap for events put back, see
+//! `src/sim/engine/queue.rs`) and an op's remaining count and dependent lists sit in one entry
+//! (`Links`). Per event the lowered GOAL is still about 3.7 times slower than recursive doubling:
+//! what is left is cache misses in the per-rank state (nodes, matching queues, ready lists), which
+//! `perf` shows in `State::release` and `simulate`.
 
 mod common;
 

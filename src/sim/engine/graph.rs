@@ -1,6 +1,6 @@
 //! The dependency graph of a schedule as the loop consumes it: per-op [`Node`]s with their type
-//! codes, dependents in compressed rows with the remaining-dependency counts ([`Links`]), and the [`State`]
-//! that releases dependents when an op starts or completes.
+//! codes, dependents in compressed rows with the remaining-dependency counts ([`Links`]), and
+//! the [`State`] that releases dependents when an op starts or completes.
 
 use crate::backend::goal::{GoalSchedule, OpKind};
 
