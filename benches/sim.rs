@@ -6,11 +6,26 @@
 //! Reports events per second (criterion's element throughput). Run with
 //! `cargo bench --bench sim`.
 //!
-//! Figures on 2 cores shared with a load average of 5.4 to 6.5 (criterion medians): recursive
-//! doubling 1.54 M events/s under LogGP (2.73 s), 1.49 M/s under pipelining postal; the
-//! pipeline's `[a4 x 8]` GOAL (about 6.3 M events) only 0.35 M events/s under LogGP (18.1 s):
-//! the engine is four times slower per event on it than on recursive doubling, not yet looked
-//! into.
+//! Figures on 2 cores shared with another agent (load average 1.2 to 2.1, criterion medians of
+//! 10 samples), the same machine and load before and after the engine's rework:
+//!
+//! | bench                         | before (6ec14ea)      | after                  |
+//! |-------------------------------|-----------------------|------------------------|
+//! | recursive doubling, LogGP     | 2.09 M events/s (2.0 s) | 4.77 M events/s (0.88 s) |
+//! | recursive doubling, pipelining postal | 2.28 M/s (1.84 s) | 5.47 M/s (0.77 s)   |
+//! | `[a4 x 8]` GOAL, LogGP (6.3 M events) | 0.59 M/s (10.7 s) | 1.30 M/s (4.85 s)    |
+//!
+//! Why the lowered GOAL was slower per event: its ranks keep six events each in the queue (sends,
+//! receives and messages waiting for a busy CPU) against two in recursive doubling, 393,216 in all,
+//! and 1.7 heap pops per event (events put back while their CPU is busy); every pop of the 4-ary
+//! heap (LogGOPSim keeps a binary one) walked nine levels of cache misses, and releasing a
+//! dependent cost a miss in each of four arrays, since events visit the ranks in no useful order.
+//! The queue is now bucketed by time (at most 30 distinct times are pending; events arrive in ts
+//! order, so a bucket is a FIFO plus a small heap for events put back, see
+//! `src/sim/engine/queue.rs`) and an op's remaining count and dependent lists sit in one entry
+//! (`Links`). Per event the lowered GOAL is still about 3.7 times slower than recursive doubling:
+//! what is left is cache misses in the per-rank state (nodes, matching queues, ready lists), which
+//! `perf` shows in `State::release` and `simulate`.
 
 mod common;
 

@@ -1,6 +1,6 @@
 //! The dependency graph of a schedule as the loop consumes it: per-op [`Node`]s with their type
-//! codes, dependents in compressed rows ([`Csr`]), remaining-dependency counts, and the [`State`]
-//! that releases dependents when an op starts or completes.
+//! codes, dependents in compressed rows with the remaining-dependency counts ([`Links`]), and
+//! the [`State`] that releases dependents when an op starts or completes.
 
 use crate::backend::goal::{GoalSchedule, OpKind};
 
@@ -18,23 +18,24 @@ pub(super) struct Node {
     pub(super) tag: u32,
     pub(super) size: u64,
 }
-/// Dependents in compressed form: `list[start[i]..start[i + 1]]`.
-struct Csr {
-    start: Vec<u32>,
-    list: Vec<u32>,
-}
-
-impl Csr {
-    fn of(&self, i: usize) -> &[u32] {
-        &self.list[self.start[i] as usize..self.start[i + 1] as usize]
-    }
+/// One op's place in the dependency graph, kept together so that releasing an op's dependents
+/// and counting down a dependent touch one cache line each (on lowered schedules the events
+/// visit the ranks in no useful order, so separate arrays cost a miss apiece): the
+/// dependencies it still waits for, and where its dependents start in the two lists (they end
+/// where the next op's start; a last entry closes the lists).
+#[derive(Clone, Copy)]
+pub(super) struct Links {
+    pub(super) remaining: u32,
+    after_done: u32,
+    after_start: u32,
 }
 
 pub(super) struct Graph {
     pub(super) base: Vec<usize>,
-    pub(super) remaining: Vec<u32>,
-    after_done: Csr,
-    after_start: Csr,
+    /// Per op, plus one closing entry.
+    pub(super) links: Vec<Links>,
+    after_done: Vec<u32>,
+    after_start: Vec<u32>,
 }
 
 pub(super) fn build(s: &GoalSchedule) -> (Vec<Node>, Graph) {
@@ -80,17 +81,18 @@ pub(super) fn build(s: &GoalSchedule) -> (Vec<Node>, Graph) {
         start_start: c1,
         start_list: l1,
     } = crate::backend::goal::dependents(s, &base, n);
+    let links = (0..=n)
+        .map(|i| Links {
+            remaining: remaining.get(i).copied().unwrap_or(0),
+            after_done: c0[i],
+            after_start: c1[i],
+        })
+        .collect();
     let g = Graph {
         base,
-        remaining,
-        after_done: Csr {
-            start: c0,
-            list: l0,
-        },
-        after_start: Csr {
-            start: c1,
-            list: l1,
-        },
+        links,
+        after_done: l0,
+        after_start: l1,
     };
     (nodes, g)
 }
@@ -104,14 +106,18 @@ pub(super) struct State<'g> {
 
 impl State<'_> {
     fn release(&mut self, host: u32, list_done: bool, node: u32) {
-        let gi = self.g.base[host as usize] + node as usize;
-        let csr = if list_done {
-            &self.g.after_done
+        let b = self.g.base[host as usize];
+        let (here, next) = (
+            self.g.links[b + node as usize],
+            self.g.links[b + node as usize + 1],
+        );
+        let list = if list_done {
+            &self.g.after_done[here.after_done as usize..next.after_done as usize]
         } else {
-            &self.g.after_start
+            &self.g.after_start[here.after_start as usize..next.after_start as usize]
         };
-        for &x in csr.of(gi) {
-            let c = &mut self.g.remaining[self.g.base[host as usize] + x as usize];
+        for &x in list {
+            let c = &mut self.g.links[b + x as usize].remaining;
             *c -= 1;
             if *c == 0 {
                 self.ready[host as usize].push(x);

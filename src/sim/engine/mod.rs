@@ -26,7 +26,7 @@ use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
 use crate::backend::goal::GoalSchedule;
 use crate::backend::goal::matching::Queue;
 use graph::{CALC, MSG, RECV, SEND, State, build};
-use queue::{Ev, Heap, Unexpected};
+use queue::{Ev, Events, Unexpected};
 use timeline::{complete_send, record, span};
 
 /// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
@@ -51,7 +51,7 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     let mut timeline: Option<Vec<Vec<Option<OpSpan>>>> = opts
         .trace
         .then(|| s.ranks.iter().map(|r| vec![None; r.ops.len()]).collect());
-    let mut aq = Heap::default();
+    let mut aq = Events::default();
     let mut aqtime: u64 = 0;
     let mut messages = 0u64;
     let mut ops_run = 0usize;
@@ -65,9 +65,9 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     let by_type = |a: &(u8, u32), b: &(u8, u32)| a.0 < b.0;
     // Initially executable ops: each host's roots in op order.
     for h in 0..p as u32 {
-        let r = &st.g.remaining[base[h as usize]..base[h as usize + 1]];
+        let r = &st.g.links[base[h as usize]..base[h as usize + 1]];
         let mut free: Vec<(u8, u32)> = (0..r.len() as u32)
-            .filter(|i| r[*i as usize] == 0)
+            .filter(|i| r[*i as usize].remaining == 0)
             .map(|i| (node(h, i).ty, i))
             .collect();
         stdsort::sort(&mut free, by_type);

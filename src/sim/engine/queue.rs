@@ -1,7 +1,20 @@
-//! The event queue: a min-heap of [`Ev`]s on (time, ts) with LogGOPSim's tie order, and the
-//! entries of the unexpected-message queue ([`Unexpected`]).
+//! The event queue: [`Ev`]s in LogGOPSim's order, ascending (time, ts), and the entries of the
+//! unexpected-message queue ([`Unexpected`]).
+//!
+//! LogGOPSim keeps one binary heap. On lowered schedules that heap holds hundreds of thousands of
+//! events (six per rank at 65,536 ranks) spread over a few dozen distinct times, and every pop
+//! walked a path of cache misses through it. Here events are grouped by time ([`Events`]): an
+//! ordered map from each pending time to a bucket, and in a bucket the events in ts order. ts is
+//! a counter, so events given their ts in the event being handled arrive in order and are
+//! appended to a plain FIFO (`run`); only an event pushed behind a younger one (a busy op or
+//! message put back with its old ts) goes to a small per-time heap (`late`). A pop takes the
+//! earlier of the two fronts of the earliest time. The order is exactly the heap's: ts is unique,
+//! so (time, ts) orders all events totally.
 
-/// A heap entry: an op of `host` (`node` is its index in the rank), or a message arriving at
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+/// A queue entry: an op of `host` (`node` is its index in the rank), or a message arriving at
 /// `host` from `src` (`node`: the send's index in `src`).
 #[derive(Clone, Copy)]
 pub(super) struct Ev {
@@ -14,68 +27,108 @@ pub(super) struct Ev {
     pub(super) ty: u8,
 }
 
-/// A 4-ary min-heap on (time, ts) with the events' payloads in a slab: LogGOPSim's priority
-/// queue, with small entries for speed.
-#[derive(Default)]
-pub(super) struct Heap {
-    keys: Vec<(u64, u64, u32)>,
-    slab: Vec<Ev>,
-    free: Vec<u32>,
+/// An event in a `late` heap: the smallest ts on top.
+struct Late(Ev);
+
+impl PartialEq for Late {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ts == other.0.ts
+    }
+}
+impl Eq for Late {}
+impl PartialOrd for Late {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Late {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.ts.cmp(&self.0.ts)
+    }
 }
 
-impl Heap {
-    pub(super) fn push(&mut self, ev: Ev) {
-        let slot = match self.free.pop() {
-            Some(i) => {
-                self.slab[i as usize] = ev;
-                i
-            }
-            None => {
-                self.slab.push(ev);
-                (self.slab.len() - 1) as u32
-            }
-        };
-        let k = (ev.time, ev.ts, slot);
-        let mut i = self.keys.len();
-        self.keys.push(k);
-        while i > 0 {
-            let parent = (i - 1) / 4;
-            if (self.keys[parent].0, self.keys[parent].1) <= (k.0, k.1) {
-                break;
-            }
-            self.keys[i] = self.keys[parent];
-            i = parent;
+/// The events of one time.
+#[derive(Default)]
+struct Bucket {
+    /// Ascending ts.
+    run: VecDeque<Ev>,
+    /// Events whose ts was smaller than the back of `run` when they came.
+    late: BinaryHeap<Late>,
+}
+
+impl Bucket {
+    fn push(&mut self, ev: Ev) {
+        if self.run.back().is_none_or(|b| b.ts < ev.ts) {
+            self.run.push_back(ev);
+        } else {
+            self.late.push(Late(ev));
         }
-        self.keys[i] = k;
+    }
+
+    fn pop(&mut self) -> Option<Ev> {
+        match (self.run.front(), self.late.peek()) {
+            (Some(r), Some(l)) if l.0.ts < r.ts => self.late.pop().map(|l| l.0),
+            (Some(_), _) => self.run.pop_front(),
+            (None, _) => self.late.pop().map(|l| l.0),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.run.is_empty() && self.late.is_empty()
+    }
+}
+
+/// LogGOPSim's priority queue: pops the event with the smallest (time, ts).
+#[derive(Default)]
+pub(super) struct Events {
+    /// Every time that has events, with its bucket in `buckets`.
+    times: BTreeMap<u64, u32>,
+    buckets: Vec<Bucket>,
+    /// Buckets no time uses (empty, their memory kept).
+    spare: Vec<u32>,
+    /// The earliest entry of `times`, when known.
+    first: Option<(u64, u32)>,
+}
+
+impl Events {
+    pub(super) fn push(&mut self, ev: Ev) {
+        let b = match self.first {
+            Some((t, b)) if t == ev.time => b,
+            _ => match self.times.get(&ev.time) {
+                Some(&b) => b,
+                None => {
+                    let b = self.spare.pop().unwrap_or_else(|| {
+                        self.buckets.push(Bucket::default());
+                        (self.buckets.len() - 1) as u32
+                    });
+                    self.times.insert(ev.time, b);
+                    if self.first.is_some_and(|(t, _)| ev.time < t) {
+                        self.first = Some((ev.time, b));
+                    }
+                    b
+                }
+            },
+        };
+        self.buckets[b as usize].push(ev);
     }
 
     pub(super) fn pop(&mut self) -> Option<Ev> {
-        let top = *self.keys.first()?;
-        let last = self.keys.pop()?;
-        let n = self.keys.len();
-        if n > 0 {
-            let mut i = 0;
-            loop {
-                let first = 4 * i + 1;
-                if first >= n {
-                    break;
-                }
-                let mut best = first;
-                for c in first + 1..(first + 4).min(n) {
-                    if (self.keys[c].0, self.keys[c].1) < (self.keys[best].0, self.keys[best].1) {
-                        best = c;
-                    }
-                }
-                if (last.0, last.1) <= (self.keys[best].0, self.keys[best].1) {
-                    break;
-                }
-                self.keys[i] = self.keys[best];
-                i = best;
+        let (t, b) = match self.first {
+            Some(f) => f,
+            None => {
+                let (&t, &b) = self.times.first_key_value()?;
+                self.first = Some((t, b));
+                (t, b)
             }
-            self.keys[i] = last;
+        };
+        let bucket = &mut self.buckets[b as usize];
+        let ev = bucket.pop();
+        if bucket.is_empty() {
+            self.times.remove(&t);
+            self.spare.push(b);
+            self.first = None;
         }
-        self.free.push(top.2);
-        Some(self.slab[top.2 as usize])
+        ev
     }
 }
 
@@ -87,4 +140,63 @@ pub(super) struct Unexpected {
     /// The receiving CPU time it was charged (for the trace of the receive that takes it).
     pub(super) o_start: u64,
     pub(super) o_end: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pushes and pops interleaved as the engine does them (times earlier than the last pop,
+    /// events put back with their old ts, many ties), against a sorted set of (time, ts).
+    #[test]
+    fn pops_in_time_then_ts_order() {
+        let mut q = Events::default();
+        let mut model = std::collections::BTreeSet::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut ts = 0u64;
+        let mut now = 0u64;
+        let ev = |time, ts| Ev {
+            time,
+            ts,
+            host: 0,
+            node: 0,
+            src: 0,
+            start: 0,
+            ty: 0,
+        };
+        for step in 0..300_000u32 {
+            let r = next();
+            if r % 3 != 0 || model.is_empty() {
+                // A new event at now or shortly after; sometimes before (LogGOPSim queues an op
+                // at its CPU's free time).
+                let time = (now + r % 7).saturating_sub(if r % 11 == 0 { 3 } else { 0 });
+                q.push(ev(time, ts));
+                model.insert((time, ts));
+                ts += 1;
+            } else {
+                let want = model.pop_first();
+                let got = q.pop().map(|e| (e.time, e.ts));
+                assert_eq!(got, want, "step {step}");
+                if let Some((time, old)) = got {
+                    now = time;
+                    if r % 4 == 0 {
+                        // Busy: put back later with its ts.
+                        let later = time + 1 + next() % 5;
+                        q.push(ev(later, old));
+                        model.insert((later, old));
+                    }
+                }
+            }
+        }
+        while let Some(want) = model.pop_first() {
+            assert_eq!(q.pop().map(|e| (e.time, e.ts)), Some(want));
+        }
+        assert!(q.pop().is_none());
+    }
 }
