@@ -3,7 +3,8 @@
 #   neovim     headless Neovim 0.7+ (apt `neovim`) with its built-in client: nvim_test.lua
 #   pytest-lsp pytest-lsp 1.0.1 (PyPI, in a venv) as VS Code 1.65, Neovim 0.7 and the latest
 #              recorded Neovim: test_session.py
-# Builds collc first (`cargo build`, target/debug/collc) unless COLLC_BIN names a binary.
+# Builds collc first (`cargo build`, target/debug/collc, or under CARGO_TARGET_DIR when that is
+# set) unless COLLC_BIN names a binary.
 # Installs what is missing (apt-get update once, then install; pip into the venv); a second
 # run installs nothing.
 #
@@ -24,7 +25,9 @@ source "$editors/lib.sh"
 # ---------------------------------------------------------------- tools
 if [[ -z "${COLLC_BIN:-}" ]]; then
     (cd "$repo" && cargo build --quiet) || die "cargo build failed"
-    COLLC_BIN="$repo/target/debug/collc"
+    target="${CARGO_TARGET_DIR:-$repo/target}"
+    [[ "$target" = /* ]] || target="$repo/$target"
+    COLLC_BIN="$target/debug/collc"
 fi
 [[ -x "$COLLC_BIN" ]] || die "$COLLC_BIN is not an executable"
 export COLLC_BIN
