@@ -169,25 +169,16 @@ fn lowered(
     root: Option<usize>,
     family: collc::sema::model::Family,
 ) -> (collc::ir::Program, collc::ir::verify::Proof) {
-    use collc::diag::{FileId, Span};
-    use collc::sema::model::{Collective, Dtype, Model, ReduceOp, Schedule};
-    let span = Span::new(FileId(0), 0, 0);
-    let m = Model {
-        topology: None,
-        collective: Some(Collective {
-            kind,
-            ranks: (0..n).collect(),
-            count: 3 * n as u64,
-            dtype: Dtype::F32,
-            op: ReduceOp::Sum,
-            root,
-            span,
-        }),
-        schedule: Some(Schedule { family, span }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: std::collections::BTreeMap::new(),
-    };
+    use collc::sema::model::{Dtype, Model, ReduceOp};
+    let m = Model::bare(
+        kind,
+        n,
+        3 * n as u64,
+        Dtype::F32,
+        ReduceOp::Sum,
+        root,
+        family,
+    );
     collc::lower::lower_and_verify(&m).unwrap_or_else(|d| panic!("{d:#?}"))
 }
 

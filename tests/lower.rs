@@ -4,35 +4,16 @@
 //! reduce-scatter, binomial broadcast and reduce with every root, barriers; IR text snapshots of
 //! small programs; the `stages: auto` and unsupported-family diagnostics.
 
-use collc::diag::{Code, FileId, SourceMap, Span};
+use collc::diag::{Code, SourceMap};
 use collc::ir::verify::verify;
 use collc::ir::{Program, text};
 use collc::lower::{lower, lower_and_verify};
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model, ReduceOp, Stage};
 use collc::sema::schedule::{decode_stage, stage_problem};
 use proptest::prelude::*;
-use std::collections::BTreeMap;
 
 fn model(kind: CollectiveKind, n: usize, count: u64, root: Option<usize>, family: Family) -> Model {
-    let span = Span::new(FileId(0), 0, 0);
-    Model {
-        topology: None,
-        collective: Some(Collective {
-            kind,
-            ranks: (0..n).collect(),
-            count,
-            dtype: Dtype::F32,
-            op: ReduceOp::Sum,
-            root,
-            span,
-        }),
-        schedule: Some(Schedule { family, span }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: BTreeMap::new(),
-    }
+    Model::bare(kind, n, count, Dtype::F32, ReduceOp::Sum, root, family)
 }
 
 fn stages(s: &str) -> Vec<Stage> {

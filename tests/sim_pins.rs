@@ -5,37 +5,25 @@
 //! to the order in which events are handled or to a time shows up here.
 
 use collc::backend::goal::{self, GoalOptions, GoalSchedule};
-use collc::diag::{FileId, Span};
-use collc::sema::model::{
-    AutoOr, Collective, CollectiveKind, Dtype, Family, Model as Spec, ReduceOp, Schedule, Stage,
-};
+use collc::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model as Spec, ReduceOp, Stage};
 use collc::sim::{LogGP, Model, Postal, SimOptions, SimResult, simulate};
-use std::collections::BTreeMap;
 
 /// The GOAL of a sum allreduce of `count` f64 on `n` ranks by recursive multiplying with
 /// factor stages `bases`, lowered, verified and converted as `collc build --target goal` does.
 fn lowered(n: usize, count: u64, bases: &[u64], reduce_ns: u64) -> GoalSchedule {
-    let span = Span::new(FileId(0), 0, 0);
     let family = Family::RecursiveMultiplying {
         stages: AutoOr::Fixed(bases.iter().map(|&b| Stage::Factor { base: b }).collect()),
         model: None,
     };
-    let m = Spec {
-        topology: None,
-        collective: Some(Collective {
-            kind: CollectiveKind::Allreduce,
-            ranks: (0..n).collect(),
-            count,
-            dtype: Dtype::F64,
-            op: ReduceOp::Sum,
-            root: None,
-            span,
-        }),
-        schedule: Some(Schedule { family, span }),
-        models: Vec::new(),
-        targets: Vec::new(),
-        params: BTreeMap::new(),
-    };
+    let m = Spec::bare(
+        CollectiveKind::Allreduce,
+        n,
+        count,
+        Dtype::F64,
+        ReduceOp::Sum,
+        None,
+        family,
+    );
     let (p, proof) = collc::lower::lower_and_verify(&m).expect("lowers and verifies");
     goal::from_verified(&p, &proof, &GoalOptions::with_reduce_ns(reduce_ns)).expect("converts")
 }

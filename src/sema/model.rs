@@ -340,6 +340,38 @@ pub struct Model {
 }
 
 impl Model {
+    /// A model with only a collective and its schedule: `kind` on ranks `0..n` (rank r on
+    /// compute node r), `count` elements of `dtype` reduced by `op`, scheduled by `family`; no
+    /// topology, cost model or target, and empty spans. What the lowerings need, for tests,
+    /// benchmarks and tools that build schedules without a `.coll` file.
+    pub fn bare(
+        kind: CollectiveKind,
+        n: usize,
+        count: u64,
+        dtype: Dtype,
+        op: ReduceOp,
+        root: Option<usize>,
+        family: Family,
+    ) -> Model {
+        let span = Span::default();
+        Model {
+            topology: None,
+            collective: Some(Collective {
+                kind,
+                ranks: (0..n).collect(),
+                count,
+                dtype,
+                op,
+                root,
+                span,
+            }),
+            schedule: Some(Schedule { family, span }),
+            models: Vec::new(),
+            targets: Vec::new(),
+            params: BTreeMap::new(),
+        }
+    }
+
     /// Where a problem with building this file is reported: the `target` declaration of
     /// `kind` if there is one, else the schedule, else the collective.
     pub fn build_span(&self, kind: Option<TargetKind>) -> Span {
