@@ -139,6 +139,71 @@ fn build_writes_nothing_on_error_and_is_deterministic() {
     assert!(leftovers.is_empty());
 }
 
+/// `-o` through a symbolic link replaces the link's target and keeps the link; `-o` onto a FIFO
+/// (standing in for `/dev/null`, `/dev/stdout` and other special files) writes into it and
+/// leaves it a FIFO, where renaming a temporary file over it would replace it with a regular
+/// file.
+#[test]
+fn output_follows_links_and_writes_into_special_files() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = tmp("special");
+    std::fs::write(d.join("good.coll"), GOOD).expect("write");
+    let expected = collc()
+        .arg("build")
+        .arg(d.join("good.coll"))
+        .output()
+        .expect("run");
+    assert_eq!(expected.status.code(), Some(0));
+
+    std::fs::create_dir(d.join("real")).expect("mkdir");
+    std::fs::write(d.join("real/model.txt"), "previous").expect("write");
+    std::os::unix::fs::symlink("real/model.txt", d.join("link.txt")).expect("symlink");
+    let r = collc()
+        .arg("build")
+        .arg(d.join("good.coll"))
+        .arg("-o")
+        .arg(d.join("link.txt"))
+        .output()
+        .expect("run");
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    let link = std::fs::symlink_metadata(d.join("link.txt")).expect("stat");
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert_eq!(
+        std::fs::read(d.join("real/model.txt")).expect("read"),
+        expected.stdout
+    );
+
+    let fifo = d.join("fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).expect("read fifo"))
+    };
+    let r = collc()
+        .arg("build")
+        .arg(d.join("good.coll"))
+        .arg("-o")
+        .arg(&fifo)
+        .output()
+        .expect("run");
+    assert_eq!(
+        r.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    // Checked before joining: a reader still waiting on a replaced FIFO would never return.
+    let kind = std::fs::symlink_metadata(&fifo).expect("stat").file_type();
+    assert!(kind.is_fifo(), "the FIFO was replaced by {kind:?}");
+    assert_eq!(reader.join().expect("reader"), expected.stdout);
+}
+
 #[test]
 fn param_override() {
     let d = tmp("param");
