@@ -13,8 +13,9 @@
 
 use super::msccl::{MscclArgs, emit, options};
 use crate::backend::msccl::select::{self, Call};
+use crate::cost;
 use crate::diag::Diagnostic;
-use crate::sema::model::{CollectiveKind, Family, Model};
+use crate::sema::model::{AutoOr, CollectiveKind, Family, Model};
 
 /// A titled block of the report.
 pub(super) struct Section {
@@ -25,7 +26,7 @@ pub(super) struct Section {
 type SectionFn = fn(&Model, &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>>;
 
 /// The report's sections, in order.
-const SECTIONS: &[SectionFn] = &[collective, forest, msccl_selection];
+const SECTIONS: &[SectionFn] = &[collective, modelled_cost, forest, msccl_selection];
 
 /// The whole report, or the diagnostics of the first section that failed.
 pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<String, Vec<Diagnostic>> {
@@ -61,6 +62,36 @@ fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnosti
             c.op.name(),
             c.ranks.len()
         )],
+    }))
+}
+
+/// For recursive multiplying and recursive doubling (and `schedule auto;` on an allreduce or
+/// barrier, which lowers as recursive multiplying): the modelled cost of the stage list collc
+/// builds, stage by stage, recursive doubling's beside it and, for `stages: auto`, `b_opt` and the
+/// size of the search (`cost::report_for`, `cost::report_fixed`).
+fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let Some(c) = &m.collective else {
+        return Ok(None);
+    };
+    let (n, bytes) = (c.ranks.len() as u64, c.bytes());
+    let text = match crate::lower::family_of(m, c.kind) {
+        Family::RecursiveMultiplying { stages, model } => {
+            let cm = cost::schedule_model(&m.models, model.as_deref());
+            match stages {
+                AutoOr::Auto => cost::report(n, cm, bytes),
+                AutoOr::Fixed(st) => cost::report_fixed("recursive multiplying", &st, n, cm, bytes),
+            }
+        }
+        Family::RecursiveDoubling => {
+            let cm = cost::schedule_model(&m.models, None);
+            let st = cost::doubling_stages(n);
+            cost::report_fixed("recursive doubling", &st, n, cm, bytes)
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(Section {
+        title: "modelled cost".into(),
+        lines: text.lines().map(str::to_owned).collect(),
     }))
 }
 

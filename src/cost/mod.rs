@@ -88,7 +88,7 @@ pub use closed::{
 };
 pub use lambert::{b_opt, lambert_w0};
 pub use lin::{Lin, inv_merge_fanout, schedule_cost, schedule_cost_with, stage_costs, stage_lins};
-pub use report::{report, report_for};
+pub use report::{report, report_fixed, report_for};
 
 use lin::{expand_lin, factor_lin, inv_merge_lin, merge_lin};
 
@@ -96,6 +96,26 @@ use crate::sema::model::{CostModel, CostModelKind, ModelParam};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::Zero;
+
+/// The declared model a recursive-multiplying or recursive-doubling schedule is costed under: the
+/// one it names with `model:`, else the only declared postal, pipelining postal or LogGP model,
+/// else none (the paper's Section 6 parameters, as `collc sim` also falls back). `stages: auto`,
+/// `--emit report` and the editor's hover all use this rule, so they agree on the choice.
+pub fn schedule_model<'a>(models: &'a [CostModel], named: Option<&str>) -> Option<&'a CostModel> {
+    if let Some(name) = named {
+        return models.iter().find(|m| m.name == name);
+    }
+    let mut latency = models.iter().filter(|m| {
+        matches!(
+            m.kind,
+            CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
+        )
+    });
+    match (latency.next(), latency.next()) {
+        (Some(m), None) => Some(m),
+        _ => None,
+    }
+}
 
 /// Pipelining postal model parameters (eq. 3), in seconds and seconds per byte.
 #[derive(Debug, Clone, PartialEq, Eq)]

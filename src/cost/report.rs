@@ -70,54 +70,54 @@ pub fn report(n: u64, model: Option<&CostModel>, bytes: u64) -> String {
     report_for(&auto_stages(n, model, bytes), n, model, bytes)
 }
 
-/// Describes an [`AutoChoice`] made for `n` ranks, `bytes`-byte messages and `model`.
-pub fn report_for(choice: &AutoChoice, n: u64, model: Option<&CostModel>, bytes: u64) -> String {
-    let p = Params::for_model(model);
-    let mut out = String::new();
+fn stages_word(k: usize) -> &'static str {
+    if k == 1 { "stage" } else { "stages" }
+}
+
+fn header(out: &mut String, what: &str, n: u64, bytes: u64, model: Option<&CostModel>, p: &Params) {
     let _ = writeln!(
         out,
-        "recursive multiplying, stages: auto, for {n} rank{} and {bytes} B messages",
+        "{what}, for {n} rank{} and {bytes} B messages",
         if n == 1 { "" } else { "s" }
     );
-    let _ = writeln!(out, "  model: {}", basis(model, &p));
-    let stages_word = |k: usize| if k == 1 { "stage" } else { "stages" };
+    let _ = writeln!(out, "  model: {}", basis(model, p));
+}
+
+/// `label: [list]  k stages, cost` and, with `per_stage`, one line per stage with its cost.
+fn stage_lines(
+    out: &mut String,
+    label: &str,
+    stages: &[Stage],
+    cost: &BigRational,
+    per_stage: Option<(u64, &Params, u64)>,
+) {
     let _ = writeln!(
         out,
-        "  chosen: {}  {} {}, {}",
-        list(&choice.stages),
-        choice.stages.len(),
-        stages_word(choice.stages.len()),
-        time(&choice.cost)
+        "  {label}: {}  {} {}, {}",
+        list(stages),
+        stages.len(),
+        stages_word(stages.len()),
+        time(cost)
     );
-    for (s, c) in choice
-        .stages
-        .iter()
-        .zip(stage_costs(&choice.stages, n, &p, bytes))
-    {
-        let _ = writeln!(out, "    {:<12} {}", s.to_string(), time(&c));
-    }
-    let rd = doubling_stages(n);
-    let _ = writeln!(
-        out,
-        "  recursive doubling: {}  {} {}, {}",
-        list(&rd),
-        rd.len(),
-        stages_word(rd.len()),
-        time(&choice.recursive_doubling_cost)
-    );
-    if !choice.cost.is_zero() && choice.recursive_doubling_cost > choice.cost {
-        let ratio = (&choice.recursive_doubling_cost / &choice.cost).to_f64();
-        let saved = (BigRational::from_integer(1.into())
-            - &choice.cost / &choice.recursive_doubling_cost)
-            .to_f64();
-        if let (Some(r), Some(s)) = (ratio, saved) {
-            let _ = writeln!(
-                out,
-                "  recursive doubling is {r:.2}x the chosen cost ({:.1}% saved)",
-                100.0 * s
-            );
+    if let Some((n, p, bytes)) = per_stage {
+        for (s, c) in stages.iter().zip(stage_costs(stages, n, p, bytes)) {
+            let _ = writeln!(out, "    {:<12} {}", s.to_string(), time(&c));
         }
     }
+}
+
+/// The ratio `other / cost` and the share of `other` that `cost` saves, when `other` is larger.
+fn saving(other: &BigRational, cost: &BigRational) -> Option<(f64, f64)> {
+    if cost.is_zero() || other <= cost {
+        return None;
+    }
+    let ratio = (other / cost).to_f64()?;
+    let saved = (BigRational::from_integer(1.into()) - cost / other).to_f64()?;
+    Some((ratio, 100.0 * saved))
+}
+
+/// Eq. 5's optimal factor for these parameters, or why it does not apply.
+fn b_opt_line(out: &mut String, p: &Params, bytes: u64) {
     let per_msg = &p.alpha_r + (&p.beta + &p.gamma) * BigRational::from_integer(bytes.into());
     let ratio = if per_msg.is_zero() {
         None
@@ -140,11 +140,89 @@ pub fn report_for(choice: &AutoChoice, n: u64, model: Option<&CostModel>, bytes:
         }
         None => {}
     }
+}
+
+/// Describes an [`AutoChoice`] made for `n` ranks, `bytes`-byte messages and `model`.
+pub fn report_for(choice: &AutoChoice, n: u64, model: Option<&CostModel>, bytes: u64) -> String {
+    let p = Params::for_model(model);
+    let mut out = String::new();
+    header(
+        &mut out,
+        "recursive multiplying, stages: auto",
+        n,
+        bytes,
+        model,
+        &p,
+    );
+    stage_lines(
+        &mut out,
+        "chosen",
+        &choice.stages,
+        &choice.cost,
+        Some((n, &p, bytes)),
+    );
+    let rd = doubling_stages(n);
+    stage_lines(
+        &mut out,
+        "recursive doubling",
+        &rd,
+        &choice.recursive_doubling_cost,
+        None,
+    );
+    if let Some((r, s)) = saving(&choice.recursive_doubling_cost, &choice.cost) {
+        let _ = writeln!(
+            out,
+            "  recursive doubling is {r:.2}x the chosen cost ({s:.1}% saved)"
+        );
+    }
+    b_opt_line(&mut out, &p, bytes);
     let _ = writeln!(
         out,
         "  candidates: {} stage lists (factorisations, collapse/expand, merges)",
         choice.candidates
     );
+    out
+}
+
+/// Describes a fixed stage list (`what` names the schedule, e.g. `recursive doubling`): its cost
+/// stage by stage, recursive doubling's beside it (unless the list is recursive doubling), and
+/// what `stages: auto` would choose under the same model.
+pub fn report_fixed(
+    what: &str,
+    stages: &[Stage],
+    n: u64,
+    model: Option<&CostModel>,
+    bytes: u64,
+) -> String {
+    let p = Params::for_model(model);
+    let mut out = String::new();
+    header(&mut out, what, n, bytes, model, &p);
+    let cost = super::schedule_cost_with(stages, n, &p, bytes);
+    stage_lines(&mut out, "stages", stages, &cost, Some((n, &p, bytes)));
+    let choice = auto_stages(n, model, bytes);
+    if doubling_stages(n) != stages {
+        stage_lines(
+            &mut out,
+            "recursive doubling",
+            &doubling_stages(n),
+            &choice.recursive_doubling_cost,
+            None,
+        );
+    }
+    stage_lines(
+        &mut out,
+        "auto would choose",
+        &choice.stages,
+        &choice.cost,
+        None,
+    );
+    if let Some((r, s)) = saving(&cost, &choice.cost) {
+        let _ = writeln!(
+            out,
+            "  this schedule costs {r:.2}x the auto choice (`stages: auto` saves {s:.1}%)"
+        );
+    }
+    b_opt_line(&mut out, &p, bytes);
     out
 }
 
@@ -171,5 +249,29 @@ mod tests {
     fn single_rank() {
         let text = report(1, None, 8);
         assert!(text.contains("chosen: []  0 stages"), "{text}");
+    }
+
+    #[test]
+    fn fixed_list_beside_doubling_and_auto() {
+        let stages: Vec<Stage> = doubling_stages(8);
+        let text = report_fixed("recursive doubling", &stages, 8, None, 8);
+        // Section 6 settings: each a2 stage is 500 + 100 + 3.2 + 10 ns.
+        assert!(
+            text.contains("stages: [a2, a2, a2]  3 stages, 1.8396 us"),
+            "{text}"
+        );
+        assert!(text.contains("    a2           613.2 ns"), "{text}");
+        assert!(!text.contains("recursive doubling: ["), "{text}");
+        assert!(text.contains("auto would choose: [a8]"), "{text}");
+        assert!(text.contains("this schedule costs "), "{text}");
+        let m = report_fixed(
+            "recursive multiplying",
+            &[Stage::Factor { base: 8 }],
+            8,
+            None,
+            8,
+        );
+        assert!(m.contains("recursive doubling: [a2, a2, a2]"), "{m}");
+        assert!(!m.contains("this schedule costs "), "{m}");
     }
 }

@@ -20,7 +20,7 @@ mod tree;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::{self, Program, Spec, verify::Proof};
-use crate::sema::model::{AutoOr, Collective, CollectiveKind, CostModelKind, Family, Model, Stage};
+use crate::sema::model::{AutoOr, Collective, CollectiveKind, Family, Model, Stage};
 use crate::sema::schedule::{StageProblem, stage_problem, supports};
 use builder::Builder;
 
@@ -63,22 +63,25 @@ fn stage_list(stages: &[Stage]) -> String {
 /// under the schedule's `model:`, else under the only declared postal, pipelining postal or LogGP
 /// model, else under the paper's Section 6 parameters (as `collc sim` chooses its model).
 fn auto_stages(model: &Model, c: &Collective, cost_model: Option<&str>) -> Vec<Stage> {
-    let m = match cost_model {
-        Some(name) => model.models.iter().find(|m| m.name == name),
-        None => {
-            let mut latency = model.models.iter().filter(|m| {
-                matches!(
-                    m.kind,
-                    CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
-                )
-            });
-            match (latency.next(), latency.next()) {
-                (Some(m), None) => Some(m),
-                _ => None,
-            }
-        }
-    };
+    let m = crate::cost::schedule_model(&model.models, cost_model);
     crate::cost::auto_stages(c.ranks.len() as u64, m, c.bytes()).stages
+}
+
+/// The family the model's schedule lowers with: the declared one, and for `schedule auto;` (or no
+/// schedule) recursive multiplying with `stages: auto` for allreduce and barrier, ring for
+/// allgather and reduce-scatter, a binomial tree for broadcast and reduce.
+pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
+    match model.schedule.as_ref().map(|s| &s.family) {
+        None | Some(Family::Auto) => match kind {
+            CollectiveKind::Allreduce | CollectiveKind::Barrier => Family::RecursiveMultiplying {
+                stages: AutoOr::Auto,
+                model: None,
+            },
+            CollectiveKind::Allgather | CollectiveKind::ReduceScatter => Family::Ring,
+            CollectiveKind::Broadcast | CollectiveKind::Reduce => Family::Binomial,
+        },
+        Some(f) => f.clone(),
+    }
 }
 
 /// Lowers the model's collective under its schedule.
@@ -100,11 +103,6 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
         ]);
     };
     let span = model.schedule.as_ref().map(|s| s.span).unwrap_or(c.span);
-    let family = model
-        .schedule
-        .as_ref()
-        .map(|s| s.family.clone())
-        .unwrap_or(Family::Auto);
     let unsupported = |msg: String, help: &str| {
         vec![
             Diagnostic::error(Code::LowerUnsupported, span, msg)
@@ -118,17 +116,7 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
             "use fewer ranks",
         ));
     }
-    let family = match family {
-        Family::Auto => match c.kind {
-            CollectiveKind::Allreduce | CollectiveKind::Barrier => Family::RecursiveMultiplying {
-                stages: AutoOr::Auto,
-                model: None,
-            },
-            CollectiveKind::Allgather | CollectiveKind::ReduceScatter => Family::Ring,
-            CollectiveKind::Broadcast | CollectiveKind::Reduce => Family::Binomial,
-        },
-        f => f,
-    };
+    let family = family_of(model, c.kind);
     if !supports(&family, c.kind) {
         return Err(unsupported(
             format!(

@@ -252,14 +252,9 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
     let n = c.ranks.len() as u64;
     let bytes = c.bytes();
     out.push(format!("{n} rank{}", if n == 1 { "" } else { "s" }));
-    let only_model = match model.models.as_slice() {
-        [m] => Some(m),
-        _ => None,
-    };
-    let named = |m: &Option<String>| -> Option<&CostModel> {
-        m.as_ref()
-            .and_then(|m| model.models.iter().find(|x| &x.name == m))
-    };
+    // The model `stages: auto` is chosen under (`cost::schedule_model`), so hover shows the
+    // stage list collc builds.
+    let named = |m: &Option<String>| cost::schedule_model(&model.models, m.as_deref());
     let basis = |m: Option<&CostModel>| match m {
         Some(m) => format!("model `{}` ({})", m.name, m.kind.name()),
         None => "the paper's Section 6 parameters".to_string(),
@@ -301,13 +296,13 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
         }
         Family::RecursiveDoubling => {
             let st = cost::doubling_stages(n);
-            let total =
-                cost::schedule_cost_with(&st, n, &cost::Params::for_model(only_model), bytes);
+            let cm = named(&None);
+            let total = cost::schedule_cost_with(&st, n, &cost::Params::for_model(cm), bytes);
             out.push(format!("stages {}", list(&st)));
             out.push(format!(
                 "modelled cost {} for {bytes} B messages under {}",
                 seconds(&total),
-                basis(only_model)
+                basis(cm)
             ));
         }
         other => out.push(format!(
