@@ -403,6 +403,38 @@ fn hover_on_a_schedule_with_auto_stages_and_a_model() {
     insta::assert_snapshot!(out);
 }
 
+/// `stages: auto` without `model:` is chosen under the only declared latency model; hover says
+/// so and names the stage list `collc build` lowers.
+#[test]
+fn hover_on_auto_stages_uses_the_only_declared_model() {
+    let mut c = Client::new();
+    let text = "import ring;\ntopology t = ring(n: 6, bw: 25 GB/s);\n\
+                collective allreduce { count: 2; dtype: i32; op: sum; }\n\
+                model simple: postal { alpha: 1 us; beta: 1 ns/B; }\n\
+                schedule recursive_multiplying { stages: auto; }\n";
+    let uri = "file:///project/only.coll";
+    let p = c.open(uri, text);
+    assert_eq!(p["diagnostics"], json!([]));
+    let (l, ch) = pos_of(text, "recursive_multiplying", 0);
+    let h = c.at("textDocument/hover", uri, l, ch);
+    let value = h["contents"]["value"]
+        .as_str()
+        .unwrap_or("<none>")
+        .to_string();
+    assert!(value.contains("model `simple` (postal)"), "{value}");
+    let mut sources = collc::diag::SourceMap::new();
+    let id = sources.add("only.coll".to_string(), text.to_string());
+    let model = collc::sema::check(&mut sources, id, &Default::default())
+        .model
+        .expect("checks");
+    let built = collc::lower::lower(&model).expect("lowers").name;
+    let stages = &built[built.find('[').expect("a stage list")..];
+    assert!(
+        value.contains(&format!("stages: auto chooses {stages}")),
+        "{value}\nbuilt {built}"
+    );
+}
+
 #[test]
 fn plain_text_hover_for_clients_without_markdown() {
     let mut c = Client::with_caps(json!({}));
