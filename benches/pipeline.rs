@@ -30,8 +30,16 @@
 //! to 2.7 (the machine is shared), criterion medians of `all` in three runs: 1.43, 1.48 and
 //! 1.57 s (four runs before the matching change: 1.37 to 1.53 s); `all_serial` (the same steps
 //! one after the other) 1.44 to 1.73 s; lower 0.21-0.23 s, verify 0.56-0.78 s,
-//! goal_write_verified 0.55 s (0.42 s into `io::sink`). The whole CLI run (`collc build` of a 65,536-host `.coll`, with parsing and
-//! checking the topology and an fsync) takes 1.7 to 1.95 s into /dev/shm.
+//! goal_write_verified 0.55 s (0.42 s into `io::sink`). The whole CLI run (`collc build` of a
+//! 65,536-host `.coll`, with parsing and checking the topology and an fsync) takes 1.7 to 1.95 s
+//! into /dev/shm.
+//!
+//! 2026-11-24, same code, a quiet machine (load average below 2, nothing else running): three
+//! runs of `cargo bench --bench pipeline -- 'rm_a4_65536/(all|lower|verify)$'` gave criterion
+//! medians of `all` 1.022, 1.060 and 0.992 s (lower 0.17 s, verify 0.47-0.53 s). The CLI,
+//! `collc build rm65536.coll --target goal -o /dev/shm/rm.goal` (a star of 65,536 hosts,
+//! `stages: [a4 x 8]`, 242 MB written), five runs under `/usr/bin/time`: 1.01 to 1.45 s, median
+//! 1.04 s, peak RSS 0.68 GB; into a file on disk (/tmp) 1.15 to 1.62 s.
 
 mod common;
 

@@ -26,6 +26,11 @@
 //! (`Links`). Per event the lowered GOAL is still about 3.7 times slower than recursive doubling:
 //! what is left is cache misses in the per-rank state (nodes, matching queues, ready lists), which
 //! `perf` shows in `State::release` and `simulate`.
+//!
+//! 2026-11-24, same code, a quiet machine (load average 1.1 to 1.9), two runs of
+//! `cargo bench --bench sim`, criterion medians: recursive doubling under LogGP 6.96 and 6.91 M
+//! events/s (0.60 s), under pipelining postal 7.00 and 6.90 M events/s (0.60 s); the `[a4 x 8]`
+//! GOAL under LogGP 1.72 and 1.82 M events/s (3.65 and 3.46 s).
 
 mod common;
 
