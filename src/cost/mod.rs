@@ -25,7 +25,7 @@
 //!
 //! The paper only gives eq. 3 for factor stages, where every rank sends and receives `b` messages
 //! and folds `b` values. Collapse, expand and the two merge stages are not symmetric, so we
-//! count per rank, from the lowering of Algorithms 2-6 (src/lower/recursive.rs and the group
+//! count per rank, from the lowering of Algorithms 2-6 (src/lower/recursive/ and the group
 //! semantics of `sema::schedule::stage_problem`): a rank that exchanges `m` messages in a stage
 //! (`m` = the larger of the numbers it sends and receives) and folds `r` received values
 //! finishes after `alpha_p + m (alpha_r + n beta) + r n gamma`, and a stage costs its slowest
