@@ -435,6 +435,30 @@ fn hover_on_auto_stages_uses_the_only_declared_model() {
     );
 }
 
+/// `schedule auto;` on an allreduce lowers as recursive multiplying with `stages: auto`; hover
+/// says so and gives that schedule's modelled cost.
+#[test]
+fn hover_on_schedule_auto_names_the_family_it_lowers_as() {
+    let mut c = Client::new();
+    let text = "import ring;\ntopology t = ring(n: 6, bw: 25 GB/s);\n\
+                collective allreduce { count: 2; dtype: i32; op: sum; }\n\
+                schedule auto;\n";
+    let uri = "file:///project/auto_family.coll";
+    let p = c.open(uri, text);
+    assert_eq!(p["diagnostics"], json!([]));
+    let (l, ch) = pos_of(text, "auto;", 0);
+    let h = c.at("textDocument/hover", uri, l, ch);
+    let value = h["contents"]["value"]
+        .as_str()
+        .unwrap_or("<none>")
+        .to_string();
+    assert!(
+        value.contains("`auto` lowers as recursive_multiplying"),
+        "{value}"
+    );
+    assert!(value.contains("stages: auto chooses ["), "{value}");
+}
+
 #[test]
 fn plain_text_hover_for_clients_without_markdown() {
     let mut c = Client::with_caps(json!({}));

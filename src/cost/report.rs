@@ -200,11 +200,12 @@ pub fn report_fixed(
     let cost = super::schedule_cost_with(stages, n, &p, bytes);
     stage_lines(&mut out, "stages", stages, &cost, Some((n, &p, bytes)));
     let choice = auto_stages(n, model, bytes);
-    if doubling_stages(n) != stages {
+    let rd = doubling_stages(n);
+    if rd != stages {
         stage_lines(
             &mut out,
             "recursive doubling",
-            &doubling_stages(n),
+            &rd,
             &choice.recursive_doubling_cost,
             None,
         );

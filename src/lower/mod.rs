@@ -60,8 +60,7 @@ fn stage_list(stages: &[Stage]) -> String {
 }
 
 /// The stage list `stages: auto` picks for `c` ([`crate::cost::auto_stages`]): the cheapest
-/// under the schedule's `model:`, else under the only declared postal, pipelining postal or LogGP
-/// model, else under the paper's Section 6 parameters (as `collc sim` chooses its model).
+/// under the model [`crate::cost::schedule_model`] names for the schedule.
 fn auto_stages(model: &Model, c: &Collective, cost_model: Option<&str>) -> Vec<Stage> {
     let m = crate::cost::schedule_model(&model.models, cost_model);
     crate::cost::auto_stages(c.ranks.len() as u64, m, c.bytes()).stages

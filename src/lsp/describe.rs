@@ -252,8 +252,12 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
     let n = c.ranks.len() as u64;
     let bytes = c.bytes();
     out.push(format!("{n} rank{}", if n == 1 { "" } else { "s" }));
-    // The model `stages: auto` is chosen under (`cost::schedule_model`), so hover shows the
-    // stage list collc builds.
+    // The family and the model `stages: auto` is chosen under are the lowering's
+    // (`lower::family_of`, `cost::schedule_model`), so hover shows the stage list collc builds.
+    let family = crate::lower::family_of(model, c.kind);
+    if matches!(s.family, Family::Auto) {
+        out.push(format!("`auto` lowers as {}", family.name()));
+    }
     let named = |m: &Option<String>| cost::schedule_model(&model.models, m.as_deref());
     let basis = |m: Option<&CostModel>| match m {
         Some(m) => format!("model `{}` ({})", m.name, m.kind.name()),
@@ -268,7 +272,7 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
                 .join(", ")
         )
     };
-    match &s.family {
+    match &family {
         Family::RecursiveMultiplying { stages, model: m } => {
             let cm = named(m);
             let p = cost::Params::for_model(cm);
@@ -296,7 +300,7 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
         }
         Family::RecursiveDoubling => {
             let st = cost::doubling_stages(n);
-            let cm = named(&None);
+            let cm = cost::schedule_model(&model.models, None);
             let total = cost::schedule_cost_with(&st, n, &cost::Params::for_model(cm), bytes);
             out.push(format!("stages {}", list(&st)));
             out.push(format!(

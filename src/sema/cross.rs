@@ -13,13 +13,13 @@ fn prop_span(props: &[ast::Prop], key: &str) -> Option<Span> {
         .map(|p| p.value.span)
 }
 
-/// Whether model `m` is neither checked nor written in the main file: a declared model with errors
-/// of its own has its diagnostic already, so a use of it is not reported again.
-fn undeclared(m: &str, items: &[ast::Item], models: &[super::model::CostModel]) -> bool {
-    let written = items
+/// Whether the main file declares model `m` (the only place models are declared). A declaration
+/// with errors of its own counts: it has its diagnostic already, so a use of it is not reported
+/// again as undeclared.
+fn declared(m: &str, items: &[ast::Item]) -> bool {
+    items
         .iter()
-        .any(|i| matches!(i, ast::Item::Model { name, .. } if name.name == m));
-    !written && !models.iter().any(|x| x.name == m)
+        .any(|i| matches!(i, ast::Item::Model { name, .. } if name.name == m))
 }
 
 /// Reports a reference to a cost model that is not declared.
@@ -120,7 +120,7 @@ pub(super) fn cross_checks(
         }
     }
     if let super::model::Family::RecursiveMultiplying { model: Some(m), .. } = &s.family {
-        if undeclared(m, items, models) {
+        if !declared(m, items) {
             let span = sched_item
                 .and_then(|(_, props)| prop_span(props, "model"))
                 .unwrap_or(s_head);
@@ -162,7 +162,7 @@ pub(super) fn cross_checks(
         if let (super::model::TargetKind::Sim, Some(super::model::ModelParam::Word(m))) =
             (t.kind, t.options.get("model"))
         {
-            if undeclared(m, items, models) {
+            if !declared(m, items) {
                 let span = t_item
                     .and_then(|(_, props)| prop_span(props, "model"))
                     .unwrap_or(t_head);
