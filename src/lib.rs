@@ -18,6 +18,7 @@ pub mod forest;
 pub mod ir;
 pub mod lower;
 pub mod lsp;
+pub mod net;
 pub mod par;
 pub mod sema;
 pub mod sim;

@@ -82,6 +82,7 @@ const PACKET: &[P] = &[
     ),
     q("background", Dim::NONE, Some("0")),
 ];
+const FLOW: &[P] = &[q("overhead", T, Some("1 us")), q("gamma", IB, Some("0 ns/B"))];
 const MSCCL: &[P] = &[
     w("proto", &["simple", "ll", "ll128"], Some("simple")),
     count("channels", "1"),
@@ -95,7 +96,7 @@ fn model_params(k: CostModelKind) -> &'static [P] {
         CostModelKind::Postal => POSTAL,
         CostModelKind::PipeliningPostal => PIPELINING,
         CostModelKind::LogGP => LOGGP,
-        CostModelKind::Flow => &[],
+        CostModelKind::Flow => FLOW,
         CostModelKind::Packet => PACKET,
     }
 }

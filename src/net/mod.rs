@@ -1,0 +1,231 @@
+//! The network a `.coll` file describes, as the simulators and the topology-derived cost model
+//! see it (DESIGN.md, "The simulator": every number comes from the network the user wrote).
+//!
+//! - **Links**: the topology's directed edges with the parallel copies of a pair of nodes (and
+//!   repeated `link` lines between them) merged into one [`NetLink`]: bandwidths add up, the
+//!   latency is the lowest. Bandwidths and latencies are kept exact and as `f64` for the
+//!   simulators.
+//! - **Routes** ([`Net::route`]): minimal-hop paths, as a switched network's shortest-path
+//!   routing picks them, with equal-cost multipath (ECMP) decided per (source, destination)
+//!   by a fixed hash, so different pairs spread over a fat tree's spines while every run picks
+//!   the same paths. Compute nodes forward too (direct networks: rings, tori, meshes).
+//! - **Sharing** ([`fair_rates`]): max-min fair rates of flows on their routes (progressive
+//!   filling), the flow-level model of how messages sent at the same time share links.
+//!
+//! Per-message costs that the topology does not say (software and NIC start-up, the time to
+//! reduce a byte) come from a `flow` model declaration, or its documented defaults: [`FlowParams`].
+
+mod params;
+
+pub use params::FlowParams;
+
+use crate::sema::model::{NodeId, Topology};
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+use petgraph::visit::EdgeRef;
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Mutex;
+
+/// Index into [`Net::links`].
+pub type LinkId = u32;
+
+/// One direction between two nodes, all parallel copies merged.
+#[derive(Debug, Clone)]
+pub struct NetLink {
+    pub from: NodeId,
+    pub to: NodeId,
+    /// Bytes per second, exact (sum over the parallel copies).
+    pub bandwidth: BigRational,
+    /// Seconds, exact (the lowest of the copies).
+    pub latency: BigRational,
+    pub bw: f64,
+    pub lat: f64,
+}
+
+/// The network of a topology; see the module doc.
+#[derive(Debug)]
+pub struct Net {
+    pub links: Vec<NetLink>,
+    pub names: Vec<String>,
+    /// Per node, its outgoing links in the order of their far ends.
+    out: Vec<Vec<LinkId>>,
+    /// Per node, its incoming links.
+    into: Vec<Vec<LinkId>>,
+    /// Hop distances to a destination, computed on demand.
+    dist: Mutex<BTreeMap<NodeId, std::sync::Arc<Vec<u32>>>>,
+}
+
+impl Net {
+    pub fn new(topo: &Topology) -> Net {
+        let n = topo.nodes.len();
+        let mut merged: BTreeMap<(NodeId, NodeId), NetLink> = BTreeMap::new();
+        for e in topo.graph.edge_references() {
+            let (a, b) = (e.source().index(), e.target().index());
+            let w = e.weight();
+            merged
+                .entry((a, b))
+                .and_modify(|l| {
+                    l.bandwidth += &w.bandwidth;
+                    if w.latency < l.latency {
+                        l.latency = w.latency.clone();
+                    }
+                })
+                .or_insert_with(|| NetLink {
+                    from: a,
+                    to: b,
+                    bandwidth: w.bandwidth.clone(),
+                    latency: w.latency.clone(),
+                    bw: 0.0,
+                    lat: 0.0,
+                });
+        }
+        let mut links: Vec<NetLink> = merged.into_values().collect();
+        let mut out = vec![Vec::new(); n];
+        let mut into = vec![Vec::new(); n];
+        for (i, l) in links.iter_mut().enumerate() {
+            l.bw = l.bandwidth.to_f64().unwrap_or(0.0);
+            l.lat = l.latency.to_f64().unwrap_or(0.0);
+            out[l.from].push(i as LinkId);
+            into[l.to].push(i as LinkId);
+        }
+        Net {
+            links,
+            names: topo.nodes.iter().map(|x| x.name.clone()).collect(),
+            out,
+            into,
+            dist: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Hops from every node to `to` (u32::MAX where `to` cannot be reached).
+    fn distances(&self, to: NodeId) -> std::sync::Arc<Vec<u32>> {
+        if let Some(d) = self.dist.lock().ok().and_then(|m| m.get(&to).cloned()) {
+            return d;
+        }
+        let mut d = vec![u32::MAX; self.node_count()];
+        let mut q = VecDeque::new();
+        d[to] = 0;
+        q.push_back(to);
+        while let Some(v) = q.pop_front() {
+            for &l in &self.into[v] {
+                let u = self.links[l as usize].from;
+                if d[u] == u32::MAX {
+                    d[u] = d[v] + 1;
+                    q.push_back(u);
+                }
+            }
+        }
+        let d = std::sync::Arc::new(d);
+        if let Ok(mut m) = self.dist.lock() {
+            m.insert(to, d.clone());
+        }
+        d
+    }
+
+    /// The route from `a` to `b`: links in order, empty when `a == b` or `b` is unreachable.
+    /// Minimal hops; among equal-cost next hops one is picked by a hash of (a, b, hop).
+    pub fn route(&self, a: NodeId, b: NodeId) -> Vec<LinkId> {
+        let d = self.distances(b);
+        let mut path = Vec::new();
+        if d[a] == u32::MAX {
+            return path;
+        }
+        let mut at = a;
+        while at != b {
+            let next: Vec<LinkId> = self.out[at]
+                .iter()
+                .copied()
+                .filter(|&l| d[self.links[l as usize].to] == d[at] - 1)
+                .collect();
+            let pick = next[(mix(a as u64, b as u64, path.len() as u64) % next.len() as u64) as usize];
+            path.push(pick);
+            at = self.links[pick as usize].to;
+        }
+        path
+    }
+
+    /// The sum of the route's link latencies, exact.
+    pub fn latency(&self, route: &[LinkId]) -> BigRational {
+        route
+            .iter()
+            .map(|&l| self.links[l as usize].latency.clone())
+            .fold(BigRational::zero(), |a, b| a + b)
+    }
+
+    /// The lowest bandwidth on the route, exact (None for an empty route).
+    pub fn bottleneck(&self, route: &[LinkId]) -> Option<BigRational> {
+        route
+            .iter()
+            .map(|&l| self.links[l as usize].bandwidth.clone())
+            .min()
+    }
+
+    /// `from -> to` of a link, by node name.
+    pub fn link_name(&self, l: LinkId) -> String {
+        let x = &self.links[l as usize];
+        format!("{} -> {}", self.names[x.from], self.names[x.to])
+    }
+}
+
+/// A fixed 64-bit mix (splitmix64 of the three values): the same on every machine.
+fn mix(a: u64, b: u64, c: u64) -> u64 {
+    let mut z = a
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        .wrapping_add(c.wrapping_mul(0x1656_67B1_9E37_79F9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Max-min fair rates (bytes per second) of flows sharing links, by progressive filling:
+/// raise every unfrozen flow's rate together until a link is full, freeze the flows through it,
+/// repeat. A flow that crosses a link several times counts once per crossing there. `caps[l]`
+/// is link l's bandwidth; a flow with an empty route gets `f64::INFINITY`. Ties go to the
+/// lowest link index, so the result is the same on every run.
+pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
+    let mut rate = vec![f64::INFINITY; flows.len()];
+    let mut left: BTreeMap<LinkId, (f64, u32, Vec<usize>)> = BTreeMap::new();
+    for (f, path) in flows.iter().enumerate() {
+        for &l in path.iter() {
+            let e = left
+                .entry(l)
+                .or_insert_with(|| (caps[l as usize], 0, Vec::new()));
+            e.1 += 1;
+            e.2.push(f);
+        }
+    }
+    let mut frozen = vec![false; flows.len()];
+    loop {
+        let best = left
+            .iter()
+            .filter(|(_, (_, k, _))| *k > 0)
+            .map(|(&l, (c, k, _))| (l, c.max(0.0) / f64::from(*k)))
+            .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
+        let Some((l, share)) = best else {
+            break;
+        };
+        let through: Vec<usize> = left[&l].2.clone();
+        for f in through {
+            if frozen[f] {
+                continue;
+            }
+            frozen[f] = true;
+            rate[f] = share;
+            for &m in flows[f].iter() {
+                if let Some(e) = left.get_mut(&m) {
+                    e.0 -= share;
+                    e.1 -= 1;
+                }
+            }
+        }
+    }
+    rate
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,79 @@
+//! The per-message costs the topology does not give: a `model NAME: flow { ... }` declaration's
+//! `overhead` (time added to every message on top of its route's link latencies: software and
+//! NIC start-up; it overlaps with other messages, as the pipelining postal model's `alpha_p`)
+//! and `gamma` (time per byte of a reduction), or their defaults: 1 us, a typical small-message
+//! start-up of MPI or NCCL over InfiniBand, and 0 ns/B (reductions as fast as memory, ignored).
+
+use crate::sema::model::{CostModel, CostModelKind, ModelParam};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+
+/// Per-message overhead and reduction time of the flow-level model, with where they came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlowParams {
+    /// Seconds added to every message's route latency.
+    pub overhead: BigRational,
+    /// Seconds per byte of a reduction.
+    pub gamma: BigRational,
+    /// `model NAME` when declared, None for the defaults.
+    pub declared: Option<String>,
+}
+
+impl Default for FlowParams {
+    fn default() -> Self {
+        FlowParams {
+            overhead: BigRational::new(BigInt::from(1), BigInt::from(1_000_000)),
+            gamma: BigRational::zero(),
+            declared: None,
+        }
+    }
+}
+
+impl FlowParams {
+    /// The parameters of a declared `flow` model (defaults for what it leaves out); None for
+    /// other kinds.
+    pub fn from_model(m: &CostModel) -> Option<FlowParams> {
+        if m.kind != CostModelKind::Flow {
+            return None;
+        }
+        let d = FlowParams::default();
+        let get = |n: &str, dflt: BigRational| match m.params.get(n) {
+            Some(ModelParam::Quantity(q)) => q.value.clone(),
+            _ => dflt,
+        };
+        Some(FlowParams {
+            overhead: get("overhead", d.overhead),
+            gamma: get("gamma", d.gamma),
+            declared: Some(m.name.clone()),
+        })
+    }
+
+    pub fn overhead_s(&self) -> f64 {
+        self.overhead.to_f64().unwrap_or(0.0)
+    }
+
+    pub fn gamma_s(&self) -> f64 {
+        self.gamma.to_f64().unwrap_or(0.0)
+    }
+
+    /// One line naming the model and its parameters, e.g. for a report's header.
+    pub fn describe(&self) -> String {
+        let from = match &self.declared {
+            Some(n) => format!("model `{n}`"),
+            None => "defaults: no `flow` model declared".to_string(),
+        };
+        format!(
+            "overhead {} ns per message, gamma {} ns/B ({from})",
+            fmt_ns(&self.overhead),
+            fmt_ns(&self.gamma)
+        )
+    }
+}
+
+/// Seconds as nanoseconds, with up to three decimals.
+pub fn fmt_ns(s: &BigRational) -> String {
+    let v = s.to_f64().unwrap_or(0.0) * 1e9;
+    let t = format!("{v:.3}");
+    t.trim_end_matches('0').trim_end_matches('.').to_string()
+}
