@@ -77,3 +77,37 @@ pub fn fmt_ns(s: &BigRational) -> String {
     let t = format!("{v:.3}");
     t.trim_end_matches('0').trim_end_matches('.').to_string()
 }
+
+/// The flow parameters a file's figures use: the model `asked` for (`--model NAME`) when it is
+/// a `flow` model, else the `sim` target's `model` when it is one, else the only declared
+/// `flow` model, else the defaults.
+pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParams {
+    use crate::sema::model::TargetKind;
+    let named = |n: &str| {
+        m.models
+            .iter()
+            .find(|x| x.name == n)
+            .and_then(FlowParams::from_model)
+    };
+    let target = m
+        .targets
+        .iter()
+        .filter(|t| t.kind == TargetKind::Sim)
+        .find_map(|t| match t.options.get("model") {
+            Some(ModelParam::Word(w)) => Some(w.clone()),
+            _ => None,
+        });
+    let flows: Vec<&CostModel> = m
+        .models
+        .iter()
+        .filter(|x| x.kind == CostModelKind::Flow)
+        .collect();
+    asked
+        .and_then(named)
+        .or_else(|| target.as_deref().and_then(named))
+        .or_else(|| match flows.as_slice() {
+            [one] => FlowParams::from_model(one),
+            _ => None,
+        })
+        .unwrap_or_default()
+}

@@ -34,6 +34,7 @@
 
 pub mod engine;
 pub mod flow;
+pub mod fluid;
 pub mod stdsort;
 pub mod trace;
 
