@@ -78,6 +78,7 @@ mod closed;
 pub mod lambert;
 mod lin;
 pub mod report;
+pub mod rounds;
 #[cfg(test)]
 mod tests;
 

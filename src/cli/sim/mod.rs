@@ -11,6 +11,7 @@
 //! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
 //! A `forest` schedule or a `flow` model runs the flow-level model instead ([`super::flow`]).
 
+mod fluid;
 mod prepare;
 mod report;
 
@@ -95,6 +96,16 @@ impl SimArgs {
     }
 }
 
+/// True when a `.coll` file runs on its topology under the flow model: a `flow` model is asked
+/// for (or is the file's only model, or the schedule is a forest: [`super::flow::wanted`]), or
+/// no rule names a declared latency model and the file has a topology.
+fn flow_wanted(m: &crate::sema::model::Model, asked: Option<&str>) -> bool {
+    super::flow::wanted(m, asked)
+        || (m.topology.is_some()
+            && m.collective.is_some()
+            && prepare::model_name(m, asked).is_none())
+}
+
 /// `collc check FILE.goal`.
 pub(super) fn check_goal(id: FileId, text: &str) -> Vec<Diagnostic> {
     goal::parse(id, text).err().unwrap_or_default()
@@ -132,7 +143,43 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         let checked = sema::check(&mut files, id, &opts);
         match checked.model.filter(|_| checked.diagnostics.is_empty()) {
             None => Err(checked.diagnostics),
-            Some(m) if super::flow::wanted(&m, a.model.as_deref()) && diags.is_empty() => {
+            Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
+                if a.loggp_flags() {
+                    let f = files.add("<command line>", "-L/-o/-g/-G/-O/-S".to_string());
+                    out.diags(
+                        &[Diagnostic::error(
+                            Code::BadValue,
+                            Span::new(f, 0, 17),
+                            "LogGP parameters were given, but this file is simulated on its topology with the flow model",
+                        )
+                        .label("LogGP flags")
+                        .help("drop them, or declare a `loggp` model and name it with `--model NAME`")],
+                        &files,
+                    );
+                    return 1;
+                }
+                let family = m.collective.as_ref().map(|c| crate::lower::family_of(&m, c.kind));
+                if !matches!(family, Some(crate::sema::model::Family::Forest { .. })) {
+                    let ask = fluid::Ask {
+                        model: a.model.as_deref(),
+                        batch: a.batch,
+                        trace: a.trace.as_deref(),
+                    };
+                    return match fluid::run(&m, &ask) {
+                        Ok(text) => {
+                            print!("{text}");
+                            0
+                        }
+                        Err(d) => {
+                            out.diags(&d, &files);
+                            1
+                        }
+                    };
+                }
+                if a.trace.is_some() || a.batch {
+                    eprintln!("error: `--trace` and `-b` do not apply to forests yet");
+                    return 1;
+                }
                 return match super::flow::report(&m) {
                     Ok(text) => {
                         print!("{text}");

@@ -59,12 +59,10 @@ fn lower_to_goal(m: &Checked, opts: &GoalOptions) -> Result<GoalSchedule, Vec<Di
     goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
 }
 
-/// The model to simulate under; see the module doc.
-fn choose_model(
-    m: &Checked,
-    asked: Option<&str>,
-    asked_at: Span,
-) -> Result<(Model, TimeUnit, BigRational, Option<Span>), Vec<Diagnostic>> {
+/// The declared model `collc sim` runs under: `asked`, else the `sim` target's, else the
+/// schedule's, else the only declared postal, pipelining postal or LogGP model; None when no
+/// rule names one (the flow model on the topology, or LogGP defaults without a topology).
+pub(super) fn model_name(m: &Checked, asked: Option<&str>) -> Option<String> {
     let runnable = |k: CostModelKind| {
         matches!(
             k,
@@ -92,12 +90,20 @@ fn choose_model(
             .collect();
         (r.len() == 1).then(|| r[0].to_string())
     };
-    let name = asked
+    asked
         .map(str::to_string)
         .or(from_target)
         .or(from_schedule)
-        .or(only);
-    let Some(name) = name else {
+        .or(only)
+}
+
+/// The model to simulate under; see the module doc.
+fn choose_model(
+    m: &Checked,
+    asked: Option<&str>,
+    asked_at: Span,
+) -> Result<(Model, TimeUnit, BigRational, Option<Span>), Vec<Diagnostic>> {
+    let Some(name) = model_name(m, asked) else {
         return Ok((
             Model::LogGP(LogGP::default()),
             TimeUnit::NS,

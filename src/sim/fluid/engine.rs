@@ -1,18 +1,354 @@
-//! The event loop of the flow-level simulator (see [`super`]).
+//! The event loop of the flow-level simulator for GOAL programs (see [`super`]).
+//!
+//! - An op becomes executable when its `requires` dependencies have finished and its
+//!   `irequires` ones have started, as in GOAL.
+//! - A **send** starts a flow from its rank's node to its peer's at once (a rank may have many
+//!   flows in the network; they share its links like everyone else's). The send finishes when
+//!   its last byte has left; the message arrives its route's link latencies plus the model's
+//!   `overhead` later. A send to a rank on the same node has no route and moves instantly.
+//! - A **recv** is posted when it becomes executable and finishes when its message has
+//!   arrived (messages are matched by source and tag; GOAL programs lowered from the IR name
+//!   every message by its own tag).
+//! - A **calc** occupies its CPU for its time; calcs on one CPU run one after another in the
+//!   order they became executable.
+//! - Flow rates are max-min fair over link bandwidths ([`crate::net::fair_rates`]), recomputed
+//!   whenever the set of flows changes.
+//!
+//! Events at the same instant are handled in a fixed order (flows finishing by flow number,
+//! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
 
-use super::FlowRun;
-use crate::backend::goal::GoalSchedule;
-use crate::net::{FlowParams, Net};
+use super::{FlowRun, LaneSpan};
+use crate::backend::goal::{GoalSchedule, OpKind};
+use crate::net::{FlowParams, LinkId, Net, fair_rates};
 use crate::sema::model::NodeId;
+use serde_json::json;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
 
-/// Runs a GOAL schedule whose rank r sits on node `hosts[r]`, GOAL time units `tick` seconds.
+/// A run that could not finish: ops that never became executable or receives never matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stuck {
+    pub ops_left: usize,
+    /// The first rank with an op that never ran.
+    pub rank: u32,
+}
+
+struct Flow {
+    rank: u32,
+    op: u32,
+    to: u32,
+    tag: u32,
+    left: f64,
+    route: usize,
+    rate: f64,
+    start: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// A message reaches its receiver: (sender, receiver, tag).
+    Arrive(u32, u32, u32),
+    /// A calc ends: (rank, op).
+    CalcDone(u32, u32),
+}
+
+/// `f64` time ordered totally, for the event heap.
+#[derive(Clone, Copy, PartialEq)]
+struct T(f64);
+impl Eq for T {}
+impl PartialOrd for T {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for T {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+struct Sim {
+    tick: f64,
+    base: Vec<usize>,
+    remaining: Vec<u32>,
+    after_done: Vec<Vec<u32>>,
+    after_start: Vec<Vec<u32>>,
+    now: f64,
+    ready: VecDeque<(u32, u32)>,
+    events: BinaryHeap<Reverse<(T, u64, Ev)>>,
+    seq: u64,
+    /// Per (receiver, sender, tag): messages arrived before their receive, and receives posted
+    /// before their message.
+    arrived: HashMap<(u32, u32, u32), u32>,
+    posted: HashMap<(u32, u32, u32), VecDeque<u32>>,
+    cpu_free: HashMap<(u32, u8), f64>,
+    finish: Vec<f64>,
+    done_ops: usize,
+    started: Vec<f64>,
+    spans: Option<Vec<LaneSpan>>,
+}
+
+impl Sim {
+    fn idx(&self, rank: u32, op: u32) -> usize {
+        self.base[rank as usize] + op as usize
+    }
+
+    fn release(&mut self, rank: u32, op: u32, on_done: bool) {
+        let i = self.idx(rank, op);
+        let list = if on_done {
+            std::mem::take(&mut self.after_done[i])
+        } else {
+            std::mem::take(&mut self.after_start[i])
+        };
+        for &d in &list {
+            let j = self.idx(rank, d);
+            self.remaining[j] -= 1;
+            if self.remaining[j] == 0 {
+                self.ready.push_back((rank, d));
+            }
+        }
+    }
+
+    fn finished(&mut self, rank: u32, op: u32) {
+        self.done_ops += 1;
+        let f = &mut self.finish[rank as usize];
+        *f = f.max(self.now);
+        self.release(rank, op, true);
+    }
+
+    fn push(&mut self, at: f64, ev: Ev) {
+        self.seq += 1;
+        self.events.push(Reverse((T(at), self.seq, ev)));
+    }
+
+    fn span(&mut self, rank: u32, lane: u32, name: String, start: f64, args: Vec<(&str, serde_json::Value)>) {
+        let now = self.now;
+        if let Some(sp) = &mut self.spans {
+            sp.push(LaneSpan {
+                pid: rank,
+                lane,
+                name,
+                start,
+                end: now,
+                args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            });
+        }
+    }
+}
+
+/// Runs a GOAL schedule whose rank r sits on node `hosts[r]`; GOAL time units (calc times)
+/// are `tick` seconds. Keeps a timeline when `trace` is set.
 pub fn run(
-    _s: &GoalSchedule,
-    _hosts: &[NodeId],
-    _tick: f64,
-    _net: &Net,
-    _params: &FlowParams,
-    _trace: bool,
-) -> FlowRun {
-    unimplemented!("landing in the next commit")
+    s: &GoalSchedule,
+    hosts: &[NodeId],
+    tick: f64,
+    net: &Net,
+    params: &FlowParams,
+    trace: bool,
+) -> Result<FlowRun, Stuck> {
+    let mut base = Vec::with_capacity(s.ranks.len() + 1);
+    let mut total = 0;
+    for r in &s.ranks {
+        base.push(total);
+        total += r.ops.len();
+    }
+    base.push(total);
+    let mut remaining = vec![0u32; total];
+    let mut after_done = vec![Vec::new(); total];
+    let mut after_start = vec![Vec::new(); total];
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for d in &rank.deps {
+            remaining[base[r] + d.op as usize] += 1;
+            let list = match d.kind {
+                crate::backend::goal::DepKind::Requires => &mut after_done,
+                crate::backend::goal::DepKind::IRequires => &mut after_start,
+            };
+            list[base[r] + d.on as usize].push(d.op);
+        }
+    }
+    let mut sim = Sim {
+        tick,
+        base,
+        remaining,
+        after_done,
+        after_start,
+        now: 0.0,
+        ready: VecDeque::new(),
+        events: BinaryHeap::new(),
+        seq: 0,
+        arrived: HashMap::new(),
+        posted: HashMap::new(),
+        cpu_free: HashMap::new(),
+        finish: vec![0.0; s.ranks.len()],
+        done_ops: 0,
+        started: vec![0.0; total],
+        spans: trace.then(Vec::new),
+    };
+    for (r, rank) in s.ranks.iter().enumerate() {
+        for i in 0..rank.ops.len() {
+            if sim.remaining[sim.base[r] + i] == 0 {
+                sim.ready.push_back((r as u32, i as u32));
+            }
+        }
+    }
+    let overhead = params.overhead_s();
+    let caps: Vec<f64> = net.links.iter().map(|l| l.bw).collect();
+    let mut routes: Vec<Vec<LinkId>> = Vec::new();
+    let mut route_lat: Vec<f64> = Vec::new();
+    let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::new();
+    let mut link_bytes: BTreeMap<LinkId, f64> = BTreeMap::new();
+    let mut flows: Vec<Flow> = Vec::new();
+    let mut dirty = false;
+    let mut messages = 0u64;
+    loop {
+        // Start everything that is executable now.
+        while let Some((r, i)) = sim.ready.pop_front() {
+            let op = &s.ranks[r as usize].ops[i as usize];
+            let gi = sim.idx(r, i);
+            sim.started[gi] = sim.now;
+            sim.release(r, i, false);
+            match op.kind {
+                OpKind::Send { size, to, tag } => {
+                    messages += 1;
+                    let (a, b) = (hosts[r as usize], hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]));
+                    let ri = *route_of.entry((a, b)).or_insert_with(|| {
+                        let route = net.route(a, b);
+                        route_lat.push(route.iter().map(|&l| net.links[l as usize].lat).sum());
+                        routes.push(route);
+                        routes.len() - 1
+                    });
+                    for &l in &routes[ri] {
+                        *link_bytes.entry(l).or_insert(0.0) += size as f64;
+                    }
+                    if routes[ri].is_empty() || size == 0 {
+                        // Nothing to move over links: gone at once, there after the latency.
+                        let at = sim.now + route_lat[ri] + overhead;
+                        sim.span(r, 0, format!("send to {to}"), sim.now, vec![("bytes", json!(size))]);
+                        sim.finished(r, i);
+                        sim.push(at, Ev::Arrive(r, to, tag));
+                    } else {
+                        flows.push(Flow {
+                            rank: r,
+                            op: i,
+                            to,
+                            tag,
+                            left: size as f64,
+                            route: ri,
+                            rate: 0.0,
+                            start: sim.now,
+                        });
+                        dirty = true;
+                    }
+                }
+                OpKind::Recv { from, tag, .. } => {
+                    let key = (r, from, tag);
+                    match sim.arrived.get_mut(&key) {
+                        Some(k) if *k > 0 => {
+                            *k -= 1;
+                            sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
+                            sim.finished(r, i);
+                        }
+                        _ => sim.posted.entry(key).or_default().push_back(i),
+                    }
+                }
+                OpKind::Calc { time } => {
+                    let free = sim.cpu_free.get(&(r, op.cpu)).copied().unwrap_or(0.0);
+                    let begin = free.max(sim.now);
+                    let end = begin + time as f64 * sim.tick;
+                    sim.cpu_free.insert((r, op.cpu), end);
+                    sim.started[gi] = begin;
+                    sim.push(end, Ev::CalcDone(r, i));
+                }
+            }
+        }
+        if dirty {
+            let paths: Vec<&[LinkId]> = flows.iter().map(|f| routes[f.route].as_slice()).collect();
+            let rates = fair_rates(&caps, &paths);
+            for (f, r) in flows.iter_mut().zip(rates) {
+                f.rate = r;
+            }
+            dirty = false;
+        }
+        let t_flow = flows
+            .iter()
+            .map(|f| sim.now + f.left / f.rate)
+            .fold(f64::INFINITY, f64::min);
+        let t_ev = sim.events.peek().map_or(f64::INFINITY, |Reverse((t, _, _))| t.0);
+        let next = t_flow.min(t_ev);
+        if !next.is_finite() {
+            break;
+        }
+        let dt = next - sim.now;
+        sim.now = next;
+        if t_flow <= t_ev {
+            // Every flow that ends now (within rounding) leaves the network.
+            let mut k = 0;
+            while k < flows.len() {
+                let f = &mut flows[k];
+                f.left -= f.rate * dt;
+                let ends = f.left <= f.rate * sim.now * 1e-12 + 1e-9;
+                if ends {
+                    let f = flows.remove(k);
+                    let at = sim.now + route_lat[f.route] + overhead;
+                    let op = &s.ranks[f.rank as usize].ops[f.op as usize];
+                    let bytes = match op.kind {
+                        OpKind::Send { size, .. } => size,
+                        _ => 0,
+                    };
+                    sim.span(f.rank, 0, format!("send to {}", f.to), f.start, vec![("bytes", json!(bytes))]);
+                    sim.finished(f.rank, f.op);
+                    sim.push(at, Ev::Arrive(f.rank, f.to, f.tag));
+                    dirty = true;
+                } else {
+                    k += 1;
+                }
+            }
+        } else {
+            for f in &mut flows {
+                f.left -= f.rate * dt;
+            }
+        }
+        while let Some(Reverse((t, _, ev))) = sim.events.peek().copied() {
+            if t.0 > sim.now {
+                break;
+            }
+            sim.events.pop();
+            match ev {
+                Ev::Arrive(from, to, tag) => {
+                    let key = (to, from, tag);
+                    match sim.posted.get_mut(&key).and_then(VecDeque::pop_front) {
+                        Some(op) => {
+                            let posted = sim.started[sim.idx(to, op)];
+                            sim.span(to, 1, format!("recv from {from}"), posted, vec![]);
+                            sim.finished(to, op);
+                        }
+                        None => *sim.arrived.entry(key).or_insert(0) += 1,
+                    }
+                }
+                Ev::CalcDone(r, i) => {
+                    let begin = sim.started[sim.idx(r, i)];
+                    sim.span(r, 2, "calc".into(), begin, vec![]);
+                    sim.finished(r, i);
+                }
+            }
+        }
+    }
+    if sim.done_ops < total {
+        let rank = (0..s.ranks.len())
+            .find(|&r| {
+                (sim.base[r]..sim.base[r + 1]).any(|g| sim.remaining[g] > 0)
+                    || sim.posted.keys().any(|k| k.0 as usize == r)
+            })
+            .unwrap_or(0) as u32;
+        return Err(Stuck {
+            ops_left: total - sim.done_ops,
+            rank,
+        });
+    }
+    Ok(FlowRun {
+        finish: sim.finish,
+        link_bytes: link_bytes.into_iter().collect(),
+        messages,
+        spans: sim.spans,
+    })
 }

@@ -9,7 +9,9 @@
 //! keeping, and IEEE arithmetic in a fixed order gives the same bits on every machine.
 
 pub mod engine;
+pub mod lowered;
 mod outcome;
 
-pub use engine::run;
+pub use engine::{Stuck, run};
+pub use lowered::{Lowered, lower};
 pub use outcome::{FlowRun, LaneSpan};

@@ -1,0 +1,74 @@
+//! A checked file's host-based schedule as the flow-level simulator and the round model run
+//! it: lowered, proved ([`crate::lower::lower_and_verify`]) and converted to GOAL with
+//! reductions timed by the flow model's `gamma` in picosecond units; rank r on the compute
+//! node the collective puts it on.
+
+use super::FlowRun;
+use crate::backend::goal::{self, GoalOptions, GoalSchedule};
+use crate::cost::rounds::{RoundCost, round_cost};
+use crate::diag::{Code, Diagnostic};
+use crate::net::{FlowParams, Net};
+use crate::sema::model::{Model, NodeId};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::ToPrimitive;
+
+/// A lowered schedule placed on the network.
+pub struct Lowered {
+    pub goal: GoalSchedule,
+    pub hosts: Vec<NodeId>,
+    /// Seconds per GOAL time unit.
+    pub tick: BigRational,
+}
+
+/// One GOAL time unit: 1 ps.
+fn tick() -> BigRational {
+    BigRational::new(BigInt::from(1), BigInt::from(1_000_000_000_000u64))
+}
+
+/// Lowers, proves and converts `m`'s schedule (any family that lowers to host processes).
+pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>> {
+    let (program, proof) = crate::lower::lower_and_verify(m)?;
+    let opts = GoalOptions {
+        tick: tick(),
+        reduce_per_byte: params.gamma.clone(),
+        ..GoalOptions::default()
+    };
+    let span = m.build_span(None);
+    let goal = goal::from_verified(&program, &proof, &opts).map_err(|e| vec![e.diagnostic(span)])?;
+    let ranks = m.collective.as_ref().map(|c| c.ranks.clone()).unwrap_or_default();
+    if goal.ranks.len() > ranks.len() {
+        return Err(vec![
+            Diagnostic::error(
+                Code::BadValue,
+                span,
+                "this schedule has processes that are not ranks (switches); the flow model runs host-based schedules",
+            )
+            .label("an in-network schedule")
+            .help("simulate in-network schedules with a `packet` model once it lands"),
+        ]);
+    }
+    Ok(Lowered {
+        goal,
+        hosts: ranks,
+        tick: tick(),
+    })
+}
+
+impl Lowered {
+    /// The flow-level simulation.
+    pub fn simulate(&self, net: &Net, params: &FlowParams, trace: bool) -> Result<FlowRun, String> {
+        let t = self.tick.to_f64().unwrap_or(0.0);
+        super::run(&self.goal, &self.hosts, t, net, params, trace).map_err(|s| {
+            format!(
+                "the schedule cannot finish: {} ops never ran (first at rank {})",
+                s.ops_left, s.rank
+            )
+        })
+    }
+
+    /// The round model's cost ([`crate::cost::rounds`]).
+    pub fn round_cost(&self, net: &Net, params: &FlowParams) -> Option<RoundCost> {
+        round_cost(&self.goal, &self.hosts, &self.tick, net, params)
+    }
+}
