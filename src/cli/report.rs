@@ -76,16 +76,18 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
     let (n, bytes) = (c.ranks.len() as u64, c.bytes());
     let text = match crate::lower::family_of(m, c.kind) {
         Family::RecursiveMultiplying { stages, model } => {
-            let cm = cost::schedule_model(&m.models, model.as_deref());
+            let b = cost::derived::basis_for_file(m, model.as_deref());
             match stages {
-                AutoOr::Auto => cost::report(n, cm, bytes),
-                AutoOr::Fixed(st) => cost::report_fixed("recursive multiplying", &st, n, cm, bytes),
+                AutoOr::Auto => cost::report::report_basis(n, &b, bytes),
+                AutoOr::Fixed(st) => {
+                    cost::report::report_fixed_basis("recursive multiplying", &st, n, &b, bytes)
+                }
             }
         }
         Family::RecursiveDoubling => {
-            let cm = cost::schedule_model(&m.models, None);
+            let b = cost::derived::basis_for_file(m, None);
             let st = cost::doubling_stages(n);
-            cost::report_fixed("recursive doubling", &st, n, cm, bytes)
+            cost::report::report_fixed_basis("recursive doubling", &st, n, &b, bytes)
         }
         _ => return Ok(None),
     };

@@ -77,6 +77,7 @@ pub mod auto;
 mod closed;
 pub mod lambert;
 mod lin;
+pub mod derived;
 pub mod report;
 pub mod rounds;
 #[cfg(test)]

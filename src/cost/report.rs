@@ -2,7 +2,7 @@
 //! modelled cost stage by stage, recursive doubling's cost beside it, `b_opt` (eq. 5) and how
 //! many candidates the search covered. Pure functions returning `String`; deterministic.
 
-use super::{AutoChoice, Params, auto_stages, b_opt, doubling_stages, stage_costs};
+use super::{AutoChoice, Params, b_opt, doubling_stages, stage_costs};
 use crate::sema::model::{CostModel, CostModelKind, Stage};
 use crate::sema::units::{Dim, Quantity};
 use num_rational::BigRational;
@@ -28,6 +28,34 @@ fn per_byte(v: &BigRational) -> String {
 fn list(stages: &[Stage]) -> String {
     let s: Vec<String> = stages.iter().map(|s| s.to_string()).collect();
     format!("[{}]", s.join(", "))
+}
+
+/// The parameters stage lists are costed under, and one line saying where they come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Basis {
+    pub params: Params,
+    pub text: String,
+}
+
+impl Basis {
+    /// A declared model's parameters (`None`: the paper's Section 6 settings).
+    pub fn declared(model: Option<&CostModel>) -> Basis {
+        let params = Params::for_model(model);
+        let text = basis(model, &params);
+        Basis { params, text }
+    }
+
+    /// Parameters derived from a topology, described by `from`.
+    pub fn derived(params: Params, from: &str) -> Basis {
+        let text = format!(
+            "pipelining postal parameters derived from {from} (alpha_p = {}, alpha_r = {}, beta = {}, gamma = {})",
+            time(&params.alpha_p),
+            time(&params.alpha_r),
+            per_byte(&params.beta),
+            per_byte(&params.gamma)
+        );
+        Basis { params, text }
+    }
 }
 
 /// Which model the costs are under, and the pipelining postal parameters it stands for.
@@ -67,20 +95,25 @@ fn basis(model: Option<&CostModel>, p: &Params) -> String {
 
 /// Runs [`auto_stages`] and describes the result.
 pub fn report(n: u64, model: Option<&CostModel>, bytes: u64) -> String {
-    report_for(&auto_stages(n, model, bytes), n, model, bytes)
+    report_basis(n, &Basis::declared(model), bytes)
+}
+
+/// [`report`] under any [`Basis`] (a declared model or the file's topology).
+pub fn report_basis(n: u64, b: &Basis, bytes: u64) -> String {
+    report_for_basis(&super::auto_with(n, &b.params, bytes), n, b, bytes)
 }
 
 fn stages_word(k: usize) -> &'static str {
     if k == 1 { "stage" } else { "stages" }
 }
 
-fn header(out: &mut String, what: &str, n: u64, bytes: u64, model: Option<&CostModel>, p: &Params) {
+fn header(out: &mut String, what: &str, n: u64, bytes: u64, b: &Basis) {
     let _ = writeln!(
         out,
         "{what}, for {n} rank{} and {bytes} B messages",
         if n == 1 { "" } else { "s" }
     );
-    let _ = writeln!(out, "  model: {}", basis(model, p));
+    let _ = writeln!(out, "  model: {}", b.text);
 }
 
 /// `label: [list]  k stages, cost` and, with `per_stage`, one line per stage with its cost.
@@ -144,22 +177,20 @@ fn b_opt_line(out: &mut String, p: &Params, bytes: u64) {
 
 /// Describes an [`AutoChoice`] made for `n` ranks, `bytes`-byte messages and `model`.
 pub fn report_for(choice: &AutoChoice, n: u64, model: Option<&CostModel>, bytes: u64) -> String {
-    let p = Params::for_model(model);
+    report_for_basis(choice, n, &Basis::declared(model), bytes)
+}
+
+/// [`report_for`] under any [`Basis`].
+pub fn report_for_basis(choice: &AutoChoice, n: u64, b: &Basis, bytes: u64) -> String {
+    let p = &b.params;
     let mut out = String::new();
-    header(
-        &mut out,
-        "recursive multiplying, stages: auto",
-        n,
-        bytes,
-        model,
-        &p,
-    );
+    header(&mut out, "recursive multiplying, stages: auto", n, bytes, b);
     stage_lines(
         &mut out,
         "chosen",
         &choice.stages,
         &choice.cost,
-        Some((n, &p, bytes)),
+        Some((n, p, bytes)),
     );
     let rd = doubling_stages(n);
     stage_lines(
@@ -175,7 +206,7 @@ pub fn report_for(choice: &AutoChoice, n: u64, model: Option<&CostModel>, bytes:
             "  recursive doubling is {r:.2}x the chosen cost ({s:.1}% saved)"
         );
     }
-    b_opt_line(&mut out, &p, bytes);
+    b_opt_line(&mut out, p, bytes);
     let _ = writeln!(
         out,
         "  candidates: {} stage lists (factorisations, collapse/expand, merges)",
@@ -194,12 +225,17 @@ pub fn report_fixed(
     model: Option<&CostModel>,
     bytes: u64,
 ) -> String {
-    let p = Params::for_model(model);
+    report_fixed_basis(what, stages, n, &Basis::declared(model), bytes)
+}
+
+/// [`report_fixed`] under any [`Basis`].
+pub fn report_fixed_basis(what: &str, stages: &[Stage], n: u64, b: &Basis, bytes: u64) -> String {
+    let p = &b.params;
     let mut out = String::new();
-    header(&mut out, what, n, bytes, model, &p);
-    let cost = super::schedule_cost_with(stages, n, &p, bytes);
-    stage_lines(&mut out, "stages", stages, &cost, Some((n, &p, bytes)));
-    let choice = auto_stages(n, model, bytes);
+    header(&mut out, what, n, bytes, b);
+    let cost = super::schedule_cost_with(stages, n, p, bytes);
+    stage_lines(&mut out, "stages", stages, &cost, Some((n, p, bytes)));
+    let choice = super::auto_with(n, p, bytes);
     let rd = doubling_stages(n);
     if rd != stages {
         stage_lines(
@@ -223,7 +259,7 @@ pub fn report_fixed(
             "  this schedule costs {r:.2}x the auto choice (`stages: auto` saves {s:.1}%)"
         );
     }
-    b_opt_line(&mut out, &p, bytes);
+    b_opt_line(&mut out, p, bytes);
     out
 }
 

@@ -60,10 +60,11 @@ fn stage_list(stages: &[Stage]) -> String {
 }
 
 /// The stage list `stages: auto` picks for `c` ([`crate::cost::auto_stages`]): the cheapest
-/// under the model [`crate::cost::schedule_model`] names for the schedule.
+/// under the basis [`crate::cost::derived::basis_for_file`] gives the schedule (a declared
+/// latency model, else parameters derived from the topology).
 fn auto_stages(model: &Model, c: &Collective, cost_model: Option<&str>) -> Vec<Stage> {
-    let m = crate::cost::schedule_model(&model.models, cost_model);
-    crate::cost::auto_stages(c.ranks.len() as u64, m, c.bytes()).stages
+    let b = crate::cost::derived::basis_for_file(model, cost_model);
+    crate::cost::auto_with(c.ranks.len() as u64, &b.params, c.bytes()).stages
 }
 
 /// The family the model's schedule lowers with: the declared one, and for `schedule auto;` (or no

@@ -260,9 +260,13 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
     }
     let named = |m: &Option<String>| cost::schedule_model(&model.models, m.as_deref());
     let basis = |m: Option<&CostModel>| match m {
-        Some(m) => format!("model `{}` ({})", m.name, m.kind.name()),
-        None => "the paper's Section 6 parameters".to_string(),
+        Some(m) if m.kind != crate::sema::model::CostModelKind::Flow => {
+            format!("model `{}` ({})", m.name, m.kind.name())
+        }
+        _ if model.topology.is_some() => "parameters derived from the topology".to_string(),
+        _ => "the paper's Section 6 parameters".to_string(),
     };
+    let params_of = |m: &Option<String>| cost::derived::basis_for_file(model, m.as_deref()).params;
     let list = |st: &[Stage]| {
         format!(
             "[{}]",
@@ -275,7 +279,7 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
     match &family {
         Family::RecursiveMultiplying { stages, model: m } => {
             let cm = named(m);
-            let p = cost::Params::for_model(cm);
+            let p = params_of(m);
             match stages {
                 AutoOr::Fixed(st) => {
                     let total = cost::schedule_cost_with(st, n, &p, bytes);
@@ -287,7 +291,7 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
                     ));
                 }
                 AutoOr::Auto => {
-                    let choice = cost::auto_stages(n, cm, bytes);
+                    let choice = cost::auto_with(n, &p, bytes);
                     out.push(format!("stages: auto chooses {}", list(&choice.stages)));
                     out.push(format!(
                         "modelled cost {} for {bytes} B messages under {} (recursive doubling: {})",
@@ -301,7 +305,7 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
         Family::RecursiveDoubling => {
             let st = cost::doubling_stages(n);
             let cm = cost::schedule_model(&model.models, None);
-            let total = cost::schedule_cost_with(&st, n, &cost::Params::for_model(cm), bytes);
+            let total = cost::schedule_cost_with(&st, n, &params_of(&None), bytes);
             out.push(format!("stages {}", list(&st)));
             out.push(format!(
                 "modelled cost {} for {bytes} B messages under {}",

@@ -15,7 +15,7 @@
 //! Per-message costs that the topology does not say (software and NIC start-up, the time to
 //! reduce a byte) come from a `flow` model declaration, or its documented defaults: [`FlowParams`].
 
-mod params;
+pub mod params;
 
 pub use params::{FlowParams, for_file};
 
