@@ -13,7 +13,8 @@ mod mpi;
 mod msccl;
 mod output;
 mod report;
-mod sim;
+mod report_net;
+pub(crate) mod sim;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
 use crate::sema::{self, elab::Limits};

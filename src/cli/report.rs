@@ -26,7 +26,13 @@ pub(super) struct Section {
 type SectionFn = fn(&Model, &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>>;
 
 /// The report's sections, in order.
-const SECTIONS: &[SectionFn] = &[collective, modelled_cost, forest, msccl_selection];
+const SECTIONS: &[SectionFn] = &[
+    collective,
+    modelled_cost,
+    network_cost,
+    forest,
+    msccl_selection,
+];
 
 /// The whole report, or the diagnostics of the first section that failed.
 pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<String, Vec<Diagnostic>> {
@@ -95,6 +101,10 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
         title: "modelled cost".into(),
         lines: text.lines().map(str::to_owned).collect(),
     }))
+}
+
+fn network_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    super::report_net::section(m)
 }
 
 /// ForestColl's optimum, trees, bottleneck cut and the ring bound, for forest schedules only

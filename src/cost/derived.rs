@@ -67,9 +67,11 @@ pub fn basis_for_file(m: &Model, named: Option<&str>) -> Basis {
         None => None,
     };
     match (&m.topology, &m.collective) {
-        (Some(t), Some(c)) => {
-            derived(t, &c.ranks, &flow.unwrap_or_else(|| crate::net::for_file(m, None)))
-        }
+        (Some(t), Some(c)) => derived(
+            t,
+            &c.ranks,
+            &flow.unwrap_or_else(|| crate::net::for_file(m, None)),
+        ),
         _ => Basis::declared(cm),
     }
 }

@@ -75,9 +75,9 @@
 
 pub mod auto;
 mod closed;
+pub mod derived;
 pub mod lambert;
 mod lin;
-pub mod derived;
 pub mod report;
 pub mod rounds;
 #[cfg(test)]

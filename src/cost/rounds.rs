@@ -90,7 +90,12 @@ pub fn round_cost(
     let mut messages: Vec<(u32, u32, u32, u64)> = Vec::new();
     let mut calcs: Vec<(u32, u32, u64)> = Vec::new();
     let mut done = 0usize;
-    let finish = |r: u32, i: u32, lv: u32, level: &mut Vec<u32>, remaining: &mut Vec<u32>, ready: &mut VecDeque<(u32, u32)>| {
+    let finish = |r: u32,
+                  i: u32,
+                  lv: u32,
+                  level: &mut Vec<u32>,
+                  remaining: &mut Vec<u32>,
+                  ready: &mut VecDeque<(u32, u32)>| {
         for &d in &after[base[r as usize] + i as usize] {
             let j = base[r as usize] + d as usize;
             level[j] = level[j].max(lv);
@@ -145,7 +150,10 @@ pub fn round_cost(
     let mut counts = vec![0usize; rounds];
     let mut lat_of: HashMap<(NodeId, NodeId), (Vec<LinkId>, BigRational)> = HashMap::new();
     for &(lv, a, b, bytes) in &messages {
-        let (na, nb) = (hosts[a as usize], hosts.get(b as usize).copied().unwrap_or(hosts[a as usize]));
+        let (na, nb) = (
+            hosts[a as usize],
+            hosts.get(b as usize).copied().unwrap_or(hosts[a as usize]),
+        );
         let (route, lat) = lat_of.entry((na, nb)).or_insert_with(|| {
             let r = net.route(na, nb);
             let l = net.latency(&r);
@@ -190,6 +198,12 @@ pub fn round_cost(
             busiest,
         });
     }
-    let seconds = out.iter().map(Round::total).fold(BigRational::zero(), |a, b| a + b);
-    Some(RoundCost { rounds: out, seconds })
+    let seconds = out
+        .iter()
+        .map(Round::total)
+        .fold(BigRational::zero(), |a, b| a + b);
+    Some(RoundCost {
+        rounds: out,
+        seconds,
+    })
 }

@@ -25,8 +25,9 @@
 //!   completes when its CPU time ends, and the reductions (`n*gamma`, plus any fixed time) are
 //!   the schedule's `calc` ops, which occupy the CPU. An op starts when its dependencies are met
 //!   and its CPU is free; a host finishes when its last op completes.
-//! - **Flow** ([`flow`]): no GOAL schedule; ForestColl's trees as fluid flows on the real topology
-//!   beside the best ring embedding, algorithmic bandwidth against data size.
+//! - **Flow** ([`fluid`], [`flow`]): the network the file describes ([`crate::net`]): a lowered
+//!   host schedule's messages as flows sharing link bandwidth on their routes ([`fluid::run`]),
+//!   ForestColl's trees as pipelined fluid flows ([`flow`]).
 //!
 //! Results ([`SimResult`]): per-rank finish times, the maximum, the event count (LogGOPSim's:
 //! one per op and one per message), what was left unmatched, and optionally a timeline, which

@@ -41,19 +41,27 @@ pub(in crate::cli) fn run(m: &Model, ask: &Ask) -> Result<String, Vec<Diagnostic
         && let Some(json) = run.chrome_json()
         && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())
     {
-        return Err(vec![Diagnostic::error(
-            crate::diag::Code::Io,
-            m.build_span(None),
-            format!("cannot write `{}`: {e}", path.display()),
-        )
-        .label("while simulating this schedule")
-        .help("check that the directory exists and is writable")]);
+        return Err(vec![
+            Diagnostic::error(
+                crate::diag::Code::Io,
+                m.build_span(None),
+                format!("cannot write `{}`: {e}", path.display()),
+            )
+            .label("while simulating this schedule")
+            .help("check that the directory exists and is writable"),
+        ]);
     }
     if ask.batch {
         return Ok(format!("{:.1}\n", run.seconds() * 1e9));
     }
     let rounds = lowered.round_cost(&net, &params);
-    Ok(text(m, &net, &params, &run, rounds.as_ref().map(|r| &r.seconds)))
+    Ok(text(
+        m,
+        &net,
+        &params,
+        &run,
+        rounds.as_ref().map(|r| &r.seconds),
+    ))
 }
 
 fn text(
@@ -98,7 +106,7 @@ fn text(
             out,
             "round model (each step: slowest start-up + most loaded link + reductions): {} ({:+.1}% against the simulation)",
             show_time(r),
-            if t > 0.0 { (r - t) / t * 100.0 } else { 0.0 }
+            pct(r, t)
         );
     }
     out.push_str("Times:\n");
@@ -112,25 +120,28 @@ fn text(
             let _ = writeln!(out, "  {}: {:.1}%", net.link_name(*l), u * 100.0);
         }
         let avg = util.iter().map(|x| x.1).sum::<f64>() / net.links.len().max(1) as f64;
-        let _ = writeln!(out, "average over all {} links: {:.1}%", net.links.len(), avg * 100.0);
+        let _ = writeln!(
+            out,
+            "average over all {} links: {:.1}%",
+            net.links.len(),
+            avg * 100.0
+        );
     }
     out
 }
 
 /// Seconds in the most readable unit (ns, us, ms or s), two decimals.
 pub(in crate::cli) fn show_time(s: f64) -> String {
-    if s < 1e-6 {
-        format!("{:.2} ns", s * 1e9)
-    } else if s < 1e-3 {
-        format!("{:.2} us", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.2} ms", s * 1e3)
-    } else {
-        format!("{s:.2} s")
-    }
+    crate::sim::fluid::show_seconds(s)
 }
 
 /// Bytes per second as GB/s.
 pub(in crate::cli) fn gbs(b: f64) -> String {
     format!("{:.2} GB/s", b / 1e9)
+}
+
+/// `a` against `b` in percent, with -0.0 shown as 0.0.
+pub(in crate::cli) fn pct(a: f64, b: f64) -> f64 {
+    let p = if b > 0.0 { (a - b) / b * 100.0 } else { 0.0 };
+    if p.abs() < 0.05 { 0.0 } else { p }
 }

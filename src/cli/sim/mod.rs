@@ -9,9 +9,11 @@
 //! The report follows LogGOPSim's output (`Times:`, `Host r: t`, `Maximum finishing time ...`);
 //! `--trace OUT.json` writes a Chrome trace (Perfetto). A schedule that cannot finish (unmatched
 //! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
-//! A `forest` schedule or a `flow` model runs the flow-level model instead ([`super::flow`]).
+//! When no rule names such a model and the file has a topology, or a `flow` model is asked for,
+//! the schedule runs on the file's network under the flow-level model instead: host schedules
+//! in [`fluid`], forests in [`super::flow`]; LogGP flags are then an error, not ignored.
 
-mod fluid;
+pub(in crate::cli) mod fluid;
 mod prepare;
 mod report;
 
@@ -158,7 +160,10 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     );
                     return 1;
                 }
-                let family = m.collective.as_ref().map(|c| crate::lower::family_of(&m, c.kind));
+                let family = m
+                    .collective
+                    .as_ref()
+                    .map(|c| crate::lower::family_of(&m, c.kind));
                 if !matches!(family, Some(crate::sema::model::Family::Forest { .. })) {
                     let ask = fluid::Ask {
                         model: a.model.as_deref(),

@@ -121,7 +121,14 @@ impl Sim {
         self.events.push(Reverse((T(at), self.seq, ev)));
     }
 
-    fn span(&mut self, rank: u32, lane: u32, name: String, start: f64, args: Vec<(&str, serde_json::Value)>) {
+    fn span(
+        &mut self,
+        rank: u32,
+        lane: u32,
+        name: String,
+        start: f64,
+        args: Vec<(&str, serde_json::Value)>,
+    ) {
         let now = self.now;
         if let Some(sp) = &mut self.spans {
             sp.push(LaneSpan {
@@ -210,7 +217,10 @@ pub fn run(
             match op.kind {
                 OpKind::Send { size, to, tag } => {
                     messages += 1;
-                    let (a, b) = (hosts[r as usize], hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]));
+                    let (a, b) = (
+                        hosts[r as usize],
+                        hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]),
+                    );
                     let ri = *route_of.entry((a, b)).or_insert_with(|| {
                         let route = net.route(a, b);
                         route_lat.push(route.iter().map(|&l| net.links[l as usize].lat).sum());
@@ -223,7 +233,13 @@ pub fn run(
                     if routes[ri].is_empty() || size == 0 {
                         // Nothing to move over links: gone at once, there after the latency.
                         let at = sim.now + route_lat[ri] + overhead;
-                        sim.span(r, 0, format!("send to {to}"), sim.now, vec![("bytes", json!(size))]);
+                        sim.span(
+                            r,
+                            0,
+                            format!("send to {to}"),
+                            sim.now,
+                            vec![("bytes", json!(size))],
+                        );
                         sim.finished(r, i);
                         sim.push(at, Ev::Arrive(r, to, tag));
                     } else {
@@ -273,7 +289,10 @@ pub fn run(
             .iter()
             .map(|f| sim.now + f.left / f.rate)
             .fold(f64::INFINITY, f64::min);
-        let t_ev = sim.events.peek().map_or(f64::INFINITY, |Reverse((t, _, _))| t.0);
+        let t_ev = sim
+            .events
+            .peek()
+            .map_or(f64::INFINITY, |Reverse((t, _, _))| t.0);
         let next = t_flow.min(t_ev);
         if !next.is_finite() {
             break;
@@ -295,7 +314,13 @@ pub fn run(
                         OpKind::Send { size, .. } => size,
                         _ => 0,
                     };
-                    sim.span(f.rank, 0, format!("send to {}", f.to), f.start, vec![("bytes", json!(bytes))]);
+                    sim.span(
+                        f.rank,
+                        0,
+                        format!("send to {}", f.to),
+                        f.start,
+                        vec![("bytes", json!(bytes))],
+                    );
                     sim.finished(f.rank, f.op);
                     sim.push(at, Ev::Arrive(f.rank, f.to, f.tag));
                     dirty = true;

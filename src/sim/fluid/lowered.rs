@@ -35,8 +35,13 @@ pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>>
         ..GoalOptions::default()
     };
     let span = m.build_span(None);
-    let goal = goal::from_verified(&program, &proof, &opts).map_err(|e| vec![e.diagnostic(span)])?;
-    let ranks = m.collective.as_ref().map(|c| c.ranks.clone()).unwrap_or_default();
+    let goal =
+        goal::from_verified(&program, &proof, &opts).map_err(|e| vec![e.diagnostic(span)])?;
+    let ranks = m
+        .collective
+        .as_ref()
+        .map(|c| c.ranks.clone())
+        .unwrap_or_default();
     if goal.ranks.len() > ranks.len() {
         return Err(vec![
             Diagnostic::error(

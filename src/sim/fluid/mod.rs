@@ -15,3 +15,16 @@ mod outcome;
 pub use engine::{Stuck, run};
 pub use lowered::{Lowered, lower};
 pub use outcome::{FlowRun, LaneSpan};
+
+/// Seconds in the most readable unit (ns, us, ms or s), two decimals.
+pub fn show_seconds(s: f64) -> String {
+    if s < 1e-6 {
+        format!("{:.2} ns", s * 1e9)
+    } else if s < 1e-3 {
+        format!("{:.2} us", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{s:.2} s")
+    }
+}

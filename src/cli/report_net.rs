@@ -1,0 +1,79 @@
+//! The report section "cost on the network": for host-based schedules on a file with a
+//! topology, the schedule as lowered, costed by the round model on the topology
+//! ([`crate::cost::rounds`]) and simulated by the flow-level model ([`crate::sim::fluid`]),
+//! with the flow parameters and where they come from, so the report's figure and `collc sim`'s
+//! can be read side by side. Forests have their own section (`forest::report`).
+
+use super::report::Section;
+use crate::cli::sim::fluid::{gbs, pct, show_time};
+use crate::diag::Diagnostic;
+use crate::net::Net;
+use crate::sema::model::{Family, Model};
+use num_traits::ToPrimitive;
+
+/// The section, or None for files without a topology and for forests.
+pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let (Some(c), Some(topo)) = (&m.collective, &m.topology) else {
+        return Ok(None);
+    };
+    let family = crate::lower::family_of(m, c.kind);
+    if matches!(
+        family,
+        Family::Forest { .. } | Family::Canary { .. } | Family::StaticTrees { .. }
+    ) {
+        return Ok(None);
+    }
+    let params = crate::net::for_file(m, None);
+    let net = Net::new(topo);
+    let lowered = crate::sim::fluid::lower(m, &params)?;
+    let mut lines = vec![
+        format!(
+            "{} on `{}`: flow model, {}",
+            family.name(),
+            topo.name,
+            params.describe()
+        ),
+        "routes: minimal hops with ECMP; link bandwidths and latencies as declared".to_string(),
+    ];
+    let bytes = c.bytes();
+    let n = c.ranks.len();
+    if let Some(r) = lowered.round_cost(&net, &params) {
+        let secs = r.seconds.to_f64().unwrap_or(0.0);
+        lines.push(format!(
+            "round model: {} in {} rounds (each: slowest start-up + most loaded link + reductions)",
+            show_time(secs),
+            r.rounds.len()
+        ));
+        if let Some((k, worst)) = r
+            .rounds
+            .iter()
+            .enumerate()
+            .max_by(|a, b| a.1.total().cmp(&b.1.total()).then(b.0.cmp(&a.0)))
+        {
+            lines.push(format!(
+                "  slowest round {k}: {} messages, start-up {}, transfer {}{}",
+                worst.messages,
+                show_time(worst.startup.to_f64().unwrap_or(0.0)),
+                show_time(worst.transfer.to_f64().unwrap_or(0.0)),
+                worst.busiest.map_or(String::new(), |l| format!(
+                    " (busiest link {})",
+                    net.link_name(l)
+                ))
+            ));
+        }
+        if let Ok(run) = lowered.simulate(&net, &params, false) {
+            let t = run.seconds();
+            lines.push(format!(
+                "flow simulation (`collc sim`): {}, algbw {}, busbw {} ({:+.1}% against the round model)",
+                show_time(t),
+                gbs(run.algbw(bytes)),
+                gbs(run.busbw(c.kind, n, bytes)),
+                pct(t, secs)
+            ));
+        }
+    }
+    Ok(Some(Section {
+        title: "cost on the network".into(),
+        lines,
+    }))
+}
