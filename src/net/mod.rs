@@ -190,38 +190,59 @@ fn mix(a: u64, b: u64, c: u64) -> u64 {
 /// lowest link index, so the result is the same on every run.
 pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
     let mut rate = vec![f64::INFINITY; flows.len()];
-    let mut left: BTreeMap<LinkId, (f64, u32, Vec<usize>)> = BTreeMap::new();
-    for (f, path) in flows.iter().enumerate() {
-        for &l in path.iter() {
-            let e = left
-                .entry(l)
-                .or_insert_with(|| (caps[l as usize], 0, Vec::new()));
-            e.1 += 1;
-            e.2.push(f);
+    // Per link used: remaining capacity, unfrozen crossings, and the flows crossing it (CSR).
+    let mut used: Vec<LinkId> = flows.iter().flat_map(|p| p.iter().copied()).collect();
+    used.sort_unstable();
+    used.dedup();
+    let slot = |l: LinkId| used.binary_search(&l).unwrap_or(0);
+    let mut left: Vec<f64> = used.iter().map(|&l| caps[l as usize]).collect();
+    let mut count = vec![0u32; used.len()];
+    let mut start = vec![0usize; used.len() + 1];
+    let slots: Vec<Vec<usize>> = flows
+        .iter()
+        .map(|p| p.iter().map(|&l| slot(l)).collect())
+        .collect();
+    for p in &slots {
+        for &k in p {
+            count[k] += 1;
+            start[k + 1] += 1;
+        }
+    }
+    for k in 0..used.len() {
+        start[k + 1] += start[k];
+    }
+    let mut fill = start.clone();
+    let mut through = vec![0usize; start[used.len()]];
+    for (f, p) in slots.iter().enumerate() {
+        for &k in p {
+            through[fill[k]] = f;
+            fill[k] += 1;
         }
     }
     let mut frozen = vec![false; flows.len()];
     loop {
-        let best = left
-            .iter()
-            .filter(|(_, (_, k, _))| *k > 0)
-            .map(|(&l, (c, k, _))| (l, c.max(0.0) / f64::from(*k)))
-            .min_by(|x, y| x.1.total_cmp(&y.1).then(x.0.cmp(&y.0)));
-        let Some((l, share)) = best else {
+        let mut best: Option<(usize, f64)> = None;
+        for k in 0..used.len() {
+            if count[k] == 0 {
+                continue;
+            }
+            let share = left[k].max(0.0) / f64::from(count[k]);
+            if best.is_none_or(|b| share < b.1) {
+                best = Some((k, share));
+            }
+        }
+        let Some((k, share)) = best else {
             break;
         };
-        let through: Vec<usize> = left[&l].2.clone();
-        for f in through {
+        for &f in &through[start[k]..start[k + 1]] {
             if frozen[f] {
                 continue;
             }
             frozen[f] = true;
             rate[f] = share;
-            for &m in flows[f].iter() {
-                if let Some(e) = left.get_mut(&m) {
-                    e.0 -= share;
-                    e.1 -= 1;
-                }
+            for &m in &slots[f] {
+                left[m] -= share;
+                count[m] -= 1;
             }
         }
     }

@@ -300,33 +300,35 @@ pub fn run(
         let dt = next - sim.now;
         sim.now = next;
         if t_flow <= t_ev {
-            // Every flow that ends now (within rounding) leaves the network.
-            let mut k = 0;
-            while k < flows.len() {
-                let f = &mut flows[k];
+            // Every flow that ends now (within rounding) leaves the network, in flow order.
+            let mut ended = Vec::new();
+            let mut kept = Vec::with_capacity(flows.len());
+            for mut f in flows.drain(..) {
                 f.left -= f.rate * dt;
-                let ends = f.left <= f.rate * sim.now * 1e-12 + 1e-9;
-                if ends {
-                    let f = flows.remove(k);
-                    let at = sim.now + route_lat[f.route] + overhead;
-                    let op = &s.ranks[f.rank as usize].ops[f.op as usize];
-                    let bytes = match op.kind {
-                        OpKind::Send { size, .. } => size,
-                        _ => 0,
-                    };
-                    sim.span(
-                        f.rank,
-                        0,
-                        format!("send to {}", f.to),
-                        f.start,
-                        vec![("bytes", json!(bytes))],
-                    );
-                    sim.finished(f.rank, f.op);
-                    sim.push(at, Ev::Arrive(f.rank, f.to, f.tag));
-                    dirty = true;
+                if f.left <= f.rate * sim.now * 1e-12 + 1e-9 {
+                    ended.push(f);
                 } else {
-                    k += 1;
+                    kept.push(f);
                 }
+            }
+            flows = kept;
+            for f in ended {
+                let at = sim.now + route_lat[f.route] + overhead;
+                let op = &s.ranks[f.rank as usize].ops[f.op as usize];
+                let bytes = match op.kind {
+                    OpKind::Send { size, .. } => size,
+                    _ => 0,
+                };
+                sim.span(
+                    f.rank,
+                    0,
+                    format!("send to {}", f.to),
+                    f.start,
+                    vec![("bytes", json!(bytes))],
+                );
+                sim.finished(f.rank, f.op);
+                sim.push(at, Ev::Arrive(f.rank, f.to, f.tag));
+                dirty = true;
             }
         } else {
             for f in &mut flows {
