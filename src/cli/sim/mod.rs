@@ -14,9 +14,11 @@
 mod prepare;
 mod report;
 
+use super::progress::{Reporter, Verbose};
 use super::{CheckArgs, Out, options, read_source, write_atomic};
 use crate::backend::goal::{self, GoalSpans, validate::At};
 use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::progress::{Phase, Progress};
 use crate::sema::{self};
 use crate::sim::{self, LogGP, Model, SimOptions, TimeUnit};
 pub(super) use prepare::build;
@@ -58,6 +60,8 @@ pub(super) struct SimArgs {
     /// Print only the maximum finishing time (LogGOPSim's `-b`).
     #[arg(short = 'b', long)]
     batch: bool,
+    #[command(flatten)]
+    verbose: Verbose,
     #[command(flatten)]
     args: CheckArgs,
 }
@@ -101,9 +105,11 @@ pub(super) fn check_goal(id: FileId, text: &str) -> Vec<Diagnostic> {
 }
 
 pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
+    let rep = Reporter::new(a.verbose);
     let mut files = SourceMap::new();
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
+    rep.phase(Phase::Check, None);
     let id = match read_source(&a.file, &mut files) {
         Ok(id) => id,
         Err(d) => {
@@ -133,10 +139,10 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         match checked.model.filter(|_| checked.diagnostics.is_empty()) {
             None => Err(checked.diagnostics),
             Some(m) if super::flow::wanted(&m, a.model.as_deref()) && diags.is_empty() => {
-                return match super::flow::report(&m) {
+                return match super::flow::report(&m, &rep) {
                     Ok(text) => {
-                        print!("{text}");
-                        0
+                        rep.finish();
+                        super::write_output(None, text.as_bytes())
                     }
                     Err(d) => {
                         out.diags(&d, &files);
@@ -144,7 +150,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     }
                 };
             }
-            Some(m) => prepare_coll(&a, &mut files, id, &m),
+            Some(m) => prepare_coll(&a, &mut files, id, &m, &rep),
         }
     };
     let (schedule, spans, model, unit) = match prepared {
@@ -159,6 +165,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             return 1;
         }
     };
+    rep.phase(Phase::Simulate, None);
     let result = sim::simulate(
         &schedule,
         &SimOptions {
@@ -166,6 +173,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             trace: a.trace.is_some(),
         },
     );
+    rep.finish();
     print!("{}", report(&schedule, &result, &model, unit, a.batch));
     if !result.complete() {
         let fallback = Span::new(id, 0, 0);

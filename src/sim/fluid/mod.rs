@@ -9,7 +9,7 @@
 //! keeping, and IEEE arithmetic in a fixed order gives the same bits on every machine.
 
 pub mod engine;
-mod outcome;
+pub mod outcome;
 
 pub use engine::run;
 pub use outcome::{FlowRun, LaneSpan};
