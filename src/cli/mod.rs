@@ -93,8 +93,11 @@ enum Cmd {
     },
     /// Check a file and emit what it describes.
     Build(Box<build::BuildArgs>),
-    /// Simulate every schedule family that implements the file's collective over a range of
-    /// sizes: time, algbw and busbw per size, the winner and the crossovers.
+    /// Compare every schedule family for the file's collective over a range of sizes.
+    ///
+    /// Simulates each family on the file's topology under the flow-level model and prints per
+    /// size the time, algbw and busbw (nccl-tests' definitions), the winner and the crossovers;
+    /// `--plot` draws algbw against size as SVG.
     Compare(Box<compare::CompareArgs>),
     /// Format files in place in the canonical style (standard input to output with no files).
     Fmt {

@@ -92,7 +92,6 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
 /// [`lower`], reporting its phases to `progress`: [`Phase::Lower`], and for a forest
 /// [`Phase::Solve`] while ForestColl's solver runs.
 pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec<Diagnostic>> {
-    progress.phase(Phase::Lower, None);
     let fallback = model
         .topology
         .as_ref()
@@ -139,6 +138,10 @@ pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec
         ));
     }
     let n = c.ranks.len() as u64;
+    if !matches!(family, Family::Forest { .. }) {
+        // A forest reports solving, then lowering, itself.
+        progress.phase(Phase::Lower, None);
+    }
     match &family {
         Family::RecursiveMultiplying { stages, model: m } => {
             let (stages, auto) = match stages {
