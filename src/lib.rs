@@ -3,14 +3,18 @@
 //! Stages, each in its own module, one direction only:
 //! [`syntax`] (text to AST) -> [`sema`] (AST to a checked [`sema::model::Model`]) -> lowering into
 //! the dataflow [`ir`], proved correct by [`ir::verify`] -> backends. [`diag`] is the one diagnostic type every stage produces; [`fmt`] is
-//! the canonical formatter; [`cli`] and [`lsp`] (the language server) sit on top and nothing
+//! the canonical formatter; [`choose`] evaluates schedule families on a file's network and
+//! [`compare`] sweeps them over sizes ([`plot`] draws the result); [`progress`] is the hook long
+//! work reports through; [`cli`] and [`lsp`] (the language server) sit on top and nothing
 //! imports them.
 
 #![deny(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod backend;
+pub mod choose;
 pub mod cli;
+pub mod compare;
 pub mod cost;
 pub mod diag;
 pub mod fmt;
@@ -20,6 +24,8 @@ pub mod lower;
 pub mod lsp;
 pub mod net;
 pub mod par;
+pub mod plot;
+pub mod progress;
 pub mod sema;
 pub mod sim;
 pub mod syntax;

@@ -7,6 +7,7 @@
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::forest::Forest;
+use crate::progress::{Phase, Progress};
 use crate::sema::model::{AutoOr, CostModelKind, Family, Model, ModelParam, TargetKind};
 use crate::sim::flow::{self, Ring};
 use num_rational::BigRational;
@@ -36,8 +37,9 @@ pub(super) fn wanted(m: &Model, asked: Option<&str>) -> bool {
     }
 }
 
-/// The flow report for a checked model.
-pub(super) fn report(m: &Model) -> Result<String, Vec<Diagnostic>> {
+/// The flow report for a checked model; solving the forests is [`Phase::Solve`], the table
+/// [`Phase::Simulate`].
+pub(super) fn report(m: &Model, progress: &dyn Progress) -> Result<String, Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(vec![
             Diagnostic::error(
@@ -54,7 +56,9 @@ pub(super) fn report(m: &Model) -> Result<String, Vec<Diagnostic>> {
         Some(Family::Forest { k, chunks }) => (*k, *chunks),
         _ => (AutoOr::Auto, 1),
     };
+    progress.phase(Phase::Solve, None);
     let forests = crate::lower::forest::solve(m, c, k, span)?;
+    progress.phase(Phase::Simulate, None);
     let refs: Vec<&Forest> = forests.iter().collect();
     let n = c.ranks.len();
     let ring = Ring::new(topo, &c.ranks);

@@ -1,5 +1,5 @@
-//! The command line: `collc check`, `collc build`, `collc sim`, `collc fmt`, `collc explain`,
-//! `collc lsp`.
+//! The command line: `collc check`, `collc build`, `collc sim`, `collc compare`, `collc fmt`,
+//! `collc explain`, `collc lsp`.
 //!
 //! Exit codes: 0 when everything is fine, 1 when the input has errors (diagnostics printed),
 //! 2 when collc itself fails (an internal error or an output it cannot write). Output files are
@@ -7,11 +7,15 @@
 //! leaves a partial file behind. Colour is used only when stderr is a terminal (and `NO_COLOR`
 //! is unset), unless `--color` says otherwise.
 
+mod build;
+mod compare;
 mod explain;
 mod flow;
+mod format;
 mod mpi;
 mod msccl;
 mod output;
+mod progress;
 mod report;
 mod report_net;
 pub(crate) mod sim;
@@ -20,7 +24,7 @@ use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
 use crate::sema::{self, elab::Limits};
 use clap::{Parser, Subcommand, ValueEnum};
 pub(crate) use output::{write_atomic, write_atomic_with, write_output};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
@@ -89,23 +93,13 @@ enum Cmd {
         args: CheckArgs,
     },
     /// Check a file and emit what it describes.
-    Build {
-        file: PathBuf,
-        /// What to emit.
-        #[arg(long, value_enum, default_value_t = Emit::Model)]
-        emit: Emit,
-        /// Lower the schedule and write this target instead (`goal`: GOAL text for LogGOPSim;
-        /// `mpi`: a Cargo project, `-o DIR`).
-        #[arg(long, value_enum)]
-        target: Option<sim::BuildTarget>,
-        /// Write to this file instead of standard output.
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        #[command(flatten)]
-        args: CheckArgs,
-        #[command(flatten)]
-        msccl: msccl::MscclArgs,
-    },
+    Build(Box<build::BuildArgs>),
+    /// Compare every schedule family for the file's collective over a range of sizes.
+    ///
+    /// Simulates each family on the file's topology under the flow-level model and prints per
+    /// size the time, algbw and busbw (nccl-tests' definitions), the winner and the crossovers;
+    /// `--plot` draws algbw against size as SVG.
+    Compare(Box<compare::CompareArgs>),
     /// Format files in place in the canonical style (standard input to output with no files).
     Fmt {
         files: Vec<PathBuf>,
@@ -131,6 +125,10 @@ impl Out {
         if diags.is_empty() {
             return;
         }
+        progress::clear(|| self.print(diags, files));
+    }
+
+    fn print(&self, diags: &[Diagnostic], files: &SourceMap) {
         match self.format {
             ErrorFormat::Json => {
                 let s = render::to_json_lines(diags, files);
@@ -290,117 +288,14 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
             }
             status
         }
-        Cmd::Build {
-            file,
-            emit,
-            target,
-            output,
-            args,
-            msccl: msccl_args,
-        } => {
-            let mut files = SourceMap::new();
-            let mut diags = Vec::new();
-            let opts = options(&args, &mut files, &mut diags);
-            let checked = match read_source(&file, &mut files) {
-                Ok(id) => Some(sema::check(&mut files, id, &opts)),
-                Err(d) => {
-                    diags.push(*d);
-                    None
-                }
-            };
-            let model = checked.and_then(|c| {
-                diags.extend(c.diagnostics);
-                c.model
-            });
-            let Some(model) = model.filter(|_| diags.is_empty()) else {
-                out.diags(&diags, &files);
-                return 1;
-            };
-            if target == Some(sim::BuildTarget::Msccl) {
-                return msccl::build(&model, &msccl_args, output.as_deref(), out, &files);
-            }
-            if let Some(t) = target {
-                return sim::build(t, &model, output.as_deref(), out, &files);
-            }
-            let text = match emit {
-                Emit::Model => sema::print::model_text(&model),
-                Emit::Ir => match crate::lower::lower_and_verify(&model) {
-                    Ok((program, _)) => crate::ir::text::print(&program),
-                    Err(d) => {
-                        out.diags(&d, &files);
-                        return 1;
-                    }
-                },
-                Emit::Report => match report::report(&model, &msccl_args) {
-                    Ok(t) => t,
-                    Err(d) => {
-                        out.diags(&d, &files);
-                        return 1;
-                    }
-                },
-            };
-            write_output(output.as_deref(), text.as_bytes())
-        }
+        Cmd::Build(a) => build::run(*a, out),
+        Cmd::Compare(a) => compare::run(*a, out),
         Cmd::Fmt {
             files: paths,
             check,
-        } => fmt(paths, check, out),
+        } => format::fmt(paths, check, out),
         Cmd::Explain { code } => explain::explain(&code),
         Cmd::Lsp => crate::lsp::run_stdio(),
         Cmd::Sim(a) => sim::run(*a, out),
     }
-}
-
-fn fmt(paths: Vec<PathBuf>, check: bool, out: &Out) -> i32 {
-    if paths.is_empty() {
-        let mut src = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut src) {
-            eprintln!("error: cannot read standard input: {e}");
-            return 2;
-        }
-        let mut files = SourceMap::new();
-        let id = files.add("<stdin>", src.clone());
-        return match crate::fmt::format_source(id, &src) {
-            Ok(s) => {
-                if check {
-                    return i32::from(s != src);
-                }
-                write_output(None, s.as_bytes())
-            }
-            Err(d) => {
-                out.diags(&d, &files);
-                1
-            }
-        };
-    }
-    let mut status = 0;
-    for p in paths {
-        let mut files = SourceMap::new();
-        let id = match read_source(&p, &mut files) {
-            Ok(id) => id,
-            Err(d) => {
-                out.diags(&[*d], &files);
-                status = status.max(1);
-                continue;
-            }
-        };
-        let src = files.get(id).text.clone();
-        match crate::fmt::format_source(id, &src) {
-            Ok(s) if s == src => {}
-            Ok(s) => {
-                if check {
-                    eprintln!("{} is not formatted", p.display());
-                    status = status.max(1);
-                } else if let Err(e) = write_atomic(&p, s.as_bytes()) {
-                    eprintln!("error[{}]: cannot write `{}`: {e}", Code::Io, p.display());
-                    status = 2;
-                }
-            }
-            Err(d) => {
-                out.diags(&d, &files);
-                status = status.max(1);
-            }
-        }
-    }
-    status
 }

@@ -11,6 +11,7 @@
 use super::Out;
 use crate::backend::msccl::{self, Options, Proto};
 use crate::diag::{Diagnostic, FileId, SourceMap};
+use crate::progress::Progress;
 use crate::sema::model::Model;
 use std::path::Path;
 
@@ -87,8 +88,9 @@ pub(super) fn build(
     output: Option<&Path>,
     out: &Out,
     files: &SourceMap,
+    progress: &dyn Progress,
 ) -> i32 {
-    match emit(m, a) {
+    match msccl::build_with(m, &options(m, a), progress) {
         Ok(e) => super::write_output(output, e.text.as_bytes()),
         Err(d) => {
             out.diags(&d, files);

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 /// Writes `bytes` to `path` atomically (temporary file and rename), or to stdout.
 pub(crate) fn write_output(path: Option<&Path>, bytes: &[u8]) -> i32 {
     match path {
-        None => match std::io::stdout().write_all(bytes) {
+        None => match super::progress::clear(|| std::io::stdout().write_all(bytes)) {
             Ok(()) => 0,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
             Err(e) => {

@@ -20,6 +20,7 @@ mod emit;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::forest::{Direction, Forest, ForestError, KChoice, Roots};
 use crate::ir::{Buf, Program, Slice};
+use crate::progress::{Phase, Progress};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId};
 use emit::{Layout, Place};
 
@@ -342,16 +343,20 @@ pub fn solve(
 }
 
 /// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,
-/// solves the forests the collective needs and emits the program.
+/// solves the forests the collective needs ([`Phase::Solve`]) and emits the program
+/// ([`Phase::Lower`]).
 pub(super) fn lower(
     model: &crate::sema::model::Model,
     c: &Collective,
     k: AutoOr<u64>,
     chunks: u64,
     span: Span,
+    progress: &dyn Progress,
 ) -> Result<Program, Vec<Diagnostic>> {
     precheck(c, k, chunks, span).map_err(|d| vec![d])?;
+    progress.phase(Phase::Solve, None);
     let forests = solve(model, c, k, span)?;
+    progress.phase(Phase::Lower, None);
     let refs: Vec<&Forest> = forests.iter().collect();
     program(c, chunks, &refs).map_err(|e| vec![lower_error(&e, k, chunks, span)])
 }

@@ -20,6 +20,7 @@ mod tree;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::{self, Program, Spec, verify::Proof};
+use crate::progress::{Phase, Progress, Quiet};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, Family, Model, Stage};
 use crate::sema::schedule::{StageProblem, stage_problem, supports};
 use builder::Builder;
@@ -86,6 +87,12 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
 
 /// Lowers the model's collective under its schedule.
 pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
+    lower_with(model, &Quiet)
+}
+
+/// [`lower`], reporting its phases to `progress`: [`Phase::Lower`], and for a forest
+/// [`Phase::Solve`] while ForestColl's solver runs.
+pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec<Diagnostic>> {
     let fallback = model
         .topology
         .as_ref()
@@ -132,6 +139,10 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
         ));
     }
     let n = c.ranks.len() as u64;
+    if !matches!(family, Family::Forest { .. }) {
+        // A forest reports solving, then lowering, itself.
+        progress.phase(Phase::Lower, None);
+    }
     match &family {
         Family::RecursiveMultiplying { stages, model: m } => {
             let (stages, auto) = match stages {
@@ -187,7 +198,7 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
             }
             Ok(b.finish())
         }
-        Family::Forest { k, chunks } => forest::lower(model, c, *k, *chunks, span),
+        Family::Forest { k, chunks } => forest::lower(model, c, *k, *chunks, span, progress),
         Family::Canary { .. } | Family::StaticTrees { .. } => Err(unsupported(
             format!(
                 "lowering the `{}` schedule is not available yet",
@@ -231,7 +242,17 @@ fn rm(
 /// Lowers and proves the program with `ir::verify`. A finding means collc lowered wrongly: it
 /// is reported with the verifier's code at the schedule, with a note saying so.
 pub fn lower_and_verify(model: &Model) -> Result<(Program, Proof), Vec<Diagnostic>> {
-    let program = lower(model)?;
+    lower_and_verify_with(model, &Quiet)
+}
+
+/// [`lower_and_verify`], reporting its phases to `progress` ([`lower_with`], then
+/// [`Phase::Verify`]).
+pub fn lower_and_verify_with(
+    model: &Model,
+    progress: &dyn Progress,
+) -> Result<(Program, Proof), Vec<Diagnostic>> {
+    let program = lower_with(model, progress)?;
+    progress.phase(Phase::Verify, None);
     match ir::verify::verify(&program) {
         Ok(proof) => Ok((program, proof)),
         Err(findings) => Err(refuted(model, &program, &findings)),

@@ -173,7 +173,18 @@ pub fn build_span(m: &Model) -> Span {
 /// problem as a diagnostic at [`build_span`]. A forest over an executor limit gets advice
 /// ([`advice`]): settings that fit, found by building them.
 pub fn build(m: &Model, opts: &Options) -> Result<Emitted, Vec<Diagnostic>> {
-    let (program, _) = crate::lower::lower_and_verify(m)?;
+    build_with(m, opts, &crate::progress::Quiet)
+}
+
+/// [`build`], reporting its phases to `progress`: those of
+/// [`crate::lower::lower_and_verify_with`], then [`Phase::Emit`](crate::progress::Phase::Emit).
+pub fn build_with(
+    m: &Model,
+    opts: &Options,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Emitted, Vec<Diagnostic>> {
+    let (program, _) = crate::lower::lower_and_verify_with(m, progress)?;
+    progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
     emit(&program, opts).map_err(|mut ps| {
         // A forest over a limit: settings that fit, found by building them.

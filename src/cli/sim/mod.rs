@@ -17,9 +17,11 @@ pub(in crate::cli) mod fluid;
 mod prepare;
 mod report;
 
+use super::progress::{Reporter, Verbose};
 use super::{CheckArgs, Out, options, read_source, write_atomic};
 use crate::backend::goal::{self, GoalSpans, validate::At};
 use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::progress::{Phase, Progress};
 use crate::sema::{self};
 use crate::sim::{self, LogGP, Model, SimOptions, TimeUnit};
 pub(super) use prepare::build;
@@ -61,6 +63,8 @@ pub(super) struct SimArgs {
     /// Print only the maximum finishing time (LogGOPSim's `-b`).
     #[arg(short = 'b', long)]
     batch: bool,
+    #[command(flatten)]
+    verbose: Verbose,
     #[command(flatten)]
     args: CheckArgs,
 }
@@ -114,9 +118,11 @@ pub(super) fn check_goal(id: FileId, text: &str) -> Vec<Diagnostic> {
 }
 
 pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
+    let rep = Reporter::new(a.verbose);
     let mut files = SourceMap::new();
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
+    rep.phase(Phase::Check, None);
     let id = match read_source(&a.file, &mut files) {
         Ok(id) => id,
         Err(d) => {
@@ -172,8 +178,8 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     };
                     return match fluid::run(&m, &ask) {
                         Ok(text) => {
-                            print!("{text}");
-                            0
+                            rep.finish();
+                            super::write_output(None, text.as_bytes())
                         }
                         Err(d) => {
                             out.diags(&d, &files);
@@ -185,10 +191,10 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     eprintln!("error: `--trace` and `-b` do not apply to forests yet");
                     return 1;
                 }
-                return match super::flow::report(&m) {
+                return match super::flow::report(&m, &rep) {
                     Ok(text) => {
-                        print!("{text}");
-                        0
+                        rep.finish();
+                        super::write_output(None, text.as_bytes())
                     }
                     Err(d) => {
                         out.diags(&d, &files);
@@ -196,7 +202,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     }
                 };
             }
-            Some(m) => prepare_coll(&a, &mut files, id, &m),
+            Some(m) => prepare_coll(&a, &mut files, id, &m, &rep),
         }
     };
     let (schedule, spans, model, unit) = match prepared {
@@ -211,6 +217,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             return 1;
         }
     };
+    rep.phase(Phase::Simulate, None);
     let result = sim::simulate(
         &schedule,
         &SimOptions {
@@ -218,6 +225,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             trace: a.trace.is_some(),
         },
     );
+    rep.finish();
     print!("{}", report(&schedule, &result, &model, unit, a.batch));
     if !result.complete() {
         let fallback = Span::new(id, 0, 0);

@@ -6,6 +6,7 @@ use super::{BuildTarget, SimArgs};
 use crate::backend::goal::{self, GoalOptions, GoalSchedule, GoalSpans};
 use crate::cli::Out;
 use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::progress::{Phase, Progress};
 use crate::sema::model::{CostModelKind, Family, Model as Checked, ModelParam, TargetKind};
 use crate::sim::{self, LogGP, Model, TimeUnit};
 use num_rational::BigRational;
@@ -19,6 +20,7 @@ pub(super) fn prepare_coll(
     files: &mut SourceMap,
     id: FileId,
     m: &Checked,
+    progress: &dyn Progress,
 ) -> Result<Prepared, Vec<Diagnostic>> {
     let asked = match &a.model {
         Some(n) => {
@@ -49,12 +51,17 @@ pub(super) fn prepare_coll(
         reduce_per_byte: gamma,
         ..GoalOptions::default()
     };
-    let schedule = lower_to_goal(m, &goal_opts)?;
+    let schedule = lower_to_goal(m, &goal_opts, progress)?;
     Ok((schedule, None, model, unit))
 }
 
-fn lower_to_goal(m: &Checked, opts: &GoalOptions) -> Result<GoalSchedule, Vec<Diagnostic>> {
-    let (program, proof) = crate::lower::lower_and_verify(m)?;
+fn lower_to_goal(
+    m: &Checked,
+    opts: &GoalOptions,
+    progress: &dyn Progress,
+) -> Result<GoalSchedule, Vec<Diagnostic>> {
+    let (program, proof) = crate::lower::lower_and_verify_with(m, progress)?;
+    progress.phase(Phase::Emit, None);
     let span = m.build_span(None);
     goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
 }
@@ -145,9 +152,10 @@ pub(in crate::cli) fn build(
     output: Option<&Path>,
     out: &Out,
     files: &SourceMap,
+    progress: &dyn Progress,
 ) -> i32 {
     match target {
-        BuildTarget::Mpi => crate::cli::mpi::build(m, output, out, files),
+        BuildTarget::Mpi => crate::cli::mpi::build(m, output, out, files, progress),
         BuildTarget::Msccl => {
             eprintln!("error: internal: `--target msccl` is built by cli::msccl");
             2
@@ -160,7 +168,7 @@ pub(in crate::cli) fn build(
                 reduce_per_byte: gamma,
                 ..GoalOptions::default()
             };
-            build_goal(m, &opts, output, out, files)
+            build_goal(m, &opts, output, out, files, progress)
         }
     }
 }
@@ -174,14 +182,17 @@ fn build_goal(
     output: Option<&Path>,
     out: &Out,
     files: &SourceMap,
+    progress: &dyn Progress,
 ) -> i32 {
-    let program = match crate::lower::lower(m) {
+    let program = match crate::lower::lower_with(m, progress) {
         Ok(p) => p,
         Err(d) => {
             out.diags(&d, files);
             return 1;
         }
     };
+    // The proof runs while the GOAL text is written: one phase.
+    progress.phase(Phase::Verify, None);
     let run = |w: &mut (dyn std::io::Write + Send)| goal::verify_and_write(&program, opts, w);
     let written = match output {
         None => {

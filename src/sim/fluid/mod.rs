@@ -10,7 +10,7 @@
 
 pub mod engine;
 pub mod lowered;
-mod outcome;
+pub mod outcome;
 
 pub use engine::{Stuck, run};
 pub use lowered::{Lowered, lower};

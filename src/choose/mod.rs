@@ -1,0 +1,100 @@
+//! Choosing among schedule families for a file: [`candidates`] lists the families that implement
+//! its collective on its topology (what `collc compare` sweeps and `schedule auto` picks from),
+//! and [`evaluate`] simulates one family at one size on the file's network under the flow-level
+//! model. Every figure `collc compare` shows comes from [`evaluate`].
+
+mod auto;
+mod eval;
+pub mod windows;
+
+pub use auto::{AutoPick, resolve};
+pub use eval::with_family_and_size;
+
+use crate::diag::Diagnostic;
+use crate::net::FlowParams;
+use crate::sema::model::{AutoOr, Family, Model};
+use crate::sema::schedule::supports;
+use crate::sim::fluid::FlowRun;
+
+/// Pipelined chunks per tree of the `forest` candidate.
+// CHUNKS-AUTO: becomes `chunks: auto` when forest chunks can be chosen automatically (being
+// added on another branch); until then one chunk, which always fits the lowering's limits.
+pub const FOREST_CHUNKS: u64 = 1;
+
+/// The families that implement the file's collective, with their parameters left to collc
+/// (`stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
+/// multiplying, binomial, forest. Exactly those [`crate::lower`] lowers for the collective
+/// (`sema::schedule::supports`): canary and static in-network trees are left out until they
+/// can be lowered, and forest when the file has no topology to build trees on. Empty without
+/// a collective.
+pub fn candidates(m: &Model) -> Vec<Family> {
+    let Some(c) = &m.collective else {
+        return Vec::new();
+    };
+    [
+        Family::Ring,
+        Family::RecursiveDoubling,
+        Family::RecursiveMultiplying {
+            stages: AutoOr::Auto,
+            model: None,
+        },
+        Family::Binomial,
+        Family::Forest {
+            k: AutoOr::Auto,
+            chunks: FOREST_CHUNKS,
+        },
+    ]
+    .into_iter()
+    .filter(|f| supports(f, c.kind))
+    .filter(|f| m.topology.is_some() || !matches!(f, Family::Forest { .. }))
+    .collect()
+}
+
+/// Simulates `family` on the file's topology and collective resized to `bytes`, under the flow
+/// parameters `params`.
+pub fn evaluate(
+    m: &Model,
+    family: &Family,
+    bytes: u64,
+    params: &FlowParams,
+) -> Result<FlowRun, Vec<Diagnostic>> {
+    eval::evaluate(m, family, bytes, params)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sema::model::{CollectiveKind, Dtype, ReduceOp};
+
+    fn bare(kind: CollectiveKind) -> Model {
+        Model::bare(
+            kind,
+            4,
+            16,
+            Dtype::F32,
+            ReduceOp::Sum,
+            Some(0),
+            Family::Auto,
+        )
+    }
+
+    #[test]
+    fn candidates_are_the_lowerable_families_of_the_collective() {
+        let names = |k| {
+            candidates(&bare(k))
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+        };
+        // A bare model has no topology, so no forest.
+        assert_eq!(
+            names(CollectiveKind::Allreduce),
+            ["ring", "recursive_doubling", "recursive_multiplying"]
+        );
+        assert_eq!(names(CollectiveKind::Allgather), ["ring"]);
+        assert_eq!(names(CollectiveKind::Broadcast), ["binomial"]);
+        let mut none = bare(CollectiveKind::Allreduce);
+        none.collective = None;
+        assert!(candidates(&none).is_empty());
+    }
+}

@@ -1,0 +1,182 @@
+//! `collc compare FILE.coll`: every schedule family that implements the file's collective,
+//! simulated on the file's topology over a sweep of sizes ([`crate::compare`]), printed as a
+//! table (default), CSV or JSON, and with `--plot OUT.svg` drawn as a chart of algbw against
+//! size. The figures come from the flow-level model: `--model NAME` names a declared `flow`
+//! model, else the `sim` target's, else the only declared one, else the defaults
+//! ([`crate::net::for_file`]). `--sizes` takes a range or a list (`compare::sizes`); a bad value
+//! is a diagnostic pointing into the flag.
+
+use super::progress::{Reporter, Verbose};
+use super::{CheckArgs, Out, options, read_source, write_atomic, write_output};
+use crate::compare::{self, sizes};
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
+use crate::progress::{Phase, Progress};
+use crate::sema::model::{CostModelKind, Model};
+use crate::{net, sema};
+use std::path::PathBuf;
+
+#[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
+pub(super) enum Format {
+    /// A table for people, with the winners and crossovers.
+    Table,
+    /// One row per size and family, with the model in every row.
+    Csv,
+    /// One JSON object.
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+pub(super) struct CompareArgs {
+    /// The `.coll` file whose topology and collective to compare schedules on.
+    file: PathBuf,
+    /// Sizes to simulate: a range doubling from the first size (`1KiB..1GiB`), a range with
+    /// another factor (`1KiB..1GiB*4`), or a list (`8B,1MiB,64MiB`).
+    #[arg(long, value_name = "SIZES", default_value = sizes::DEFAULT)]
+    sizes: String,
+    /// How to print the comparison.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// Also draw algbw against size as an SVG line chart.
+    #[arg(long, value_name = "OUT.svg")]
+    plot: Option<PathBuf>,
+    /// The declared `flow` model whose per-message overhead and reduction time to simulate with.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    #[command(flatten)]
+    verbose: Verbose,
+    #[command(flatten)]
+    args: CheckArgs,
+}
+
+/// A diagnostic at `len` bytes from `at` of the command-line text `--FLAG VALUE`.
+fn at_flag(files: &mut SourceMap, flag: &str, value: &str, at: std::ops::Range<usize>) -> Span {
+    let f = files.add("<command line>", format!("--{flag} {value}"));
+    let skip = flag.len() + 3;
+    Span::new(f, skip + at.start, skip + at.end)
+}
+
+/// The flow parameters `--model` asks for, or the file's ([`net::for_file`]).
+fn flow_params(
+    m: &Model,
+    asked: Option<&str>,
+    files: &mut SourceMap,
+) -> Result<net::FlowParams, Diagnostic> {
+    let Some(name) = asked else {
+        return Ok(net::for_file(m, None));
+    };
+    let span = at_flag(files, "model", name, 0..name.len());
+    let flows: Vec<&str> = m
+        .models
+        .iter()
+        .filter(|x| x.kind == CostModelKind::Flow)
+        .map(|x| x.name.as_str())
+        .collect();
+    let help = if flows.is_empty() {
+        "declare one, e.g. `model fluid: flow { overhead: 2 us; }`, or leave out `--model` for the defaults".to_string()
+    } else {
+        format!("declared flow models: {}", flows.join(", "))
+    };
+    match m.models.iter().find(|x| x.name == name) {
+        None => Err(Diagnostic::error(
+            Code::UnknownName,
+            span,
+            format!("the file declares no model named `{name}`"),
+        )
+        .label("no such model")
+        .help(help)),
+        Some(x) => net::FlowParams::from_model(x).ok_or_else(|| {
+            Diagnostic::error(
+                Code::BadValue,
+                span,
+                format!(
+                    "`{name}` is a `{}` model; `collc compare` simulates with a `flow` model",
+                    x.kind.name()
+                ),
+            )
+            .label("not a flow model")
+            .help(help)
+        }),
+    }
+}
+
+pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
+    let rep = Reporter::new(a.verbose);
+    let mut files = SourceMap::new();
+    let mut diags = Vec::new();
+    let opts = options(&a.args, &mut files, &mut diags);
+    let sizes = match sizes::parse(&a.sizes) {
+        Ok(s) => s,
+        Err(e) => {
+            let span = at_flag(&mut files, "sizes", &a.sizes, e.at);
+            diags.push(
+                Diagnostic::error(e.code, span, e.message)
+                    .label(e.label)
+                    .help(e.help),
+            );
+            Vec::new()
+        }
+    };
+    rep.phase(Phase::Check, None);
+    let checked = match read_source(&a.file, &mut files) {
+        Ok(id) => Some(sema::check(&mut files, id, &opts)),
+        Err(d) => {
+            diags.push(*d);
+            None
+        }
+    };
+    let model = checked.and_then(|c| {
+        diags.extend(c.diagnostics);
+        c.model
+    });
+    let params = match &model {
+        Some(m) => flow_params(m, a.model.as_deref(), &mut files)
+            .map_err(|d| diags.push(d))
+            .ok(),
+        None => None,
+    };
+    let (Some(model), Some(params)) = (model, params) else {
+        rep.finish();
+        out.diags(&diags, &files);
+        return 1;
+    };
+    if !diags.is_empty() {
+        rep.finish();
+        out.diags(&diags, &files);
+        return 1;
+    }
+    let cmp = match compare::compare(&model, &sizes, &params, &rep) {
+        Ok(c) => c,
+        Err(d) => {
+            rep.finish();
+            out.diags(&d, &files);
+            return 1;
+        }
+    };
+    rep.phase(Phase::Emit, None);
+    let text = match a.format {
+        Format::Table => compare::render::table(&cmp),
+        Format::Csv => compare::render::csv(&cmp),
+        Format::Json => compare::render::json(&cmp),
+    };
+    if let Some(path) = &a.plot {
+        let svg = match compare::chart::svg(&cmp) {
+            Ok(s) => s,
+            Err(e) => {
+                rep.finish();
+                eprintln!("error: internal: cannot draw the chart: {e}");
+                return 2;
+            }
+        };
+        if let Err(e) = write_atomic(path, svg.as_bytes()) {
+            rep.finish();
+            eprintln!(
+                "error[{}]: cannot write `{}`: {e}",
+                Code::Io,
+                path.display()
+            );
+            return 2;
+        }
+    }
+    rep.finish();
+    write_output(None, text.as_bytes())
+}

@@ -1,0 +1,268 @@
+//! `collc compare`: every schedule family that implements a file's collective
+//! ([`crate::choose::candidates`]), each simulated on the file's topology at every size of a
+//! sweep by [`crate::choose::evaluate`], with the figures nccl-tests reports (time, algbw and
+//! busbw), the winner per size and the crossovers, where the winner changes.
+//!
+//! [`compare`] runs the sweep: the (size, family) evaluations are independent and run in
+//! parallel (rayon, on [`crate::par::threads`] threads), and their results are kept in sweep
+//! order, so the output never depends on timing. A family that fails at some sizes keeps a
+//! [`Cell::Failed`] there; one that fails everywhere is reported as skipped, never dropped.
+//! [`render`] writes the comparison as a table, CSV or JSON, [`chart`] as an SVG line chart,
+//! [`sizes`] parses `--sizes`.
+
+pub mod chart;
+pub mod render;
+pub mod sizes;
+
+use crate::diag::{Code, Diagnostic};
+use crate::net::FlowParams;
+use crate::progress::{Phase, Progress};
+use crate::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model};
+use crate::sim::fluid::outcome::bus_factor;
+use rayon::prelude::*;
+
+/// One (size, family) evaluation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cell {
+    /// Simulated: seconds, and algbw and busbw in bytes per second.
+    Done {
+        seconds: f64,
+        algbw: f64,
+        busbw: f64,
+    },
+    /// The family cannot build or run at this size: the first diagnostic's code and message.
+    Failed { code: Code, message: String },
+}
+
+/// A size where the winner changes: `from` won the size before, `to` wins from `bytes` on
+/// (indices into [`Comparison::families`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Crossover {
+    pub bytes: u64,
+    pub from: usize,
+    pub to: usize,
+}
+
+/// A finished sweep.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    pub topology: String,
+    pub kind: CollectiveKind,
+    pub ranks: usize,
+    pub dtype: Dtype,
+    /// The flow-level model's parameters every figure was simulated with.
+    pub params: FlowParams,
+    /// The candidates, in [`crate::choose::candidates`] order.
+    pub families: Vec<Family>,
+    /// Bytes, ascending.
+    pub sizes: Vec<u64>,
+    /// `cells[size][family]`.
+    pub cells: Vec<Vec<Cell>>,
+}
+
+/// The family with its parameters as `collc compare` names it: `forest (k: auto, chunks: 1)`.
+pub fn label(f: &Family) -> String {
+    let auto = |a: &AutoOr<u64>| match a {
+        AutoOr::Auto => "auto".to_string(),
+        AutoOr::Fixed(k) => k.to_string(),
+    };
+    match f {
+        Family::RecursiveMultiplying {
+            stages: AutoOr::Auto,
+            ..
+        } => "recursive_multiplying (stages: auto)".into(),
+        Family::Forest { k, chunks } => format!("forest (k: {}, chunks: {chunks})", auto(k)),
+        f => f.name().into(),
+    }
+}
+
+/// Sweeps every candidate of `m` over `sizes` (bytes) under `params`, one [`Progress::step`]
+/// per evaluation. Errors when the file has no topology or collective, when the collective moves
+/// no data (barrier), when no family implements it, or when every evaluation failed (then the
+/// diagnostics of the first failure of each family).
+pub fn compare(
+    m: &Model,
+    sizes: &[u64],
+    params: &FlowParams,
+    progress: &dyn Progress,
+) -> Result<Comparison, Vec<Diagnostic>> {
+    let span = m.build_span(None);
+    let (Some(topo), Some(c)) = (&m.topology, &m.collective) else {
+        return Err(vec![
+            Diagnostic::error(
+                Code::MissingDeclaration,
+                span,
+                "comparing schedules needs a topology and a collective",
+            )
+            .label("nothing to compare")
+            .help("declare both, e.g. `topology t = ring(n: 8, bw: 25 GB/s);` and `collective allreduce { size: 1 MiB; }`"),
+        ]);
+    };
+    if c.kind == CollectiveKind::Barrier {
+        return Err(vec![
+            Diagnostic::error(
+                Code::BadValue,
+                c.span,
+                "a barrier moves no data, so there are no sizes to compare schedules over",
+            )
+            .label("barrier")
+            .help("compare a collective that moves data, e.g. `collective allreduce { size: 1 MiB; }`"),
+        ]);
+    }
+    let families = crate::choose::candidates(m);
+    if families.is_empty() {
+        return Err(vec![
+            Diagnostic::error(
+                Code::LowerUnsupported,
+                c.span,
+                format!(
+                    "no schedule family collc lowers implements {}",
+                    c.kind.name()
+                ),
+            )
+            .label("nothing to compare")
+            .help("compare allreduce, allgather, reduce_scatter, broadcast or reduce"),
+        ]);
+    }
+    let n = c.ranks.len();
+    let pairs: Vec<(u64, &Family)> = sizes
+        .iter()
+        .flat_map(|&s| families.iter().map(move |f| (s, f)))
+        .collect();
+    progress.phase(Phase::Sweep, Some(pairs.len() as u64));
+    let run = || -> Vec<Result<Cell, Vec<Diagnostic>>> {
+        pairs
+            .par_iter()
+            .map(|&(bytes, f)| {
+                let r = crate::choose::evaluate(m, f, bytes, params).map(|run| Cell::Done {
+                    seconds: run.seconds(),
+                    algbw: run.algbw(bytes),
+                    busbw: run.busbw(c.kind, n, bytes),
+                });
+                progress.step();
+                r
+            })
+            .collect()
+    };
+    // A pool of our own: the thread count collc uses everywhere, and the compiler thread's
+    // generous stack for the solver and lowerings.
+    let results = match rayon::ThreadPoolBuilder::new()
+        .num_threads(crate::par::threads())
+        .stack_size(64 << 20)
+        .build()
+    {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    };
+    let mut first_failure: Vec<Option<Vec<Diagnostic>>> = vec![None; families.len()];
+    let mut cells: Vec<Vec<Cell>> = Vec::with_capacity(sizes.len());
+    for (i, r) in results.into_iter().enumerate() {
+        let fi = i % families.len();
+        if fi == 0 {
+            cells.push(Vec::with_capacity(families.len()));
+        }
+        let cell = r.unwrap_or_else(|d| {
+            let cell = match d.first() {
+                Some(x) => Cell::Failed {
+                    code: x.code,
+                    message: x.message.clone(),
+                },
+                None => Cell::Failed {
+                    code: Code::LowerUnsupported,
+                    message: "the evaluation failed without a diagnostic".into(),
+                },
+            };
+            first_failure[fi].get_or_insert(d);
+            cell
+        });
+        if let Some(row) = cells.last_mut() {
+            row.push(cell);
+        }
+    }
+    let cmp = Comparison {
+        topology: topo.name.clone(),
+        kind: c.kind,
+        ranks: n,
+        dtype: c.dtype,
+        params: params.clone(),
+        families,
+        sizes: sizes.to_vec(),
+        cells,
+    };
+    if !sizes.is_empty() && (0..cmp.families.len()).all(|f| !cmp.evaluated(f)) {
+        return Err(first_failure.into_iter().flatten().flatten().collect());
+    }
+    Ok(cmp)
+}
+
+impl Comparison {
+    /// True when family `f` was simulated at some size.
+    pub fn evaluated(&self, f: usize) -> bool {
+        self.cells
+            .iter()
+            .any(|row| matches!(row.get(f), Some(Cell::Done { .. })))
+    }
+
+    /// The fastest family at size index `s` (ties to the earlier family), if any ran.
+    pub fn winner(&self, s: usize) -> Option<usize> {
+        let mut best: Option<(usize, f64)> = None;
+        for (f, cell) in self.cells.get(s)?.iter().enumerate() {
+            if let Cell::Done { seconds, .. } = cell
+                && best.is_none_or(|(_, b)| *seconds < b)
+            {
+                best = Some((f, *seconds));
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// Where the winner changes, in size order (sizes with no winner are passed over).
+    pub fn crossovers(&self) -> Vec<Crossover> {
+        let mut out = Vec::new();
+        let mut last: Option<usize> = None;
+        for (s, &bytes) in self.sizes.iter().enumerate() {
+            let Some(w) = self.winner(s) else { continue };
+            if let Some(from) = last.filter(|&l| l != w) {
+                out.push(Crossover { bytes, from, to: w });
+            }
+            last = Some(w);
+        }
+        out
+    }
+
+    /// nccl-tests' bus-bandwidth factor of this collective.
+    pub fn bus_factor(&self) -> f64 {
+        bus_factor(self.kind, self.ranks)
+    }
+
+    /// Why families were not simulated: one line per family and failure message, with the sizes
+    /// it applies to (`skipped` when it failed at every size).
+    pub fn notes(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (f, fam) in self.families.iter().enumerate() {
+            let mut groups: Vec<(Code, &str, Vec<u64>)> = Vec::new();
+            for (s, row) in self.cells.iter().enumerate() {
+                if let Some(Cell::Failed { code, message }) = row.get(f) {
+                    match groups.iter_mut().find(|g| g.0 == *code && g.1 == message) {
+                        Some(g) => g.2.push(self.sizes[s]),
+                        None => groups.push((*code, message, vec![self.sizes[s]])),
+                    }
+                }
+            }
+            let all = !self.evaluated(f);
+            for (code, message, at) in groups {
+                let shown: Vec<String> = at.iter().map(|&b| sizes::show(b)).collect();
+                let what = if all {
+                    "skipped".to_string()
+                } else {
+                    format!("not simulated at {}", shown.join(", "))
+                };
+                out.push(format!("{} {what}: {message} ({code})", label(fam)));
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

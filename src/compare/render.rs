@@ -1,0 +1,338 @@
+//! A [`Comparison`] as text: a table for people, CSV and JSON for tools. Each says which model
+//! and parameters made its figures: the table in its header, CSV in columns of every row, JSON in
+//! its `model` object. Numbers are formatted by Rust's exact float formatting, so the same
+//! comparison gives the same bytes.
+
+use super::{Cell, Comparison, label, sizes::show};
+use serde::Serialize;
+
+/// The sweep's sizes as `1 KiB to 1 GiB (21 sizes)`.
+fn span_of(c: &Comparison) -> String {
+    match (c.sizes.first(), c.sizes.last()) {
+        (Some(&a), Some(&b)) if a != b => {
+            format!("{} to {} ({} sizes)", show(a), show(b), c.sizes.len())
+        }
+        (Some(&a), _) => show(a),
+        _ => "no sizes".into(),
+    }
+}
+
+/// The model line: `flow-level model: overhead ... (model `m`)`.
+pub fn model_line(c: &Comparison) -> String {
+    format!("flow-level model: {}", c.params.describe())
+}
+
+/// What is compared: `allreduce of f16 on `a100` (16 ranks)`.
+pub fn subject(c: &Comparison) -> String {
+    format!(
+        "{} of {} on `{}` ({} ranks)",
+        c.kind.name(),
+        c.dtype.name(),
+        c.topology,
+        c.ranks
+    )
+}
+
+/// A time with a readable unit and three or four significant digits.
+pub fn time(s: f64) -> String {
+    if s < 1e-6 {
+        format!("{:.1} ns", s * 1e9)
+    } else if s < 1e-3 {
+        format!("{:.2} us", s * 1e6)
+    } else if s < 1.0 {
+        format!("{:.2} ms", s * 1e3)
+    } else {
+        format!("{s:.3} s")
+    }
+}
+
+/// Bytes per second as GB/s with three significant digits (comparisons only, so no platform
+/// maths decides a digit); below 0.001 GB/s in scientific notation.
+pub fn gbs(bps: f64) -> String {
+    let v = bps / 1e9;
+    if v > 0.0 && v < 0.001 {
+        return format!("{v:.2e}");
+    }
+    let decimals = [100.0, 10.0, 1.0, 0.1, 0.01]
+        .iter()
+        .position(|&t| v >= t)
+        .unwrap_or(5);
+    format!("{v:.decimals$}")
+}
+
+/// The table `collc compare` prints by default.
+pub fn table(c: &Comparison) -> String {
+    let mut out = format!("compare: {}, {}\n", subject(c), span_of(c));
+    out.push_str(&model_line(c));
+    out.push('\n');
+    out.push_str(&format!(
+        "algbw = size / time, busbw = algbw x {:.4} (nccl-tests' factor for {} on {} ranks), both in GB/s\n\n",
+        c.bus_factor(),
+        c.kind.name(),
+        c.ranks
+    ));
+    let mut head = format!("{:<10}", "");
+    let mut cols = format!("{:<10}", "size");
+    for f in &c.families {
+        head.push_str(&format!("   {:-^28}", format!(" {} ", f.name())));
+        cols.push_str(&format!("   {:>10} {:>8} {:>8}", "time", "algbw", "busbw"));
+    }
+    head.push('\n');
+    cols.push_str("   winner\n");
+    out.push_str(&head);
+    out.push_str(&cols);
+    for (s, row) in c.cells.iter().enumerate() {
+        out.push_str(&format!("{:<10}", show(c.sizes[s])));
+        for cell in row {
+            match cell {
+                Cell::Done {
+                    seconds,
+                    algbw,
+                    busbw,
+                } => out.push_str(&format!(
+                    "   {:>10} {:>8} {:>8}",
+                    time(*seconds),
+                    gbs(*algbw),
+                    gbs(*busbw)
+                )),
+                Cell::Failed { .. } => {
+                    out.push_str(&format!("   {:>10} {:>8} {:>8}", "-", "-", "-"))
+                }
+            }
+        }
+        let w = c.winner(s).map_or("-", |w| c.families[w].name());
+        out.push_str(&format!("   {w}\n"));
+    }
+    out.push('\n');
+    let schedules: Vec<String> = c.families.iter().map(label).collect();
+    out.push_str(&format!("schedules: {}\n", schedules.join("; ")));
+    let cross = c.crossovers();
+    if cross.is_empty() {
+        let only = (0..c.sizes.len()).find_map(|s| c.winner(s));
+        match only {
+            Some(w) => out.push_str(&format!(
+                "crossovers: none; {} is fastest at every size\n",
+                c.families[w].name()
+            )),
+            None => out.push_str("crossovers: none\n"),
+        }
+    } else {
+        let list: Vec<String> = cross
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} -> {} at {}",
+                    c.families[x.from].name(),
+                    c.families[x.to].name(),
+                    show(x.bytes)
+                )
+            })
+            .collect();
+        out.push_str(&format!("crossovers: {}\n", list.join(", ")));
+    }
+    for n in c.notes() {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    out
+}
+
+/// One field of a CSV row, quoted when it needs to be (RFC 4180).
+fn field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One row per (size, family), with the model in every row; a failed cell has empty figures and
+/// the failure in `error`.
+pub fn csv(c: &Comparison) -> String {
+    let mut out = String::from(
+        "topology,collective,ranks,dtype,model,overhead_s,gamma_s_per_byte,size_bytes,family,schedule,time_s,algbw_GBps,busbw_GBps,winner,error\n",
+    );
+    let model = c.params.declared.as_deref().unwrap_or("flow defaults");
+    for (s, row) in c.cells.iter().enumerate() {
+        let winner = c.winner(s);
+        for (f, cell) in row.iter().enumerate() {
+            let (t, a, b, e) = match cell {
+                Cell::Done {
+                    seconds,
+                    algbw,
+                    busbw,
+                } => (
+                    seconds.to_string(),
+                    (algbw / 1e9).to_string(),
+                    (busbw / 1e9).to_string(),
+                    String::new(),
+                ),
+                Cell::Failed { code, message } => (
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    format!("{code}: {message}"),
+                ),
+            };
+            let cols = [
+                field(&c.topology),
+                c.kind.name().to_string(),
+                c.ranks.to_string(),
+                c.dtype.name().to_string(),
+                field(model),
+                c.params.overhead_s().to_string(),
+                c.params.gamma_s().to_string(),
+                c.sizes[s].to_string(),
+                c.families[f].name().to_string(),
+                field(&label(&c.families[f])),
+                t,
+                a,
+                b,
+                (winner == Some(f)).to_string(),
+                field(&e),
+            ];
+            out.push_str(&cols.join(","));
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[derive(Serialize)]
+struct Json<'a> {
+    topology: &'a str,
+    collective: &'static str,
+    ranks: usize,
+    dtype: &'static str,
+    model: JsonModel<'a>,
+    bus_factor: f64,
+    families: Vec<JsonFamily>,
+    sizes: Vec<JsonSize<'a>>,
+    crossovers: Vec<JsonCrossover<'a>>,
+    notes: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct JsonModel<'a> {
+    kind: &'static str,
+    /// The declared `flow` model, or null for the defaults.
+    name: Option<&'a str>,
+    overhead_s: f64,
+    gamma_s_per_byte: f64,
+    description: String,
+}
+
+#[derive(Serialize)]
+struct JsonFamily {
+    family: &'static str,
+    schedule: String,
+    simulated: bool,
+}
+
+#[derive(Serialize)]
+struct JsonSize<'a> {
+    bytes: u64,
+    winner: Option<&'static str>,
+    results: Vec<JsonCell<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonCell<'a> {
+    family: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    time_s: Option<f64>,
+    #[serde(rename = "algbw_GBps", skip_serializing_if = "Option::is_none")]
+    algbw: Option<f64>,
+    #[serde(rename = "busbw_GBps", skip_serializing_if = "Option::is_none")]
+    busbw: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<JsonError<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonError<'a> {
+    code: crate::diag::Code,
+    message: &'a str,
+}
+
+#[derive(Serialize)]
+struct JsonCrossover<'a> {
+    bytes: u64,
+    from: &'a str,
+    to: &'a str,
+}
+
+/// The comparison as one JSON object (pretty-printed, keys in a fixed order).
+pub fn json(c: &Comparison) -> String {
+    let name = |f: usize| c.families[f].name();
+    let doc = Json {
+        topology: &c.topology,
+        collective: c.kind.name(),
+        ranks: c.ranks,
+        dtype: c.dtype.name(),
+        model: JsonModel {
+            kind: "flow",
+            name: c.params.declared.as_deref(),
+            overhead_s: c.params.overhead_s(),
+            gamma_s_per_byte: c.params.gamma_s(),
+            description: model_line(c),
+        },
+        bus_factor: c.bus_factor(),
+        families: (0..c.families.len())
+            .map(|f| JsonFamily {
+                family: name(f),
+                schedule: label(&c.families[f]),
+                simulated: c.evaluated(f),
+            })
+            .collect(),
+        sizes: c
+            .cells
+            .iter()
+            .enumerate()
+            .map(|(s, row)| JsonSize {
+                bytes: c.sizes[s],
+                winner: c.winner(s).map(name),
+                results: row
+                    .iter()
+                    .enumerate()
+                    .map(|(f, cell)| match cell {
+                        Cell::Done {
+                            seconds,
+                            algbw,
+                            busbw,
+                        } => JsonCell {
+                            family: name(f),
+                            time_s: Some(*seconds),
+                            algbw: Some(algbw / 1e9),
+                            busbw: Some(busbw / 1e9),
+                            error: None,
+                        },
+                        Cell::Failed { code, message } => JsonCell {
+                            family: name(f),
+                            time_s: None,
+                            algbw: None,
+                            busbw: None,
+                            error: Some(JsonError {
+                                code: *code,
+                                message,
+                            }),
+                        },
+                    })
+                    .collect(),
+            })
+            .collect(),
+        crossovers: c
+            .crossovers()
+            .iter()
+            .map(|x| JsonCrossover {
+                bytes: x.bytes,
+                from: name(x.from),
+                to: name(x.to),
+            })
+            .collect(),
+        notes: c.notes(),
+    };
+    let mut s =
+        serde_json::to_string_pretty(&doc).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    s.push('\n');
+    s
+}
