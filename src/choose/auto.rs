@@ -39,6 +39,28 @@ impl AutoPick {
     }
 }
 
+impl AutoPick {
+    /// The report section: every candidate's simulated time, the chosen one marked.
+    pub fn section(&self) -> String {
+        let mut out = format!(
+            "== schedule auto ==\nfastest family on the topology for {} B (flow model, {}):\n",
+            self.bytes, self.params
+        );
+        for (f, t) in &self.times {
+            let mark = if *f == self.family { " <- built" } else { "" };
+            match t {
+                Ok(t) => out.push_str(&format!(
+                    "  {:<24} {}{mark}\n",
+                    f.name(),
+                    crate::sim::fluid::show_seconds(*t)
+                )),
+                Err(e) => out.push_str(&format!("  {:<24} not built: {e}\n", f.name())),
+            }
+        }
+        out
+    }
+}
+
 /// `m` with `schedule auto` (or no schedule) replaced by the fastest family on its topology,
 /// and what was weighed; `m` unchanged and None when the schedule is not `auto` or there is no
 /// topology.

@@ -22,6 +22,11 @@ pub(super) struct BuildArgs {
     /// Write to this file instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// With `--target msccl`: one XML per message-size window over these sizes (a range such
+    /// as `1KiB..1GiB`, as `collc compare --sizes`), each the fastest family for its sizes,
+    /// written into the directory `-o DIR`.
+    #[arg(long, value_name = "SIZES")]
+    size_windows: Option<String>,
     #[command(flatten)]
     verbose: Verbose,
     #[command(flatten)]
@@ -52,7 +57,43 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
         out.diags(&diags, &files);
         return 1;
     };
+    let (model, pick) = match crate::choose::resolve(&model) {
+        Ok(x) => x,
+        Err(d) => {
+            rep.finish();
+            out.diags(&d, &files);
+            return 1;
+        }
+    };
+    let chose = pick.as_ref().map(crate::choose::AutoPick::describe);
+    if let Some(c) = &chose
+        && (a.target.is_some() || a.output.is_some())
+    {
+        eprintln!("note: {c}");
+    }
     let output = a.output.as_deref();
+    if let Some(spec) = &a.size_windows {
+        if a.target != Some(sim::BuildTarget::Msccl) {
+            eprintln!("error: `--size-windows` applies to `--target msccl` only");
+            return 1;
+        }
+        let sizes = match crate::compare::sizes::parse(spec) {
+            Ok(s) => s,
+            Err(e) => {
+                let f = files.add("<command line>", format!("--size-windows {spec}"));
+                let span = crate::diag::Span::new(f, 15 + e.at.start, 15 + e.at.end);
+                out.diags(
+                    &[crate::diag::Diagnostic::error(e.code, span, e.message)
+                        .label(e.label)
+                        .help(e.help)],
+                    &files,
+                );
+                return 1;
+            }
+        };
+        rep.finish();
+        return super::msccl_windows::build(&model, &a.msccl, &sizes, output, out, &files);
+    }
     if a.target == Some(sim::BuildTarget::Msccl) {
         return msccl::build(&model, &a.msccl, output, out, &files, &rep);
     }
@@ -62,7 +103,11 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
     let text = match a.emit {
         Emit::Model => {
             rep.phase(Phase::Emit, None);
-            sema::print::model_text(&model)
+            let mut text = sema::print::model_text(&model);
+            if let Some(c) = &chose {
+                text.push_str(&format!("// {c}\n"));
+            }
+            text
         }
         Emit::Ir => match crate::lower::lower_and_verify_with(&model, &rep) {
             Ok((program, _)) => {
@@ -78,7 +123,10 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
         Emit::Report => {
             rep.phase(Phase::Emit, None);
             match report::report(&model, &a.msccl) {
-                Ok(t) => t,
+                Ok(t) => match &pick {
+                    Some(p) => format!("{}\n{t}", p.section()),
+                    None => t,
+                },
                 Err(d) => {
                     rep.finish();
                     out.diags(&d, &files);

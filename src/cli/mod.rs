@@ -14,6 +14,7 @@ mod flow;
 mod format;
 mod mpi;
 mod msccl;
+mod msccl_windows;
 mod output;
 mod progress;
 mod report;

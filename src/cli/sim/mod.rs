@@ -149,8 +149,22 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         })
     } else {
         let checked = sema::check(&mut files, id, &opts);
-        match checked.model.filter(|_| checked.diagnostics.is_empty()) {
+        let resolved = match checked.model.filter(|_| checked.diagnostics.is_empty()) {
             None => Err(checked.diagnostics),
+            Some(m) => crate::choose::resolve(&m).map(|(m, pick)| {
+                if let Some(p) = pick
+                    && !a.batch
+                {
+                    println!("{}", p.describe());
+                }
+                m
+            }),
+        };
+        match resolved.map(Some).unwrap_or_else(|d| {
+            diags.extend(d);
+            None
+        }) {
+            None => Err(Vec::new()),
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
                 if a.loggp_flags() {
                     let f = files.add("<command line>", "-L/-o/-g/-G/-O/-S".to_string());

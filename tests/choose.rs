@@ -1,0 +1,110 @@
+//! `schedule auto` on the file's topology (src/choose/auto.rs) and MSCCL size windows
+//! (src/choose/windows.rs, src/cli/msccl_windows.rs) through the real binary.
+
+use std::process::Command;
+
+fn collc(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(args)
+        .output()
+        .expect("collc runs");
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn dgx(size: &str) -> tempfile::TempPath {
+    let src = format!(
+        "import dgx_a100;\ntopology a100 = dgx_a100(clusters: 2);\ncollective allreduce {{ size: {size}; dtype: f32; }}\nschedule auto;\n"
+    );
+    let f = tempfile::Builder::new()
+        .suffix(".coll")
+        .tempfile()
+        .expect("temp file");
+    std::fs::write(f.path(), src).expect("written");
+    f.into_temp_path()
+}
+
+/// The family `schedule auto` builds, from `--emit model`'s closing note.
+fn chosen(size: &str) -> String {
+    let f = dgx(size);
+    let (code, out, err) = collc(&["build", f.to_str().expect("utf-8"), "--emit", "model"]);
+    assert_eq!(code, 0, "{err}");
+    let note = out
+        .lines()
+        .find(|l| l.starts_with("// schedule auto chose "))
+        .unwrap_or_else(|| panic!("no note in {out}"));
+    note["// schedule auto chose ".len()..]
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn auto_is_bandwidth_oriented_for_large_and_latency_oriented_for_small_messages() {
+    let big = chosen("64 MiB");
+    assert!(["ring", "forest"].contains(&big.as_str()), "64 MiB: {big}");
+    let small = chosen("8 B");
+    assert!(
+        ["recursive_multiplying", "recursive_doubling"].contains(&small.as_str()),
+        "8 B: {small}"
+    );
+}
+
+#[test]
+fn auto_says_what_it_weighed_in_the_report() {
+    let f = dgx("8 B");
+    let (code, out, err) = collc(&["build", f.to_str().expect("utf-8"), "--emit", "report"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("== schedule auto =="), "{out}");
+    for fam in ["ring", "recursive_doubling", "recursive_multiplying", "forest"] {
+        assert!(out.contains(&format!("  {fam} ")), "{fam} missing: {out}");
+    }
+    assert_eq!(out.matches("<- built").count(), 1, "{out}");
+}
+
+#[test]
+fn size_windows_cover_every_size_once_and_each_xml_is_valid() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let quick = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quickstart.coll");
+    let out_dir = dir.path().join("xml");
+    let (code, out, err) = collc(&[
+        "build",
+        quick,
+        "--target",
+        "msccl",
+        "--size-windows",
+        "8B..64MiB",
+        "-o",
+        out_dir.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+        .expect("written")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 2, "{names:?}\n{out}");
+    let mut next_min = 0u64;
+    for (i, n) in names.iter().enumerate() {
+        let path = out_dir.join(n);
+        let (code, _, err) = collc(&["check", path.to_str().expect("utf-8")]);
+        assert_eq!(code, 0, "{n}: {err}");
+        let xml = std::fs::read_to_string(&path).expect("readable");
+        let attr = |a: &str| -> u64 {
+            let at = xml.find(&format!("{a}=\"")).expect("attribute") + a.len() + 2;
+            xml[at..].split('"').next().expect("value").parse().expect("number")
+        };
+        assert_eq!(attr("minBytes"), next_min, "{n}");
+        let max = attr("maxBytes");
+        if i + 1 == names.len() {
+            assert_eq!(max, 0, "the last window has no upper limit");
+        } else {
+            assert!(max >= next_min, "{n}");
+            next_min = max + 1;
+        }
+    }
+}
