@@ -60,7 +60,12 @@ fn auto_says_what_it_weighed_in_the_report() {
     let (code, out, err) = collc(&["build", f.to_str().expect("utf-8"), "--emit", "report"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("== schedule auto =="), "{out}");
-    for fam in ["ring", "recursive_doubling", "recursive_multiplying", "forest"] {
+    for fam in [
+        "ring",
+        "recursive_doubling",
+        "recursive_multiplying",
+        "forest",
+    ] {
         assert!(out.contains(&format!("  {fam} ")), "{fam} missing: {out}");
     }
     assert_eq!(out.matches("<- built").count(), 1, "{out}");
@@ -96,7 +101,12 @@ fn size_windows_cover_every_size_once_and_each_xml_is_valid() {
         let xml = std::fs::read_to_string(&path).expect("readable");
         let attr = |a: &str| -> u64 {
             let at = xml.find(&format!("{a}=\"")).expect("attribute") + a.len() + 2;
-            xml[at..].split('"').next().expect("value").parse().expect("number")
+            xml[at..]
+                .split('"')
+                .next()
+                .expect("value")
+                .parse()
+                .expect("number")
         };
         assert_eq!(attr("minBytes"), next_min, "{n}");
         let max = attr("maxBytes");

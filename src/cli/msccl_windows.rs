@@ -62,7 +62,10 @@ pub(super) fn build(
                         }),
                         crate::sim::fluid::show_seconds(*secs),
                         if rank > 0 {
-                            format!(" ({} is faster but cannot be written as MSCCL XML)", w.family.name())
+                            format!(
+                                " ({} is faster but cannot be written as MSCCL XML)",
+                                w.family.name()
+                            )
                         } else {
                             String::new()
                         }
@@ -80,12 +83,20 @@ pub(super) fn build(
         }
     }
     if let Err(e) = std::fs::create_dir_all(dir) {
-        eprintln!("error[{}]: cannot create `{}`: {e}", Code::Io, dir.display());
+        eprintln!(
+            "error[{}]: cannot create `{}`: {e}",
+            Code::Io,
+            dir.display()
+        );
         return 2;
     }
     for (name, text, _) in &built {
         if let Err(e) = super::write_atomic(&dir.join(name), text.as_bytes()) {
-            eprintln!("error[{}]: cannot write `{}`: {e}", Code::Io, dir.join(name).display());
+            eprintln!(
+                "error[{}]: cannot write `{}`: {e}",
+                Code::Io,
+                dir.join(name).display()
+            );
             return 2;
         }
     }

@@ -254,9 +254,14 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
     out.push(format!("{n} rank{}", if n == 1 { "" } else { "s" }));
     // The family and the model `stages: auto` is chosen under are the lowering's
     // (`lower::family_of`, `cost::schedule_model`), so hover shows the stage list collc builds.
+    let resolved = crate::choose::resolve(model).ok();
+    let model = resolved.as_ref().map_or(model, |r| &r.0);
     let family = crate::lower::family_of(model, c.kind);
     if matches!(s.family, Family::Auto) {
-        out.push(format!("`auto` lowers as {}", family.name()));
+        match resolved.as_ref().and_then(|r| r.1.as_ref()) {
+            Some(pick) => out.push(pick.describe().replacen("schedule auto", "`auto`", 1)),
+            None => out.push(format!("`auto` lowers as {}", family.name())),
+        }
     }
     let named = |m: &Option<String>| cost::schedule_model(&model.models, m.as_deref());
     let basis = |m: Option<&CostModel>| match m {
