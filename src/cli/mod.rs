@@ -137,8 +137,17 @@ impl Out {
             }
             ErrorFormat::Human => {
                 render::to_stderr(diags, files, self.color);
-                let n = diags.len();
-                eprintln!("{n} error{} found", if n == 1 { "" } else { "s" });
+                let n = diags
+                    .iter()
+                    .filter(|d| d.severity == crate::diag::Severity::Error)
+                    .count();
+                let w = diags.len() - n;
+                let plural = |k: usize| if k == 1 { "" } else { "s" };
+                match (n, w) {
+                    (0, w) => eprintln!("{w} warning{} emitted", plural(w)),
+                    (n, 0) => eprintln!("{n} error{} found", plural(n)),
+                    (n, w) => eprintln!("{n} error{} and {w} warning{} found", plural(n), plural(w)),
+                }
             }
         }
     }
@@ -323,15 +332,21 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
             }
             let text = match emit {
                 Emit::Model => sema::print::model_text(&model),
-                Emit::Ir => match crate::lower::lower_and_verify(&model) {
-                    Ok((program, _)) => crate::ir::text::print(&program),
+                Emit::Ir => match crate::lower::lower_and_verify_with_warnings(&model) {
+                    Ok((program, _, warnings)) => {
+                        out.diags(&warnings, &files);
+                        crate::ir::text::print(&program)
+                    }
                     Err(d) => {
                         out.diags(&d, &files);
                         return 1;
                     }
                 },
                 Emit::Report => match report::report(&model, &msccl_args) {
-                    Ok(t) => t,
+                    Ok((t, warnings)) => {
+                        out.diags(&warnings, &files);
+                        t
+                    }
                     Err(d) => {
                         out.diags(&d, &files);
                         return 1;

@@ -28,8 +28,11 @@ pub(super) fn build(m: &Model, output: Option<&Path>, out: &Out, files: &SourceM
             return 1;
         }
     }
-    let program = match crate::lower::lower_and_verify(m) {
-        Ok((p, _)) => p,
+    let program = match crate::lower::lower_and_verify_with_warnings(m) {
+        Ok((p, _, warnings)) => {
+            out.diags(&warnings, files);
+            p
+        }
         Err(d) => {
             out.diags(&d, files);
             return 1;

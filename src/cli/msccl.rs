@@ -89,7 +89,10 @@ pub(super) fn build(
     files: &SourceMap,
 ) -> i32 {
     match emit(m, a) {
-        Ok(e) => super::write_output(output, e.text.as_bytes()),
+        Ok(e) => {
+            out.diags(&e.warnings, files);
+            super::write_output(output, e.text.as_bytes())
+        }
         Err(d) => {
             out.diags(&d, files);
             1

@@ -18,6 +18,7 @@
 mod emit;
 
 use crate::diag::{Code, Diagnostic, Span};
+use crate::forest::chunking::Chunking;
 use crate::forest::{Direction, Forest, ForestError, KChoice, Roots};
 use crate::ir::{Buf, Program, Slice};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId};
@@ -187,7 +188,17 @@ fn most(limit: u64, per: u64) -> u64 {
 
 /// Checks that need no solving: `chunks` against the limits with one unit per shard, and a fixed
 /// `k` against the slot limit with its worst-case layout.
-pub fn precheck(c: &Collective, k: AutoOr<u64>, chunks: u64, span: Span) -> Result<(), Diagnostic> {
+pub fn precheck(
+    c: &Collective,
+    k: AutoOr<u64>,
+    chunks: AutoOr<u64>,
+    span: Span,
+) -> Result<(), Diagnostic> {
+    // `chunks: auto` is chosen within the limits after solving; check k with one chunk.
+    let chunks = match chunks {
+        AutoOr::Fixed(n) => n,
+        AutoOr::Auto => 1,
+    };
     let n = c.ranks.len() as u64;
     let phases = needs(c).len() as u64;
     let roots = if c.kind.has_root() { 1 } else { n };
@@ -270,14 +281,35 @@ pub fn solver_error(
     }
 }
 
-/// The diagnostic for a forest the lowering cannot use.
-pub fn lower_error(e: &LowerError, k: AutoOr<u64>, chunks: u64, span: Span) -> Diagnostic {
+/// The diagnostic for a forest the lowering cannot use, lowered with the chunking `ch`.
+pub fn lower_error(
+    e: &LowerError,
+    k: AutoOr<u64>,
+    ch: &Chunking,
+    forests: &[&Forest],
+    c: &Collective,
+    span: Span,
+) -> Diagnostic {
     match e {
         LowerError::TooLarge { slots, ops } => {
             let msg = format!(
                 "the forest's trees split the data so finely that the program needs {slots} slots per buffer and about {ops} ops, more than collc's limits of {MAX_SLOTS} and {MAX_OPS}"
             );
-            let fewer = if chunks > 1 {
+            let fit = fitting_chunks(c, forests);
+            if fit >= 1 && fit < ch.chunks {
+                let (label, why) = if ch.auto {
+                    (
+                        format!("`chunks: auto` chose {} pipelined chunks", ch.chunks),
+                        ", the most collc's program limits allow (the model's choice is larger)",
+                    )
+                } else {
+                    (format!("{} pipelined chunks", ch.chunks), "")
+                };
+                return Diagnostic::error(Code::ForestUnschedulable, span, msg)
+                    .label(label)
+                    .help(format!("fix the count to {fit} (`chunks: {fit};`){why}"));
+            }
+            let fewer = if ch.chunks > 1 {
                 ", or use fewer chunks"
             } else {
                 ""
@@ -303,6 +335,27 @@ pub fn lower_error(e: &LowerError, k: AutoOr<u64>, chunks: u64, span: Span) -> D
         .help("try `k: 1;` or another schedule")
         .note("this is a bug in collc's ForestColl solver; please report it with this file"),
     }
+}
+
+/// The most chunks whose program stays within [`MAX_SLOTS`] and [`MAX_OPS`] (0 when even one
+/// does not).
+pub fn fitting_chunks(c: &Collective, forests: &[&Forest]) -> u64 {
+    let Ok(units) = emit::units(forests) else {
+        return 0;
+    };
+    let (slots, ops) = size(c, units, 1, forests);
+    let ops = ops.saturating_sub(shards(c));
+    most(MAX_SLOTS, slots).min(most(MAX_OPS.saturating_sub(shards(c)), ops))
+}
+
+/// The most chunks with which every slot of the layout holds at least one element, so every
+/// pipelined chunk of every tree carries data: a part's elements over its slots per chunk
+/// (`D` units per shard times the shards in a part); at least 1.
+pub fn most_chunks(c: &Collective, forests: &[&Forest]) -> u64 {
+    let units = emit::units(forests).unwrap_or(1).max(1);
+    let per_chunk = units.saturating_mul(shards(c) / shards_per_part(c));
+    let part = super::spec(c, 1).part_elements;
+    (part / per_chunk.max(1)).max(1)
 }
 
 /// Solves the forests `c` needs ([`needs`]) on the model's topology, with `k` trees per root.
@@ -341,17 +394,81 @@ pub fn solve(
         .collect()
 }
 
+/// The solved forests `c` needs and the chunk count to run them with
+/// ([`crate::forest::chunking::choose`] under the file's flow parameters): what lowering,
+/// the report, hover and the simulation share.
+pub fn solve_chunked(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    chunks: AutoOr<u64>,
+    span: Span,
+) -> Result<(Vec<Forest>, Chunking), Vec<Diagnostic>> {
+    let forests = solve(model, c, k, span)?;
+    let refs: Vec<&Forest> = forests.iter().collect();
+    let chunking = match model.topology.as_ref() {
+        Some(topo) => {
+            let params = crate::net::for_file(model, None);
+            crate::forest::chunking::choose(topo, &params, c, chunks, &refs)
+        }
+        None => return Err(Vec::new()),
+    };
+    Ok((forests, chunking))
+}
+
+/// The E0045 warning for a fixed `chunks` that loses more than 10% of the forest's bandwidth
+/// at the collective's size while `chunks: auto` does better ([`Chunking::loses`]); `at` is
+/// the `chunks` property.
+pub fn chunk_warning(c: &Collective, ch: &Chunking, at: Span) -> Option<Diagnostic> {
+    if !ch.loses() {
+        return None;
+    }
+    let bytes = c.bytes();
+    let gbs = |s: &num_rational::BigRational| {
+        crate::forest::report::gbs_short(&Chunking::algbw(bytes, s))
+    };
+    let optimum = gbs(&ch.optimum);
+    Some(
+        Diagnostic::warning(
+            Code::ForestChunksLose,
+            at,
+            format!(
+                "`chunks: {}` reaches {} for this {} of {bytes} B, {:.0}% of the forest's {optimum}",
+                ch.chunks,
+                gbs(&ch.seconds),
+                c.kind.name(),
+                100.0 * ch.efficiency(&ch.seconds)
+            ),
+        )
+        .label("too few pipelined chunks for the trees' depth")
+        .help(format!(
+            "`chunks: auto` would choose {}, reaching {} ({:.0}%); write `chunks: auto;` or leave `chunks` out",
+            ch.auto_chunks,
+            gbs(&ch.auto_seconds),
+            100.0 * ch.efficiency(&ch.auto_seconds)
+        )),
+    )
+}
+
 /// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,
-/// solves the forests the collective needs and emits the program.
+/// solves the forests the collective needs, resolves `chunks` and emits the program; with the
+/// E0045 warning when a fixed `chunks` loses much ([`chunk_warning`]).
 pub(super) fn lower(
     model: &crate::sema::model::Model,
     c: &Collective,
     k: AutoOr<u64>,
-    chunks: u64,
+    chunks: AutoOr<u64>,
     span: Span,
-) -> Result<Program, Vec<Diagnostic>> {
+) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     precheck(c, k, chunks, span).map_err(|d| vec![d])?;
-    let forests = solve(model, c, k, span)?;
+    let (forests, ch) = solve_chunked(model, c, k, chunks, span)?;
     let refs: Vec<&Forest> = forests.iter().collect();
-    program(c, chunks, &refs).map_err(|e| vec![lower_error(&e, k, chunks, span)])
+    let at = model
+        .schedule
+        .as_ref()
+        .map_or(span, |s| s.prop_span("chunks"));
+    let warnings = chunk_warning(c, &ch, at).into_iter().collect();
+    let p = program(c, ch.chunks, &refs)
+        .map_err(|e| vec![lower_error(&e, k, &ch, &refs, c, span)])?;
+    Ok((p, warnings))
 }

@@ -85,6 +85,12 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
 
 /// Lowers the model's collective under its schedule.
 pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
+    lower_with_warnings(model).map(|(p, _)| p)
+}
+
+/// [`lower`], with the warnings lowering found (E0045: a fixed forest `chunks` far below what
+/// `chunks: auto` reaches; solving is what tells, so only lowering can say it).
+pub fn lower_with_warnings(model: &Model) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     let fallback = model
         .topology
         .as_ref()
@@ -131,7 +137,7 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
         ));
     }
     let n = c.ranks.len() as u64;
-    match &family {
+    let program = match &family {
         Family::RecursiveMultiplying { stages, model: m } => {
             let (stages, auto) = match stages {
                 AutoOr::Fixed(s) => (s.clone(), false),
@@ -186,7 +192,7 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
             }
             Ok(b.finish())
         }
-        Family::Forest { k, chunks } => forest::lower(model, c, *k, *chunks, span),
+        Family::Forest { k, chunks } => return forest::lower(model, c, *k, *chunks, span),
         Family::Canary { .. } | Family::StaticTrees { .. } => Err(unsupported(
             format!(
                 "lowering the `{}` schedule is not available yet",
@@ -202,7 +208,8 @@ pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
             "`auto` did not resolve to a family".into(),
             "name a family",
         )),
-    }
+    };
+    program.map(|p| (p, Vec::new()))
 }
 
 fn rm(
@@ -230,9 +237,16 @@ fn rm(
 /// Lowers and proves the program with `ir::verify`. A finding means collc lowered wrongly: it
 /// is reported with the verifier's code at the schedule, with a note saying so.
 pub fn lower_and_verify(model: &Model) -> Result<(Program, Proof), Vec<Diagnostic>> {
-    let program = lower(model)?;
+    lower_and_verify_with_warnings(model).map(|(p, proof, _)| (p, proof))
+}
+
+/// [`lower_and_verify`], with [`lower_with_warnings`]'s warnings.
+pub fn lower_and_verify_with_warnings(
+    model: &Model,
+) -> Result<(Program, Proof, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (program, warnings) = lower_with_warnings(model)?;
     match ir::verify::verify(&program) {
-        Ok(proof) => Ok((program, proof)),
+        Ok(proof) => Ok((program, proof, warnings)),
         Err(findings) => Err(refuted(model, &program, &findings)),
     }
 }

@@ -173,9 +173,10 @@ pub fn build_span(m: &Model) -> Span {
 /// problem as a diagnostic at [`build_span`]. A forest over an executor limit gets advice
 /// ([`advice`]): settings that fit, found by building them.
 pub fn build(m: &Model, opts: &Options) -> Result<Emitted, Vec<Diagnostic>> {
-    let (program, _) = crate::lower::lower_and_verify(m)?;
+    let (program, _, warnings) = crate::lower::lower_and_verify_with_warnings(m)?;
     let at = build_span(m);
-    emit(&program, opts).map_err(|mut ps| {
+    let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
+    emitted.map_err(|mut ps| {
         // A forest over a limit: settings that fit, found by building them.
         if opts.spread == Spread::Trees && ps.iter().any(|p| p.code == Code::MscclLimit) {
             if let Some(help) = advice::forest(m, &program, opts) {
@@ -262,6 +263,8 @@ pub struct Emitted {
     pub algo: Algo,
     pub text: String,
     pub proof: ir::verify::Proof,
+    /// Warnings from lowering (E0045), for [`build`]; [`emit`] leaves it empty.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Lowers, writes, reads back, checks and symbolically executes; the XML text on success.
@@ -270,7 +273,12 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let text = write::write(&algo);
     let proof = validate(&text, algo.root, opts.max_steps)
         .map_err(|ps| ps.into_iter().map(|(p, _)| p).collect::<Vec<_>>())?;
-    Ok(Emitted { algo, text, proof })
+    Ok(Emitted {
+        algo,
+        text,
+        proof,
+        warnings: Vec::new(),
+    })
 }
 
 /// Reads, checks and executes an XML text; problems come with byte spans into `text`.

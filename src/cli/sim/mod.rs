@@ -133,10 +133,16 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         match checked.model.filter(|_| checked.diagnostics.is_empty()) {
             None => Err(checked.diagnostics),
             Some(m) if super::flow::wanted(&m, a.model.as_deref()) && diags.is_empty() => {
-                return match super::flow::report(&m) {
-                    Ok(text) => {
-                        print!("{text}");
-                        0
+                return match super::flow::report(&m, a.model.as_deref(), a.trace.is_some(), a.batch)
+                {
+                    Ok(r) => {
+                        print!("{}", r.text);
+                        out.diags(&r.warnings, &files);
+                        match (&a.trace, r.trace) {
+                            (Some(path), Some(json)) => write_trace(path, &json),
+                            (Some(_), None) => 2,
+                            _ => 0,
+                        }
                     }
                     Err(d) => {
                         out.diags(&d, &files);
@@ -177,14 +183,22 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         let Some(json) = sim::trace::chrome_json(&schedule, &result, unit) else {
             return 2;
         };
-        if let Err(e) = write_atomic(path, json.as_bytes()) {
+        return write_trace(path, &json);
+    }
+    0
+}
+
+/// Writes a Chrome trace; the exit code.
+fn write_trace(path: &std::path::Path, json: &str) -> i32 {
+    match write_atomic(path, json.as_bytes()) {
+        Ok(()) => 0,
+        Err(e) => {
             eprintln!(
                 "error[{}]: cannot write `{}`: {e}",
                 Code::Io,
                 path.display()
             );
-            return 2;
+            2
         }
     }
-    0
 }

@@ -169,8 +169,11 @@ fn build_goal(
     out: &Out,
     files: &SourceMap,
 ) -> i32 {
-    let program = match crate::lower::lower(m) {
-        Ok(p) => p,
+    let program = match crate::lower::lower_with_warnings(m) {
+        Ok((p, warnings)) => {
+            out.diags(&warnings, files);
+            p
+        }
         Err(d) => {
             out.diags(&d, files);
             return 1;

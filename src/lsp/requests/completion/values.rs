@@ -20,7 +20,7 @@ pub(super) fn value_words(b: &Block, key: &str, items: &mut Vec<CompletionItem>)
         (Block::Collective, "op") => ReduceOp::ALL.iter().map(|x| x.0).collect(),
         (Block::Collective, "participants") => vec!["all"],
         (Block::Schedule(_), "leader") => LeaderPolicy::ALL.iter().map(|x| x.0).collect(),
-        (Block::Schedule(_), "stages" | "k") => vec!["auto"],
+        (Block::Schedule(_), "stages" | "k" | "chunks") => vec!["auto"],
         (Block::Model(k), _) => CostModelKind::ALL
             .iter()
             .find(|x| x.0 == k)
