@@ -55,8 +55,14 @@ fn agree(file: &str, params: &[(&str, &str)]) {
         (sim - model).abs() <= 0.03 * model,
         "{file}: model {model:.2} vs simulated {sim:.2} GB/s"
     );
-    assert!(model >= 0.9 * bound, "{file}: model {model:.2} of {bound:.2}");
-    assert!(sim >= 0.9 * bound, "{file}: simulated {sim:.2} of {bound:.2}");
+    assert!(
+        model >= 0.9 * bound,
+        "{file}: model {model:.2} of {bound:.2}"
+    );
+    assert!(
+        sim >= 0.9 * bound,
+        "{file}: simulated {sim:.2} of {bound:.2}"
+    );
 }
 
 #[test]
@@ -106,6 +112,10 @@ fn few_fixed_chunks_warn_and_auto_does_not() {
     assert_eq!(w[0].primary.span.start as usize, at);
     let help = w[0].help.clone().unwrap_or_default();
     assert!(help.contains("`chunks: auto` would choose"), "{help}");
-    assert!(warnings(&text.replace("chunks: 8;", "chunks: auto;")).0.is_empty());
+    assert!(
+        warnings(&text.replace("chunks: 8;", "chunks: auto;"))
+            .0
+            .is_empty()
+    );
     assert!(warnings(&text.replace("chunks: 8;", "")).0.is_empty());
 }

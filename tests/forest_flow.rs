@@ -60,7 +60,13 @@ fn figure_2_allgather_time_is_pipelined_tree_time_plus_latency() {
         let want = q(chunks as i64 + 3, chunks as i64) * &per_root / &b + us(10);
         let bare = chunking::trees(topo, &BigRational::zero(), &per_root, &[&f]);
         assert_eq!(chunking::seconds(&bare, 1, chunks), want, "chunks {chunks}");
-        let ch = choose(topo, &FlowParams::default(), &c, AutoOr::Fixed(chunks), &[&f]);
+        let ch = choose(
+            topo,
+            &FlowParams::default(),
+            &c,
+            AutoOr::Fixed(chunks),
+            &[&f],
+        );
         assert_eq!(ch.seconds, &want + us(4), "chunks {chunks}");
         assert_eq!(ch.optimum, &per_root / &b);
     }
@@ -72,7 +78,13 @@ fn allreduce_is_reduce_scatter_then_allgather() {
     let topo = m.topology.as_ref().expect("topology");
     let (rs, ag) = (fig2(&m, Direction::In), fig2(&m, Direction::Out));
     let p = FlowParams::default();
-    let one = choose(topo, &p, &sized(&m, CollectiveKind::Allgather, GIB), AutoOr::Fixed(4), &[&ag]);
+    let one = choose(
+        topo,
+        &p,
+        &sized(&m, CollectiveKind::Allgather, GIB),
+        AutoOr::Fixed(4),
+        &[&ag],
+    );
     let c = sized(&m, CollectiveKind::Allreduce, GIB);
     let two = choose(topo, &p, &c, AutoOr::Fixed(4), &[&rs, &ag]);
     assert_eq!(two.seconds, &one.seconds * q(2, 1));
@@ -108,7 +120,11 @@ fn figure_2_simulation_meets_the_model() {
             assert_eq!(run.messages, 8 * 7 * 8 * forests.len() as u64);
             let util = run.utilisation(&net);
             assert!(util.iter().all(|u| u.1 <= 1.0 + 1e-9), "{util:?}");
-            assert!(net.link_name(util[0].0).contains("w0"), "{}", net.link_name(util[0].0));
+            assert!(
+                net.link_name(util[0].0).contains("w0"),
+                "{}",
+                net.link_name(util[0].0)
+            );
         }
     }
 }
@@ -171,7 +187,12 @@ fn auto_chunks_grow_with_the_message() {
     let big = at(GIB);
     assert_eq!(big.max, (GIB / 8 / 256));
     let best = chunking::seconds(
-        &chunking::trees(topo, &p.overhead, &chunking::per_root(&sized(&m, CollectiveKind::Allgather, GIB)), &[&f]),
+        &chunking::trees(
+            topo,
+            &p.overhead,
+            &chunking::per_root(&sized(&m, CollectiveKind::Allgather, GIB)),
+            &[&f],
+        ),
         1,
         big.max,
     );

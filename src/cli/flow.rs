@@ -20,8 +20,8 @@ use crate::net::{FlowParams, Net};
 use crate::sema::model::{
     AutoOr, Collective, CostModelKind, Family, Model, ModelParam, TargetKind, Topology,
 };
-use crate::sim::fluid::{FlowRun, run_forest};
 use crate::sim::flow::{self, Ring, Row};
+use crate::sim::fluid::{FlowRun, run_forest};
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
 
@@ -91,10 +91,7 @@ pub(super) fn report(
     };
     let (forests, ch) = crate::lower::forest::solve_chunked(m, c, k, asked_chunks, span)?;
     let refs: Vec<&Forest> = forests.iter().collect();
-    let at = m
-        .schedule
-        .as_ref()
-        .map_or(span, |s| s.prop_span("chunks"));
+    let at = m.schedule.as_ref().map_or(span, |s| s.prop_span("chunks"));
     let warnings = crate::lower::forest::chunk_warning(c, &ch, at)
         .into_iter()
         .collect();
@@ -195,13 +192,7 @@ fn header(
 }
 
 /// The run at the file's size: time, per-rank finishes, busiest links.
-fn at_size(
-    c: &Collective,
-    run: &FlowRun,
-    ch: &Chunking,
-    net: &Net,
-    topo: &Topology,
-) -> String {
+fn at_size(c: &Collective, run: &FlowRun, ch: &Chunking, net: &Net, topo: &Topology) -> String {
     let bytes = c.bytes();
     let n = c.ranks.len();
     let (r, t) = latest(run);

@@ -15,11 +15,12 @@ mod output;
 mod report;
 mod sim;
 
-use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::sema::{self, elab::Limits};
 use clap::{Parser, Subcommand, ValueEnum};
+use output::Out;
 pub(crate) use output::{write_atomic, write_atomic_with, write_output};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
@@ -40,7 +41,7 @@ struct Cli {
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
-enum ErrorFormat {
+pub(super) enum ErrorFormat {
     Human,
     Json,
 }
@@ -118,39 +119,6 @@ enum Cmd {
     Lsp,
     /// Simulate a `.goal` schedule (LogGP, as LogGOPSim) or a `.coll` file under its cost model.
     Sim(Box<sim::SimArgs>),
-}
-
-struct Out {
-    format: ErrorFormat,
-    color: bool,
-}
-
-impl Out {
-    fn diags(&self, diags: &[Diagnostic], files: &SourceMap) {
-        if diags.is_empty() {
-            return;
-        }
-        match self.format {
-            ErrorFormat::Json => {
-                let s = render::to_json_lines(diags, files);
-                let _ = std::io::stderr().write_all(s.as_bytes());
-            }
-            ErrorFormat::Human => {
-                render::to_stderr(diags, files, self.color);
-                let n = diags
-                    .iter()
-                    .filter(|d| d.severity == crate::diag::Severity::Error)
-                    .count();
-                let w = diags.len() - n;
-                let plural = |k: usize| if k == 1 { "" } else { "s" };
-                match (n, w) {
-                    (0, w) => eprintln!("{w} warning{} emitted", plural(w)),
-                    (n, 0) => eprintln!("{n} error{} found", plural(n)),
-                    (n, w) => eprintln!("{n} error{} and {w} warning{} found", plural(n), plural(w)),
-                }
-            }
-        }
-    }
 }
 
 /// Runs the command line; returns the process exit code.

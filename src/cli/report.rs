@@ -32,7 +32,10 @@ const SECTIONS: &[SectionFn] = &[collective, modelled_cost, forest, msccl_select
 
 /// The whole report and its warnings (each once), or the diagnostics of the first section
 /// that failed.
-pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
+pub(super) fn report(
+    m: &Model,
+    a: &MscclArgs,
+) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut out = String::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     for f in SECTIONS {

@@ -76,7 +76,12 @@ impl TreeTime {
     /// Seconds until the tree's slowest node has everything at `rate`, in `chunks` chunks.
     pub fn finish(&self, rate: &BigRational, chunks: u64) -> BigRational {
         if rate.is_zero() || self.bytes.is_zero() {
-            return self.frontier.iter().map(|f| f.1.clone()).max().unwrap_or_default();
+            return self
+                .frontier
+                .iter()
+                .map(|f| f.1.clone())
+                .max()
+                .unwrap_or_default();
         }
         let stage = &self.bytes / rate;
         self.frontier
@@ -88,7 +93,11 @@ impl TreeTime {
 
     /// The most latency of any node's path.
     pub fn latency(&self) -> BigRational {
-        self.frontier.iter().map(|f| f.1.clone()).max().unwrap_or_default()
+        self.frontier
+            .iter()
+            .map(|f| f.1.clone())
+            .max()
+            .unwrap_or_default()
     }
 }
 
@@ -135,7 +144,11 @@ pub fn trees(
                 continue;
             }
             let hop = |e: &super::ForestEdge| -> BigRational {
-                e.route.iter().map(|&r| edge_latency(topo, r)).sum::<BigRational>() + overhead
+                e.route
+                    .iter()
+                    .map(|&r| edge_latency(topo, r))
+                    .sum::<BigRational>()
+                    + overhead
             };
             let reach = match f.direction {
                 Direction::Out => out_reach(t, &hop),
@@ -298,7 +311,7 @@ pub fn most(c: &Collective, forests: &[&Forest]) -> u64 {
         .to_integer()
         .to_u64()
         .unwrap_or(u64::MAX);
-    split.min(by_bytes).min(MAX_CHUNKS).max(1)
+    split.min(by_bytes).clamp(1, MAX_CHUNKS)
 }
 
 /// Resolves `asked` for collective `c` over `forests` (as `lower::forest::needs` lists them) on

@@ -367,10 +367,7 @@ pub fn for_model(m: &Model) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>
         out.push_str(&l);
         out.push('\n');
     }
-    let at = m
-        .schedule
-        .as_ref()
-        .map_or(span, |s| s.prop_span("chunks"));
+    let at = m.schedule.as_ref().map_or(span, |s| s.prop_span("chunks"));
     let warnings = crate::lower::forest::chunk_warning(c, &ch, at)
         .into_iter()
         .collect();

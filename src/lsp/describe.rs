@@ -343,8 +343,7 @@ fn forest_summary(
         ));
         return out;
     }
-    let Ok((forests, ch)) = crate::lower::forest::solve_chunked(model, c, k, chunks, c.span)
-    else {
+    let Ok((forests, ch)) = crate::lower::forest::solve_chunked(model, c, k, chunks, c.span) else {
         return out;
     };
     let Some(topo) = model.topology.as_ref() else {
@@ -358,7 +357,11 @@ fn forest_summary(
         .map(|t| t.depth)
         .max()
         .unwrap_or(0);
-    out.extend(ch.describe(c, depth, &params).into_iter().map(|l| l.trim().to_string()));
+    out.extend(
+        ch.describe(c, depth, &params)
+            .into_iter()
+            .map(|l| l.trim().to_string()),
+    );
     out
 }
 

@@ -141,7 +141,8 @@ impl Net {
                 .copied()
                 .filter(|&l| d[self.links[l as usize].to] == d[at] - 1)
                 .collect();
-            let pick = next[(mix(a as u64, b as u64, path.len() as u64) % next.len() as u64) as usize];
+            let pick =
+                next[(mix(a as u64, b as u64, path.len() as u64) % next.len() as u64) as usize];
             path.push(pick);
             at = self.links[pick as usize].to;
         }

@@ -82,7 +82,10 @@ const PACKET: &[P] = &[
     ),
     q("background", Dim::NONE, Some("0")),
 ];
-const FLOW: &[P] = &[q("overhead", T, Some("1 us")), q("gamma", IB, Some("0 ns/B"))];
+const FLOW: &[P] = &[
+    q("overhead", T, Some("1 us")),
+    q("gamma", IB, Some("0 ns/B")),
+];
 const MSCCL: &[P] = &[
     w("proto", &["simple", "ll", "ll128"], Some("simple")),
     count("channels", "1"),

@@ -192,4 +192,3 @@ pub fn chunk_warning(c: &Collective, ch: &Chunking, at: Span) -> Option<Diagnost
         )),
     )
 }
-

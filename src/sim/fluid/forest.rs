@@ -102,7 +102,16 @@ pub fn run_forest(
             }
             if let Some(s) = spans.as_mut() {
                 let lane = lanes.entry(t.root).or_insert(0);
-                s.push(span(f.direction, t, *r0, chunks, start, l.done, lane0 + *lane, &rank_of));
+                s.push(span(
+                    f.direction,
+                    t,
+                    *r0,
+                    chunks,
+                    start,
+                    l.done,
+                    lane0 + *lane,
+                    &rank_of,
+                ));
                 *lane += 1;
             }
         }
@@ -231,7 +240,11 @@ fn flow_phase(caps: &[f64], live: &mut [Live], start: f64) -> Vec<f64> {
             while l.reached.len() < l.marks.len() {
                 let mark = l.marks[l.reached.len()].1;
                 let need = (mark - moved[i]).max(0.0);
-                let at = if r.is_infinite() || need == 0.0 { 0.0 } else { need / r };
+                let at = if r.is_infinite() || need == 0.0 {
+                    0.0
+                } else {
+                    need / r
+                };
                 if at <= step || ends && l.reached.len() + 1 == l.marks.len() {
                     l.reached.push(now + at.min(step));
                 } else {

@@ -56,7 +56,14 @@ impl FlowRun {
             .iter()
             .map(|&(l, b)| {
                 let bw = net.links[l as usize].bw;
-                (l, if t > 0.0 && bw > 0.0 { b / (bw * t) } else { 0.0 })
+                (
+                    l,
+                    if t > 0.0 && bw > 0.0 {
+                        b / (bw * t)
+                    } else {
+                        0.0
+                    },
+                )
             })
             .collect();
         u.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
