@@ -14,8 +14,8 @@
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::forest::Forest;
+use crate::forest::chunking::gbs_short;
 use crate::forest::chunking::{self, Chunking};
-use crate::forest::report::gbs_short;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::{
     AutoOr, Collective, CostModelKind, Family, Model, ModelParam, TargetKind, Topology,

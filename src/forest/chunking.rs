@@ -37,6 +37,9 @@ use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use std::collections::BTreeMap;
 
+mod describe;
+pub use describe::gbs_short;
+
 /// The smallest pipelined chunk of a tree `chunks: auto` makes, in bytes.
 pub const MIN_CHUNK_BYTES: u64 = 256;
 /// The most chunks `chunks: auto` makes (a forest program's slots per buffer).
@@ -66,7 +69,8 @@ pub struct TreeTime {
     pub rate: BigRational,
     /// Store-and-forward hops to the farthest node (the tree's depth, or height for in-trees).
     pub depth: u64,
-    /// Every node that receives data, with its hops and latency.
+    /// Every node that receives data, with its hops and latency (an in-tree node once per
+    /// chain of children below it that no other beats in both).
     pub reach: Vec<Reach>,
     /// The (hops, latency) pairs no other node beats in both: what bounds the tree's finish.
     frontier: Vec<(u64, BigRational)>,
@@ -162,7 +166,7 @@ pub fn trees(
                 bytes: per_root * &t.rate / &totals[&t.root],
                 rate: t.rate.clone(),
                 depth,
-                frontier: frontier(&reach),
+                frontier: frontier(reach.iter().map(|r| (r.hops, r.latency.clone())).collect()),
                 reach,
             });
         }
@@ -188,37 +192,41 @@ fn out_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<R
     out
 }
 
-/// In-trees: a node with children has everything once its longest chain of children delivered
-/// (its height in hops), after the slowest path's latency up to it; leaves receive nothing.
+/// In-trees: a node with children has everything once every chain of children below it has
+/// delivered: a chain `h` hops long after `h` store-and-forward hops and its latency. Each node
+/// keeps the chains no other beats in both (one [`Reach`] each); leaves receive nothing.
 fn in_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<Reach> {
-    let mut at: BTreeMap<NodeId, (u64, BigRational)> = BTreeMap::new();
+    let mut at: BTreeMap<NodeId, Vec<(u64, BigRational)>> = BTreeMap::new();
     // Children before parents: the reverse of breadth-first order.
     for e in t.edges.iter().rev() {
-        let (h, l) = at.get(&e.to).cloned().unwrap_or_default();
-        let up = (h + 1, l + hop(e));
+        let below = at
+            .get(&e.to)
+            .cloned()
+            .unwrap_or_else(|| vec![(0, BigRational::zero())]);
+        let h = hop(e);
         let p = at.entry(e.from).or_default();
-        p.0 = p.0.max(up.0);
-        if up.1 > p.1 {
-            p.1 = up.1;
-        }
+        p.extend(below.into_iter().map(|(k, l)| (k + 1, l + &h)));
+        *p = frontier(std::mem::take(p));
     }
     at.into_iter()
-        .filter(|(_, (h, _))| *h > 0)
-        .map(|(node, (hops, latency))| Reach {
-            node,
-            hops,
-            latency,
+        .flat_map(|(node, chains)| {
+            chains.into_iter().map(move |(hops, latency)| Reach {
+                node,
+                hops,
+                latency,
+            })
         })
         .collect()
 }
 
-/// The (hops, latency) pairs not dominated by another node's (more hops and more latency).
-fn frontier(reach: &[Reach]) -> Vec<(u64, BigRational)> {
+/// The (hops, latency) pairs not dominated by another (at least as many hops and at least as
+/// much latency), most hops first.
+fn frontier(pairs: Vec<(u64, BigRational)>) -> Vec<(u64, BigRational)> {
     let mut best: BTreeMap<u64, BigRational> = BTreeMap::new();
-    for r in reach {
-        let e = best.entry(r.hops).or_default();
-        if r.latency > *e {
-            *e = r.latency.clone();
+    for (h, l) in pairs {
+        let e = best.entry(h).or_insert_with(|| l.clone());
+        if l > *e {
+            *e = l;
         }
     }
     let mut out: Vec<(u64, BigRational)> = Vec::new();
@@ -359,43 +367,5 @@ pub fn choose(
     }
 }
 
-impl Chunking {
-    /// Lines saying how many chunks `c` runs with and what the model says it reaches, for the
-    /// report and hover; `depth` is the deepest tree's, `params` the file's flow parameters.
-    pub fn describe(&self, c: &Collective, depth: u64, params: &FlowParams) -> Vec<String> {
-        let bytes = c.bytes();
-        let bw = |s: &BigRational| super::report::gbs_short(&Chunking::algbw(bytes, s));
-        let how = if self.auto {
-            format!(
-                "chunks: auto chose {} (the fewest within 1% of the best of 1..={} chunks)",
-                self.chunks, self.max
-            )
-        } else {
-            format!(
-                "chunks: {} (fixed; `chunks: auto` would choose {}, reaching {})",
-                self.chunks,
-                self.auto_chunks,
-                bw(&self.auto_seconds)
-            )
-        };
-        vec![
-            format!("pipelining for this {} of {bytes} B: {how}", c.kind.name()),
-            format!(
-                "  deepest tree {depth} edges; a tree edge costs its route's latency plus {} ns ({})",
-                crate::net::fmt_ns(&params.overhead),
-                match &params.declared {
-                    Some(n) => format!("model `{n}`"),
-                    None => "the default overhead: no `flow` model declared".into(),
-                }
-            ),
-            format!(
-                "  achievable algbw with {} chunk{}: {} ({:.1}% of the forest's {})",
-                self.chunks,
-                if self.chunks == 1 { "" } else { "s" },
-                bw(&self.seconds),
-                100.0 * self.efficiency(&self.seconds),
-                bw(&self.optimum)
-            ),
-        ]
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -167,15 +167,6 @@ pub fn gbs(r: &BigRational) -> String {
     }
 }
 
-/// `r` bytes per second in GB/s with two decimals, without the exact value.
-pub fn gbs_short(r: &BigRational) -> String {
-    let g = (r / BigRational::from_integer(10_000_000.into())).round();
-    let hundredths = g.to_integer();
-    let whole = &hundredths / BigInt::from(100);
-    let frac = (&hundredths % BigInt::from(100)).abs();
-    format!("{whole}.{frac:02} GB/s")
-}
-
 /// Names of a node set: listed when short, else by what it leaves out.
 fn names(topo: &Topology, nodes: &[NodeId]) -> String {
     let list = |ids: &[NodeId]| {

@@ -168,7 +168,7 @@ pub fn chunk_warning(c: &Collective, ch: &Chunking, at: Span) -> Option<Diagnost
     }
     let bytes = c.bytes();
     let gbs = |s: &num_rational::BigRational| {
-        crate::forest::report::gbs_short(&Chunking::algbw(bytes, s))
+        crate::forest::chunking::gbs_short(&Chunking::algbw(bytes, s))
     };
     let optimum = gbs(&ch.optimum);
     Some(
