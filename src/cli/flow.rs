@@ -21,7 +21,7 @@ use crate::sema::model::{
     AutoOr, Collective, CostModelKind, Family, Model, ModelParam, TargetKind, Topology,
 };
 use crate::sim::flow::{self, Ring, Row};
-use crate::sim::fluid::{FlowRun, run_forest};
+use crate::sim::fluid::{FlowRun, run_forest_in};
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
 
@@ -98,7 +98,11 @@ pub(super) fn report(
     let params = crate::net::for_file(m, asked);
     let file = crate::net::for_file(m, None);
     let net = Net::new(topo);
-    let run = run_forest(topo, &net, &params, c, &refs, ch.chunks, trace);
+    // The model's trees once (the simulated model's overhead), resized for every run below.
+    let per = chunking::per_root(c);
+    let mut trees = chunking::trees(topo, &params.overhead, &per, &refs);
+    let depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
+    let run = run_forest_in(topo, &net, &trees, c, &refs, ch.chunks, trace);
     let trace = if trace { run.chrome_json() } else { None };
     let n = c.ranks.len();
     if batch {
@@ -113,21 +117,39 @@ pub(super) fn report(
             trace,
         });
     }
-    let mut out = header(topo, c, &forests, &ch, &params);
+    let mut out = header(topo, c, &forests, &ch, &params, depth);
     let ring = Ring::new(topo, &c.ranks);
     out.push_str(&format!(
         "ring: best embedding, weakest cut {}, step latency {:.2} us\n",
         crate::forest::report::gbs(&ring.lambda),
         ring.step.to_f64().unwrap_or(0.0) * 1e6
     ));
-    let row = |bytes: u64| {
+    // The count at every size is the file's choice (its own flow parameters, as lowering
+    // uses them); the run is under the simulated model's.
+    let same = params.overhead == file.overhead;
+    let mut chosen = if same {
+        Vec::new()
+    } else {
+        chunking::trees(topo, &file.overhead, &per, &refs)
+    };
+    let mut rows = Vec::new();
+    for bytes in flow::sizes() {
         let cs = resized(c, bytes);
-        let chosen = chunking::choose(topo, &file, &cs, asked_chunks, &refs);
-        let r = run_forest(topo, &net, &params, &cs, &refs, chosen.chunks, false);
-        Row {
-            seconds: r.seconds(),
-            chunks: chosen.chunks,
-        }
+        let p = chunking::per_root(&cs);
+        chunking::resize(&mut trees, &p);
+        chunking::resize(&mut chosen, &p);
+        let by = if same { &trees } else { &chosen };
+        let ch = chunking::choose_in(by, &cs, asked_chunks, &refs);
+        let r = run_forest_in(topo, &net, &trees, &cs, &refs, ch.chunks, false);
+        rows.push((bytes, r.seconds(), ch.chunks));
+    }
+    let row = |bytes: u64| {
+        let (_, seconds, chunks) = rows
+            .iter()
+            .copied()
+            .find(|r| r.0 == bytes)
+            .unwrap_or((bytes, 0.0, 1));
+        Row { seconds, chunks }
     };
     out.push_str(&flow::table(c.kind, n, &row, &ring));
     out.push_str(&at_size(c, &run, &ch, &net, topo));
@@ -154,17 +176,11 @@ fn header(
     forests: &[Forest],
     ch: &Chunking,
     params: &FlowParams,
+    depth: u64,
 ) -> String {
     let topo_name = topo.name.as_str();
     let n = c.ranks.len();
     let trees: usize = forests.iter().map(|f| f.trees.len()).sum();
-    let per_root = chunking::per_root(c);
-    let refs: Vec<&Forest> = forests.iter().collect();
-    let depth = chunking::trees(topo, &params.overhead, &per_root, &refs)
-        .iter()
-        .map(|t| t.depth)
-        .max()
-        .unwrap_or(0);
     let bytes = c.bytes();
     let bw = |s: &BigRational| gbs_short(&Chunking::algbw(bytes, s));
     let how = if ch.auto {

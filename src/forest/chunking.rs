@@ -63,8 +63,10 @@ pub struct TreeTime {
     pub phase: usize,
     pub tree: usize,
     pub root: NodeId,
-    /// Bytes the tree carries (`D_t`).
+    /// Bytes the tree carries (`D_t`): `share` of its root's data.
     pub bytes: BigRational,
+    /// The tree's rate over the sum of its root's rates (`w_t`).
+    pub share: BigRational,
     /// The solver's rate (`r_t`), bytes per second.
     pub rate: BigRational,
     /// Store-and-forward hops to the farthest node (the tree's depth, or height for in-trees).
@@ -159,11 +161,13 @@ pub fn trees(
                 Direction::In => in_reach(t, &hop),
             };
             let depth = reach.iter().map(|r| r.hops).max().unwrap_or(0);
+            let share = &t.rate / &totals[&t.root];
             out.push(TreeTime {
                 phase,
                 tree: i,
                 root: t.root,
-                bytes: per_root * &t.rate / &totals[&t.root],
+                bytes: per_root * &share,
+                share,
                 rate: t.rate.clone(),
                 depth,
                 frontier: frontier(reach.iter().map(|r| (r.hops, r.latency.clone())).collect()),
@@ -217,6 +221,14 @@ fn in_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<Re
             })
         })
         .collect()
+}
+
+/// Sets every tree's bytes for `per_root` bytes of every root's data (the rest of the model
+/// does not depend on the size).
+pub fn resize(trees: &mut [TreeTime], per_root: &BigRational) {
+    for t in trees {
+        t.bytes = per_root * &t.share;
+    }
 }
 
 /// The (hops, latency) pairs not dominated by another (at least as many hops and at least as
@@ -333,11 +345,22 @@ pub fn choose(
     asked: AutoOr<u64>,
     forests: &[&Forest],
 ) -> Chunking {
+    let trees = trees(topo, &params.overhead, &per_root(c), forests);
+    choose_in(&trees, c, asked, forests)
+}
+
+/// [`choose`] with the model's trees already made ([`trees`], sized for `c` with [`resize`]):
+/// the same result, for sweeps over sizes that make the trees once.
+pub fn choose_in(
+    trees: &[TreeTime],
+    c: &Collective,
+    asked: AutoOr<u64>,
+    forests: &[&Forest],
+) -> Chunking {
     let per = per_root(c);
-    let trees = trees(topo, &params.overhead, &per, forests);
     let phases = forests.len();
     let max = most(c, forests);
-    let time = |k: u64| seconds(&trees, phases, k);
+    let time = |k: u64| seconds(trees, phases, k);
     let best = time(max);
     let target = &best * BigRational::new(TOLERANCE.0.into(), TOLERANCE.1.into());
     // The time falls as chunks grow: binary search for the first count within the tolerance.

@@ -57,8 +57,21 @@ pub fn run_forest(
     chunks: u64,
     trace: bool,
 ) -> FlowRun {
-    let per_root = chunking::per_root(c);
-    let trees = chunking::trees(topo, &params.overhead, &per_root, forests);
+    let trees = chunking::trees(topo, &params.overhead, &chunking::per_root(c), forests);
+    run_forest_in(topo, net, &trees, c, forests, chunks, trace)
+}
+
+/// [`run_forest`] with the model's trees already made ([`chunking::trees`] with the
+/// parameters' overhead, sized for `c` with [`chunking::resize`]), for sweeps over sizes.
+pub fn run_forest_in(
+    topo: &Topology,
+    net: &Net,
+    trees: &[TreeTime],
+    c: &Collective,
+    forests: &[&Forest],
+    chunks: u64,
+    trace: bool,
+) -> FlowRun {
     let link_of: BTreeMap<(NodeId, NodeId), LinkId> = net
         .links
         .iter()

@@ -13,5 +13,5 @@ pub mod forest;
 mod outcome;
 
 pub use engine::run;
-pub use forest::run_forest;
+pub use forest::{run_forest, run_forest_in};
 pub use outcome::{FlowRun, LaneSpan, bus_factor};
