@@ -108,8 +108,9 @@ pub(super) fn report(
     if batch {
         let (r, t) = latest(&run);
         let text = format!(
-            "Maximum finishing time at host {r}: {:.3} us ({t:e} s)\n",
-            t * 1e6
+            "Maximum finishing time at host {r}: {:.3} us ({} s)\n",
+            t * 1e6,
+            super::sim::report::fmt_g(t)
         );
         return Ok(FlowReport {
             text,

@@ -12,7 +12,7 @@
 //! A `forest` schedule or a `flow` model runs the flow-level model instead ([`super::flow`]).
 
 mod prepare;
-mod report;
+pub(super) mod report;
 
 use super::{CheckArgs, Out, options, read_source, write_atomic};
 use crate::backend::goal::{self, GoalSpans, validate::At};
