@@ -354,7 +354,7 @@ fn solved_forests_on_examples_are_proved() {
                 if let Some(s) = m.schedule.as_mut() {
                     s.family = Family::Forest {
                         k: collc::sema::model::AutoOr::Auto,
-                        chunks,
+                        chunks: collc::sema::model::AutoOr::Fixed(chunks),
                     };
                 }
                 if let Err(d) = collc::lower::lower_and_verify(&m) {

@@ -78,8 +78,11 @@ fn one_rank_has_no_ring() {
 #[test]
 fn dgx_a100_report() {
     let m = load("examples/dgx_a100_2x8.coll", &[]);
-    let report =
+    let (report, warnings) =
         collc::forest::report::for_model(&m).unwrap_or_else(|d| panic!("{}", d[0].message));
+    // `chunks: 32` reaches 66% of the forest at 63 MiB: E0045.
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0].code, collc::diag::Code::ForestChunksLose);
     assert!(
         report.contains("346.67 GB/s (exactly 1040/3 GB/s)"),
         "{report}"

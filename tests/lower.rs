@@ -284,7 +284,7 @@ fn unlowered_families_are_e0039() {
     // Forest lowers (tests/forest_lower.rs), but needs a topology to solve on.
     let forest = Family::Forest {
         k: AutoOr::Auto,
-        chunks: 1,
+        chunks: AutoOr::Fixed(1),
     };
     let d = lower(&model(CollectiveKind::Allreduce, 8, 16, None, forest)).expect_err("no topology");
     assert_eq!(d[0].code, Code::MissingDeclaration);

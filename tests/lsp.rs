@@ -403,6 +403,37 @@ fn hover_on_a_schedule_with_auto_stages_and_a_model() {
     insta::assert_snapshot!(out);
 }
 
+/// A forest schedule: hover names `k` and `chunks` and, solving the forest as lowering does,
+/// the count `chunks: auto` resolves to and what the forest model says it reaches; a fixed
+/// count gets the auto choice beside it. `auto` is offered after `chunks:`.
+#[test]
+fn hover_on_a_forest_schedule_shows_the_chunk_choice() {
+    let mut c = Client::new();
+    let text = "import ring;\ntopology t = ring(n: 8, bw: 25 GB/s);\n\
+                collective allgather { size: 64 MiB; }\n\
+                schedule forest { k: 1; }\n";
+    let uri = "file:///project/forest.coll";
+    let p = c.open(uri, text);
+    assert_eq!(p["diagnostics"], json!([]));
+    let mut out = String::new();
+    let (l, ch) = pos_of(text, "forest", 0);
+    let h = c.at("textDocument/hover", uri, l, ch);
+    out.push_str(&format!(
+        "== auto\n{}\n\n",
+        h["contents"]["value"].as_str().unwrap_or("<none>")
+    ));
+    let fixed = text.replace("k: 1; }", "k: 1; chunks: 2; }");
+    c.change(uri, 2, json!([{ "text": fixed }]));
+    let h = c.at("textDocument/hover", uri, l, ch);
+    out.push_str(&format!(
+        "== fixed\n{}\n",
+        h["contents"]["value"].as_str().unwrap_or("<none>")
+    ));
+    insta::assert_snapshot!(out);
+    let words = complete("schedule forest {\n    chunks: ");
+    assert!(words.iter().any(|x| x == "auto"), "{words:?}");
+}
+
 /// `stages: auto` without `model:` is chosen under the only declared latency model; hover says
 /// so and names the stage list `collc build` lowers.
 #[test]

@@ -848,7 +848,7 @@ fn solved_forests_of_every_kind_validate() {
                 if let Some(s) = m.schedule.as_mut() {
                     s.family = Family::Forest {
                         k: AutoOr::Fixed(2),
-                        chunks,
+                        chunks: AutoOr::Fixed(chunks),
                     };
                 }
                 for inplace in [false, true] {

@@ -1,7 +1,8 @@
 //! UI tests: the diagnostics users see.
 //!
 //! Every `.coll` file directly in tests/ui/ is a test input named `E0xxx-short-name.coll`. It must
-//! fail (a file that checks cleanly is lowered and verified, as `collc build --emit ir` does),
+//! fail or warn (a file that checks cleanly is lowered and verified, as `collc build --emit ir`
+//! does, and lowering's warnings count),
 //! its first diagnostic must have the code its name starts with, every diagnostic must have
 //! a help line and a primary span inside its file, and the rendered text is an insta snapshot
 //! (`tests/snapshots/ui__E0xxx-short-name.snap`). Files in tests/ui/support/ are only imported.
@@ -152,12 +153,16 @@ fn check_file(path: &Path) -> (Vec<Diagnostic>, SourceMap) {
 }
 
 /// `check`, and when that is clean, lower and verify as `collc build --emit ir` does (so inputs
-/// and error-page examples can show lowering errors such as E0039).
+/// and error-page examples can show lowering errors such as E0039, and lowering's warnings such
+/// as E0045).
 fn check_then_lower(sources: &mut SourceMap, id: collc::diag::FileId) -> Vec<Diagnostic> {
     let checked = check(sources, id, &Options::default());
     match &checked.model {
         Some(m) if checked.diagnostics.is_empty() => {
-            collc::lower::lower_and_verify(m).err().unwrap_or_default()
+            match collc::lower::lower_and_verify_with_warnings(m) {
+                Ok((_, _, warnings)) => warnings,
+                Err(d) => d,
+            }
         }
         _ => checked.diagnostics,
     }

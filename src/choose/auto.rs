@@ -100,6 +100,7 @@ pub fn resolve(m: &Model) -> Result<(Model, Option<AutoPick>), Vec<Diagnostic>> 
     out.schedule = Some(crate::sema::model::Schedule {
         family: family.clone(),
         span,
+        props: Vec::new(),
     });
     Ok((
         out,

@@ -4,8 +4,9 @@
 
 use crate::diag::Diagnostic;
 use crate::net::{FlowParams, Net};
-use crate::sema::model::{Family, Model, Schedule};
+use crate::sema::model::{AutoOr, Collective, Family, Model, Schedule, Topology};
 use crate::sim::fluid::FlowRun;
+use std::collections::HashMap;
 
 /// `m` with `family` as its schedule and a collective of `bytes` bytes (at least one element).
 pub fn with_family_and_size(m: &Model, family: &Family, bytes: u64) -> Model {
@@ -22,6 +23,7 @@ pub fn with_family_and_size(m: &Model, family: &Family, bytes: u64) -> Model {
     out.schedule = Some(Schedule {
         family: family.clone(),
         span,
+        props: Vec::new(),
     });
     out
 }
@@ -37,10 +39,10 @@ pub fn evaluate(
     let Some(topo) = mm.topology.as_ref() else {
         return Err(Vec::new());
     };
-    let net = Net::new(topo);
     if let Family::Forest { k, chunks } = family {
         return forest(&mm, *k, *chunks, params);
     }
+    let net = Net::new(topo);
     let low = crate::sim::fluid::lower(&mm, params)?;
     low.simulate(&net, params, false).map_err(|e| {
         vec![
@@ -51,35 +53,63 @@ pub fn evaluate(
     })
 }
 
-/// A forest's time from the tree-level flow model.
+/// Forests already solved in this process, by [`forest_key`]: a forest does not depend on the
+/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once.
+type Solved = std::sync::Arc<Vec<crate::forest::Forest>>;
+static FORESTS: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Solved>>> =
+    std::sync::OnceLock::new();
+
+/// What a forest depends on: the topology's nodes and links, the ranks, the kind, the root and
+/// `k`, written out in full (so two keys are equal only when the forests are).
+fn forest_key(topo: &Topology, c: &Collective, k: AutoOr<u64>) -> String {
+    let mut key = format!(
+        "{}|{:?}|{:?}|{:?}|{k:?}|",
+        topo.nodes.len(),
+        c.kind,
+        c.root,
+        c.ranks
+    );
+    for n in &topo.nodes {
+        key.push_str(&format!("{:?}{};", n.kind, n.name));
+    }
+    for l in &topo.links {
+        key.push_str(&format!(
+            "{}>{}:{}/{}x{}{};",
+            l.from, l.to, l.bandwidth, l.latency, l.parallel, l.bidirectional
+        ));
+    }
+    key
+}
+
+/// A forest's flow-level run ([`crate::sim::fluid::run_forest`]) at the chunk count the
+/// schedule asks for (`auto`: [`crate::forest::chunking::choose`]).
 fn forest(
     m: &Model,
-    k: crate::sema::model::AutoOr<u64>,
-    chunks: u64,
+    k: AutoOr<u64>,
+    chunks: AutoOr<u64>,
     params: &FlowParams,
 ) -> Result<FlowRun, Vec<Diagnostic>> {
-    use num_rational::BigRational;
-    use num_traits::ToPrimitive;
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(Vec::new());
     };
     let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
-    let forests = crate::lower::forest::solve(m, c, k, span)?;
+    let key = forest_key(topo, c, k);
+    let cache = FORESTS.get_or_init(Default::default);
+    let cached = cache.lock().ok().and_then(|m| m.get(&key).cloned());
+    let forests = match cached {
+        Some(f) => f,
+        None => {
+            let f = std::sync::Arc::new(crate::lower::forest::solve(m, c, k, span)?);
+            if let Ok(mut map) = cache.lock() {
+                map.insert(key, f.clone());
+            }
+            f
+        }
+    };
     let refs: Vec<&crate::forest::Forest> = forests.iter().collect();
-    let n = c.ranks.len();
-    let t = crate::sim::flow::forest_time(
-        topo,
-        c.kind,
-        n,
-        &BigRational::from_integer(c.bytes().into()),
-        chunks,
-        &refs,
-    );
-    let seconds = t.seconds.to_f64().unwrap_or(0.0) + params.overhead_s();
-    Ok(FlowRun {
-        finish: vec![seconds; n],
-        link_bytes: Vec::new(),
-        messages: 0,
-        spans: None,
-    })
+    let ch = crate::forest::chunking::choose(topo, params, c, chunks, &refs);
+    let net = Net::new(topo);
+    Ok(crate::sim::fluid::run_forest(
+        topo, &net, params, c, &refs, ch.chunks, false,
+    ))
 }

@@ -16,11 +16,6 @@ use crate::sema::model::{AutoOr, Family, Model};
 use crate::sema::schedule::supports;
 use crate::sim::fluid::FlowRun;
 
-/// Pipelined chunks per tree of the `forest` candidate.
-// CHUNKS-AUTO: becomes `chunks: auto` when forest chunks can be chosen automatically (being
-// added on another branch); until then one chunk, which always fits the lowering's limits.
-pub const FOREST_CHUNKS: u64 = 1;
-
 /// The families that implement the file's collective, with their parameters left to collc
 /// (`stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
 /// multiplying, binomial, forest. Exactly those [`crate::lower`] lowers for the collective
@@ -41,7 +36,7 @@ pub fn candidates(m: &Model) -> Vec<Family> {
         Family::Binomial,
         Family::Forest {
             k: AutoOr::Auto,
-            chunks: FOREST_CHUNKS,
+            chunks: AutoOr::Auto,
         },
     ]
     .into_iter()

@@ -109,8 +109,9 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
             }
             text
         }
-        Emit::Ir => match crate::lower::lower_and_verify_with(&model, &rep) {
-            Ok((program, _)) => {
+        Emit::Ir => match crate::lower::lower_and_verify_full(&model, &rep) {
+            Ok((program, _, warnings)) => {
+                out.diags(&warnings, &files);
                 rep.phase(Phase::Emit, None);
                 crate::ir::text::print(&program)
             }
@@ -123,10 +124,13 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
         Emit::Report => {
             rep.phase(Phase::Emit, None);
             match report::report(&model, &a.msccl) {
-                Ok(t) => match &pick {
-                    Some(p) => format!("{}\n{t}", p.section()),
-                    None => t,
-                },
+                Ok((t, warnings)) => {
+                    out.diags(&warnings, &files);
+                    match &pick {
+                        Some(p) => format!("{}\n{t}", p.section()),
+                        None => t,
+                    }
+                }
                 Err(d) => {
                     rep.finish();
                     out.diags(&d, &files);

@@ -1,17 +1,30 @@
-//! `collc sim FILE.coll` under the flow-level model ([`crate::sim::flow`]): chosen when
-//! `--model` or the `sim` target names a `flow` model, or, with neither, when the schedule is
-//! `forest` or the file's only model is a `flow` one. Prints the forest's and the best ring's time
-//! and algorithmic bandwidth for 1 MiB to 1 GiB, then both at the collective's own size with the
-//! forest's busiest link. The forest is the schedule's (its `k` and `chunks`) or, for another
-//! family, ForestColl with `k: auto` and one chunk, for comparison.
+//! `collc sim FILE.coll` under the flow-level model: chosen when `--model` or the `sim` target
+//! names a `flow` model, or, with neither, when the schedule is `forest` or the file's only
+//! model is a `flow` one. The forest (the schedule's `k` and `chunks`, or, for another family,
+//! ForestColl with `k: auto` and `chunks: auto` for comparison) is simulated tree by tree on
+//! the file's network ([`crate::sim::fluid::run_forest`]) with the chunk count
+//! [`crate::forest::chunking::choose`] resolves at each size, under the flow parameters of
+//! `--model`, the `sim` target or the only `flow` model ([`crate::net::for_file`]).
+//!
+//! Printed: the forest's figures (k, trees, depth, chunking, the model's achievable and optimal
+//! algbw at the file's size), the table of simulated time, algbw, busbw and chunks from 1 MiB
+//! to 1 GiB beside the best ring, then at the file's size: the simulated time, per-rank finish
+//! times (all ranks up to 64, else a summary and the latest) and the busiest links. `-b`
+//! prints only the latest finish. `--trace` gets the run's timeline at the file's size.
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::forest::Forest;
+use crate::forest::chunking::gbs_short;
+use crate::forest::chunking::{self, Chunking};
+use crate::net::{FlowParams, Net};
 use crate::progress::{Phase, Progress};
-use crate::sema::model::{AutoOr, CostModelKind, Family, Model, ModelParam, TargetKind};
-use crate::sim::flow::{self, Ring};
+use crate::sema::model::{
+    AutoOr, Collective, CostModelKind, Family, Model, ModelParam, TargetKind, Topology,
+};
+use crate::sim::flow::{self, Ring, Row};
+use crate::sim::fluid::{FlowRun, run_forest_in};
 use num_rational::BigRational;
-use num_traits::{ToPrimitive, Zero};
+use num_traits::ToPrimitive;
 
 /// True when `collc sim` should use the flow model; see the module doc.
 pub(super) fn wanted(m: &Model, asked: Option<&str>) -> bool {
@@ -37,9 +50,31 @@ pub(super) fn wanted(m: &Model, asked: Option<&str>) -> bool {
     }
 }
 
-/// The flow report for a checked model; solving the forests is [`Phase::Solve`], the table
-/// [`Phase::Simulate`].
-pub(super) fn report(m: &Model, progress: &dyn Progress) -> Result<String, Vec<Diagnostic>> {
+/// What `collc sim` prints and writes for a flow-model run.
+pub(super) struct FlowReport {
+    pub text: String,
+    /// E0045 when a fixed `chunks` loses much.
+    pub warnings: Vec<Diagnostic>,
+    /// The Chrome trace of the run at the file's size, when asked for.
+    pub trace: Option<String>,
+}
+
+/// The collective `c` at another size (`bytes`, rounded down to whole elements, at least one).
+fn resized(c: &Collective, bytes: u64) -> Collective {
+    Collective {
+        count: (bytes / c.dtype.bytes().max(1)).max(1),
+        ..c.clone()
+    }
+}
+
+/// The flow report for a checked model; see the module doc.
+pub(super) fn report(
+    m: &Model,
+    asked: Option<&str>,
+    trace: bool,
+    batch: bool,
+    progress: &dyn Progress,
+) -> Result<FlowReport, Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(vec![
             Diagnostic::error(
@@ -52,62 +87,172 @@ pub(super) fn report(m: &Model, progress: &dyn Progress) -> Result<String, Vec<D
         ]);
     };
     let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
-    let (k, chunks) = match m.schedule.as_ref().map(|s| &s.family) {
+    let (k, asked_chunks) = match m.schedule.as_ref().map(|s| &s.family) {
         Some(Family::Forest { k, chunks }) => (*k, *chunks),
-        _ => (AutoOr::Auto, 1),
+        _ => (AutoOr::Auto, AutoOr::Auto),
     };
     progress.phase(Phase::Solve, None);
-    let forests = crate::lower::forest::solve(m, c, k, span)?;
+    let (forests, ch) = crate::lower::forest::solve_chunked(m, c, k, asked_chunks, span)?;
     progress.phase(Phase::Simulate, None);
     let refs: Vec<&Forest> = forests.iter().collect();
+    let at = m.schedule.as_ref().map_or(span, |s| s.prop_span("chunks"));
+    let warnings = crate::lower::forest::chunk_warning(c, &ch, at)
+        .into_iter()
+        .collect();
+    let params = crate::net::for_file(m, asked);
+    let file = crate::net::for_file(m, None);
+    let net = Net::new(topo);
+    // The model's trees once (the simulated model's overhead), resized for every run below.
+    let per = chunking::per_root(c);
+    let mut trees = chunking::trees(topo, &params.overhead, &per, &refs);
+    let depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
+    let run = run_forest_in(topo, &net, &trees, c, &refs, ch.chunks, trace);
+    let trace = if trace { run.chrome_json() } else { None };
     let n = c.ranks.len();
+    if batch {
+        let (r, t) = latest(&run);
+        let text = format!(
+            "Maximum finishing time at host {r}: {:.3} us ({} s)\n",
+            t * 1e6,
+            super::sim::report::fmt_g(t)
+        );
+        return Ok(FlowReport {
+            text,
+            warnings,
+            trace,
+        });
+    }
+    let mut out = header(topo, c, &forests, &ch, &params, depth);
     let ring = Ring::new(topo, &c.ranks);
-    let time = |b: &BigRational| flow::forest_time(topo, c.kind, n, b, chunks, &refs);
-    let trees: usize = forests.iter().map(|f| f.trees.len()).sum();
-    let mut out = format!(
-        "flow model: {} on `{}` ({n} ranks)\nforest: k = {}, {trees} tree batches, {chunks} chunk{}; ring: best embedding, weakest cut {}, step latency {:.2} us\n",
-        c.kind.name(),
-        topo.name,
-        forests.first().map_or(0, |f| f.k),
-        if chunks == 1 { "" } else { "s" },
+    out.push_str(&format!(
+        "ring: best embedding, weakest cut {}, step latency {:.2} us\n",
         crate::forest::report::gbs(&ring.lambda),
         ring.step.to_f64().unwrap_or(0.0) * 1e6
-    );
-    let depth = forests
+    ));
+    // The count at every size is the file's choice (its own flow parameters, as lowering
+    // uses them); the run is under the simulated model's.
+    let same = params.overhead == file.overhead;
+    let mut chosen = if same {
+        Vec::new()
+    } else {
+        chunking::trees(topo, &file.overhead, &per, &refs)
+    };
+    let mut rows = Vec::new();
+    for bytes in flow::sizes() {
+        let cs = resized(c, bytes);
+        let p = chunking::per_root(&cs);
+        chunking::resize(&mut trees, &p);
+        chunking::resize(&mut chosen, &p);
+        let by = if same { &trees } else { &chosen };
+        let ch = chunking::choose_in(by, &cs, asked_chunks, &refs);
+        let r = run_forest_in(topo, &net, &trees, &cs, &refs, ch.chunks, false);
+        rows.push((bytes, r.seconds(), ch.chunks));
+    }
+    let row = |bytes: u64| {
+        let (_, seconds, chunks) = rows
+            .iter()
+            .copied()
+            .find(|r| r.0 == bytes)
+            .unwrap_or((bytes, 0.0, 1));
+        Row { seconds, chunks }
+    };
+    out.push_str(&flow::table(c.kind, n, &row, &ring));
+    out.push_str(&at_size(c, &run, &ch, &net, topo));
+    Ok(FlowReport {
+        text: out,
+        warnings,
+        trace,
+    })
+}
+
+/// The latest rank and its finish.
+fn latest(run: &FlowRun) -> (usize, f64) {
+    run.finish
         .iter()
-        .flat_map(|f| &f.trees)
-        .map(flow::depth)
-        .max()
-        .unwrap_or(0);
-    // Without chunking: each phase moves a root's data at 1 / inv_rate.
-    let per_root = if c.kind.has_root() { 1 } else { n };
-    let inv: BigRational = forests.iter().map(|f| f.inv_rate.clone()).sum();
-    if !inv.is_zero() {
+        .copied()
+        .enumerate()
+        .fold((0, 0.0), |a, (r, t)| if t > a.1 { (r, t) } else { a })
+}
+
+/// The lines about the forest and its chunking before the table.
+fn header(
+    topo: &Topology,
+    c: &Collective,
+    forests: &[Forest],
+    ch: &Chunking,
+    params: &FlowParams,
+    depth: u64,
+) -> String {
+    let topo_name = topo.name.as_str();
+    let n = c.ranks.len();
+    let trees: usize = forests.iter().map(|f| f.trees.len()).sum();
+    let bytes = c.bytes();
+    let bw = |s: &BigRational| gbs_short(&Chunking::algbw(bytes, s));
+    let how = if ch.auto {
+        format!(
+            "chunks: auto chose {} (the fewest within 1% of the best of 1..={} chunks)",
+            ch.chunks, ch.max
+        )
+    } else {
+        format!(
+            "chunks: {} fixed (auto would choose {})",
+            ch.chunks, ch.auto_chunks
+        )
+    };
+    format!(
+        "flow model: {} on `{topo_name}` ({n} ranks); {}\nforest: k = {}, {trees} trees, deepest {depth} edges; {how}\nmodel at {bytes} B with {} chunk{}: {} ({:.1}% of the forest's optimum {})\n",
+        c.kind.name(),
+        params.describe(),
+        forests.first().map_or(0, |f| f.k),
+        ch.chunks,
+        if ch.chunks == 1 { "" } else { "s" },
+        bw(&ch.seconds),
+        100.0 * ch.efficiency(&ch.seconds),
+        bw(&ch.optimum),
+    )
+}
+
+/// The run at the file's size: time, per-rank finishes, busiest links.
+fn at_size(c: &Collective, run: &FlowRun, ch: &Chunking, net: &Net, topo: &Topology) -> String {
+    let bytes = c.bytes();
+    let n = c.ranks.len();
+    let (r, t) = latest(run);
+    let mut out = format!(
+        "at {bytes} B ({} chunk{}): simulated {:.2} us, algbw {:.2} GB/s, busbw {:.2} GB/s, {} messages; model {}\n",
+        ch.chunks,
+        if ch.chunks == 1 { "" } else { "s" },
+        t * 1e6,
+        run.algbw(bytes) / 1e9,
+        run.busbw(c.kind, n, bytes) / 1e9,
+        run.messages,
+        gbs_short(&Chunking::algbw(bytes, &ch.seconds))
+    );
+    let name = |r: usize| topo.nodes[c.ranks[r]].name.as_str();
+    out.push_str("finish times:\n");
+    if n <= 64 {
+        for (i, t) in run.finish.iter().enumerate() {
+            out.push_str(&format!("  rank {i} ({}): {:.2} us\n", name(i), t * 1e6));
+        }
+    } else {
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|a, b| run.finish[*a].total_cmp(&run.finish[*b]).then(a.cmp(b)));
+        let first = order[0];
         out.push_str(&format!(
-            "forest without chunking limits: {}; its deepest tree is {depth} edges deep, so {chunks} chunk{} reach about {:.0}% of it\n",
-            crate::forest::report::gbs(&(BigRational::from_integer(per_root.into()) / inv)),
-            if chunks == 1 { "" } else { "s" },
-            100.0 * chunks as f64 / (chunks + depth.max(1) - 1) as f64
+            "  earliest rank {first} ({}): {:.2} us; median {:.2} us; latest rank {r} ({}): {:.2} us\n",
+            name(first),
+            run.finish[first] * 1e6,
+            run.finish[order[n / 2]] * 1e6,
+            name(r),
+            t * 1e6
         ));
     }
-    out.push_str(&flow::table(c.kind, &time, &ring));
-    let bytes = BigRational::from_integer(c.bytes().into());
-    let t = time(&bytes);
-    if let Some((e, busy)) = t.busiest(topo) {
-        let (a, b) = topo
-            .graph
-            .edge_endpoints(petgraph::graph::EdgeIndex::new(e))
-            .unzip();
-        let name = |x: Option<petgraph::graph::NodeIndex>| {
-            x.map_or("?", |i| topo.nodes[i.index()].name.as_str())
-        };
+    out.push_str("busiest links:\n");
+    for (l, u) in run.utilisation(net).into_iter().take(5) {
         out.push_str(&format!(
-            "at {} B: busiest link {} -> {}, busy {:.1}% of the forest's time\n",
-            c.bytes(),
-            name(a),
-            name(b),
-            busy.to_f64().unwrap_or(0.0) * 100.0
+            "  {}: busy {:.1}% of the run\n",
+            net.link_name(l),
+            u * 100.0
         ));
     }
-    Ok(out)
+    out
 }

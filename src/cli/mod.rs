@@ -21,11 +21,12 @@ mod report;
 mod report_net;
 pub(crate) mod sim;
 
-use crate::diag::{Code, Diagnostic, SourceMap, Span, render};
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::sema::{self, elab::Limits};
 use clap::{Parser, Subcommand, ValueEnum};
+use output::Out;
 pub(crate) use output::{write_atomic, write_atomic_with, write_output};
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 #[derive(Parser, Debug)]
@@ -46,7 +47,7 @@ struct Cli {
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
-enum ErrorFormat {
+pub(super) enum ErrorFormat {
     Human,
     Json,
 }
@@ -114,34 +115,6 @@ enum Cmd {
     Lsp,
     /// Simulate a `.goal` schedule (LogGP, as LogGOPSim) or a `.coll` file under its cost model.
     Sim(Box<sim::SimArgs>),
-}
-
-struct Out {
-    format: ErrorFormat,
-    color: bool,
-}
-
-impl Out {
-    fn diags(&self, diags: &[Diagnostic], files: &SourceMap) {
-        if diags.is_empty() {
-            return;
-        }
-        progress::clear(|| self.print(diags, files));
-    }
-
-    fn print(&self, diags: &[Diagnostic], files: &SourceMap) {
-        match self.format {
-            ErrorFormat::Json => {
-                let s = render::to_json_lines(diags, files);
-                let _ = std::io::stderr().write_all(s.as_bytes());
-            }
-            ErrorFormat::Human => {
-                render::to_stderr(diags, files, self.color);
-                let n = diags.len();
-                eprintln!("{n} error{} found", if n == 1 { "" } else { "s" });
-            }
-        }
-    }
 }
 
 /// Runs the command line; returns the process exit code.

@@ -35,8 +35,11 @@ pub(super) fn build(
             return 1;
         }
     }
-    let program = match crate::lower::lower_and_verify_with(m, progress) {
-        Ok((p, _)) => p,
+    let program = match crate::lower::lower_and_verify_full(m, progress) {
+        Ok((p, _, warnings)) => {
+            out.diags(&warnings, files);
+            p
+        }
         Err(d) => {
             out.diags(&d, files);
             return 1;

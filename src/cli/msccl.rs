@@ -91,7 +91,10 @@ pub(super) fn build(
     progress: &dyn Progress,
 ) -> i32 {
     match msccl::build_with(m, &options(m, a), progress) {
-        Ok(e) => super::write_output(output, e.text.as_bytes()),
+        Ok(e) => {
+            out.diags(&e.warnings, files);
+            super::write_output(output, e.text.as_bytes())
+        }
         Err(d) => {
             out.diags(&d, files);
             1

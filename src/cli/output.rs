@@ -8,8 +8,11 @@
 //! directly. Renaming over such a path would replace the device with a regular file: run as
 //! root, `collc build -o /dev/null` used to turn `/dev/null` into a file for every program on
 //! the machine.
+//!
+//! Diagnostics go to standard error ([`Out`]), errors and warnings counted apart.
 
-use crate::diag::Code;
+use super::ErrorFormat;
+use crate::diag::{Code, Diagnostic, Severity, SourceMap, render};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -88,4 +91,45 @@ fn follow_links(path: &Path) -> std::io::Result<PathBuf> {
         };
     }
     Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// How diagnostics are printed (`--error-format`, `--color`).
+pub(super) struct Out {
+    pub format: ErrorFormat,
+    pub color: bool,
+}
+
+impl Out {
+    /// Prints diagnostics on standard error, then (for people) how many errors and warnings.
+    pub fn diags(&self, diags: &[Diagnostic], files: &SourceMap) {
+        if diags.is_empty() {
+            return;
+        }
+        super::progress::clear(|| self.print(diags, files));
+    }
+
+    fn print(&self, diags: &[Diagnostic], files: &SourceMap) {
+        match self.format {
+            ErrorFormat::Json => {
+                let s = render::to_json_lines(diags, files);
+                let _ = std::io::stderr().write_all(s.as_bytes());
+            }
+            ErrorFormat::Human => {
+                render::to_stderr(diags, files, self.color);
+                let n = diags
+                    .iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .count();
+                let w = diags.len() - n;
+                let plural = |k: usize| if k == 1 { "" } else { "s" };
+                match (n, w) {
+                    (0, w) => eprintln!("{w} warning{} emitted", plural(w)),
+                    (n, 0) => eprintln!("{n} error{} found", plural(n)),
+                    (n, w) => {
+                        eprintln!("{n} error{} and {w} warning{} found", plural(n), plural(w))
+                    }
+                }
+            }
+        }
+    }
 }

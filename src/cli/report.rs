@@ -21,6 +21,8 @@ use crate::sema::model::{AutoOr, CollectiveKind, Family, Model};
 pub(super) struct Section {
     pub title: String,
     pub lines: Vec<String>,
+    /// Warnings found while making it (E0045 for a forest's `chunks`).
+    pub warnings: Vec<Diagnostic>,
 }
 
 type SectionFn = fn(&Model, &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>>;
@@ -34,11 +36,21 @@ const SECTIONS: &[SectionFn] = &[
     msccl_selection,
 ];
 
-/// The whole report, or the diagnostics of the first section that failed.
-pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<String, Vec<Diagnostic>> {
+/// The whole report and its warnings (each once), or the diagnostics of the first section
+/// that failed.
+pub(super) fn report(
+    m: &Model,
+    a: &MscclArgs,
+) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
     let mut out = String::new();
+    let mut warnings: Vec<Diagnostic> = Vec::new();
     for f in SECTIONS {
         if let Some(s) = f(m, a)? {
+            for w in s.warnings {
+                if !warnings.contains(&w) {
+                    warnings.push(w);
+                }
+            }
             if !out.is_empty() {
                 out.push('\n');
             }
@@ -49,7 +61,7 @@ pub(super) fn report(m: &Model, a: &MscclArgs) -> Result<String, Vec<Diagnostic>
             }
         }
     }
-    Ok(out)
+    Ok((out, warnings))
 }
 
 fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
@@ -58,6 +70,7 @@ fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnosti
     };
     let schedule = m.schedule.as_ref().map_or("auto", |s| s.family.name());
     Ok(Some(Section {
+        warnings: Vec::new(),
         title: "collective".into(),
         lines: vec![format!(
             "{} of {} x {} ({} bytes), op {}, {} ranks; schedule {schedule}",
@@ -100,6 +113,7 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
     Ok(Some(Section {
         title: "modelled cost".into(),
         lines: text.lines().map(str::to_owned).collect(),
+        warnings: Vec::new(),
     }))
 }
 
@@ -113,10 +127,11 @@ fn forest(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> 
     if !forest_schedule(m) {
         return Ok(None);
     }
-    let text = crate::forest::report::for_model(m)?;
+    let (text, warnings) = crate::forest::report::for_model(m)?;
     Ok(Some(Section {
         title: "forest".into(),
         lines: text.lines().map(str::to_owned).collect(),
+        warnings,
     }))
 }
 
@@ -157,6 +172,7 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
             return Ok(Some(Section {
                 title: "msccl".into(),
                 lines,
+                warnings: Vec::new(),
             }));
         }
         Err(d) => return Err(d),
@@ -241,5 +257,6 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     Ok(Some(Section {
         title: "MSCCL: when the runtime uses this XML".into(),
         lines,
+        warnings: e.warnings.clone(),
     }))
 }

@@ -75,5 +75,6 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     Ok(Some(Section {
         title: "cost on the network".into(),
         lines,
+        warnings: Vec::new(),
     }))
 }

@@ -71,7 +71,9 @@ pub fn label(f: &Family) -> String {
             stages: AutoOr::Auto,
             ..
         } => "recursive_multiplying (stages: auto)".into(),
-        Family::Forest { k, chunks } => format!("forest (k: {}, chunks: {chunks})", auto(k)),
+        Family::Forest { k, chunks } => {
+            format!("forest (k: {}, chunks: {})", auto(k), auto(chunks))
+        }
         f => f.name().into(),
     }
 }

@@ -32,7 +32,7 @@ fn sample() -> Comparison {
             Family::RecursiveDoubling,
             Family::Forest {
                 k: AutoOr::Auto,
-                chunks: 1,
+                chunks: AutoOr::Fixed(1),
             },
         ],
         sizes: vec![1024, 2048, 4096, 16384, 65536],

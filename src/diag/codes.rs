@@ -72,6 +72,7 @@ codes! {
     MpiUnsupported = "E0042", "the MPI target cannot run this program";
     ForestUnschedulable = "E0043", "no forest schedule fits this topology and collective";
     ForestFixedK = "E0044", "the fixed number of trees per rank cannot be scheduled";
+    ForestChunksLose = "E0045", "too few pipelined chunks for the forest's trees (warning)";
 }
 
 impl Serialize for Code {

@@ -95,6 +95,14 @@ impl Diagnostic {
         }
     }
 
+    /// A warning: something that builds but is likely not what the user wants.
+    pub fn warning(code: Code, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            ..Diagnostic::error(code, span, message)
+        }
+    }
+
     /// Text shown under the primary span.
     pub fn label(mut self, message: impl Into<String>) -> Diagnostic {
         self.primary.message = message.into();

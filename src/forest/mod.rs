@@ -11,6 +11,7 @@
 //! 5. [`pack`]: spanning out-tree packing in batches (4.4, Algorithm 5, equation (5));
 //! 6. [`routes`]: trees mapped back to physical paths.
 
+pub mod chunking;
 pub mod flow;
 pub mod net;
 pub mod optimum;

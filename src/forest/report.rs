@@ -294,8 +294,10 @@ pub fn text(topo: &Topology, ag: &Forest, rs: &Forest) -> String {
 
 /// The report for a checked model (what `collc build --emit report` prints): its topology's
 /// allgather and reduce-scatter forests over the collective's ranks, with the schedule's `k` when
-/// it is a `forest` schedule and `k: auto` otherwise.
-pub fn for_model(m: &Model) -> Result<String, Vec<Diagnostic>> {
+/// it is a `forest` schedule and `k: auto` otherwise; then the chunk count the collective runs
+/// with at its size and what it reaches ([`super::chunking`]). With the E0045 warning when a
+/// fixed `chunks` loses much.
+pub fn for_model(m: &Model) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(vec![
             Diagnostic::error(
@@ -308,9 +310,9 @@ pub fn for_model(m: &Model) -> Result<String, Vec<Diagnostic>> {
         ]);
     };
     let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
-    let k = match m.schedule.as_ref().map(|s| &s.family) {
-        Some(Family::Forest { k, .. }) => *k,
-        _ => AutoOr::Auto,
+    let (k, chunks) = match m.schedule.as_ref().map(|s| &s.family) {
+        Some(Family::Forest { k, chunks }) => (*k, *chunks),
+        _ => (AutoOr::Auto, AutoOr::Auto),
     };
     // Allreduce needs exactly the two forests: reduce-scatter in-trees, then allgather out-trees.
     let both = Collective {
@@ -319,9 +321,8 @@ pub fn for_model(m: &Model) -> Result<String, Vec<Diagnostic>> {
         ..c.clone()
     };
     let f = crate::lower::forest::solve(m, &both, k, span)?;
-    match f.as_slice() {
-        [rs, ag] => Ok(text(topo, ag, rs)),
-        _ => Err(vec![
+    let [rs, ag] = f.as_slice() else {
+        return Err(vec![
             Diagnostic::error(
                 Code::ForestUnschedulable,
                 span,
@@ -330,8 +331,38 @@ pub fn for_model(m: &Model) -> Result<String, Vec<Diagnostic>> {
             .label("here")
             .help("try `k: 1;`")
             .note("this is a bug in collc; please report it with this file"),
-        ]),
+        ]);
+    };
+    let mut out = text(topo, ag, rs);
+    // The forests the collective itself runs on.
+    let single;
+    let mine: Vec<&Forest> = match c.kind {
+        CollectiveKind::Allgather => vec![ag],
+        CollectiveKind::ReduceScatter => vec![rs],
+        CollectiveKind::Allreduce => vec![rs, ag],
+        CollectiveKind::Barrier => return Ok((out, Vec::new())),
+        CollectiveKind::Broadcast | CollectiveKind::Reduce => {
+            single = crate::lower::forest::solve(m, c, k, span)?;
+            single.iter().collect()
+        }
+    };
+    let params = crate::net::for_file(m, None);
+    let ch = super::chunking::choose(topo, &params, c, chunks, &mine);
+    let per_root = super::chunking::per_root(c);
+    let depth = super::chunking::trees(topo, &params.overhead, &per_root, &mine)
+        .iter()
+        .map(|t| t.depth)
+        .max()
+        .unwrap_or(0);
+    for l in ch.describe(c, depth, &params) {
+        out.push_str(&l);
+        out.push('\n');
     }
+    let at = m.schedule.as_ref().map_or(span, |s| s.prop_span("chunks"));
+    let warnings = crate::lower::forest::chunk_warning(c, &ch, at)
+        .into_iter()
+        .collect();
+    Ok((out, warnings))
 }
 
 /// `a / b` in percent, for display.

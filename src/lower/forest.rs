@@ -6,19 +6,28 @@
 //! toward that rank; allreduce is reduce-scatter on `1/N` slices of the vector followed by
 //! allgather of the reduced slices; broadcast and reduce use single-root out- and in-trees.
 //! Barrier is not a forest collective (`sema::schedule::supports` says so before lowering).
-//! [`emit`] owns the data layout and the tree walks.
+//! [`emit`] owns the data layout and the tree walks; [`diags`] the diagnostics.
+//!
+//! `chunks: auto` (the default) is resolved after solving by [`solve_chunked`], with
+//! [`crate::forest::chunking::choose`], which the report, hover and the simulation call too;
+//! [`most_chunks`] tells it the most chunks the layout can split into.
 //!
 //! Limits: a program has at most [`MAX_SLOTS`] slots per buffer and about [`MAX_OPS`] ops, so
-//! lowering and verification stay within memory. `chunks` that cannot fit even with one unit per
-//! shard is E0043 before solving; a fixed `k` whose worst-case layout (`D = k` units per shard)
+//! lowering and verification stay within memory. A fixed `chunks` that cannot fit even with one
+//! unit per shard is E0043 before solving (an auto count over the limits is E0043 after, naming
+//! the most that fit); a fixed `k` whose worst-case layout (`D = k` units per shard)
 //! cannot fit is E0044 before solving, and after solving the real layout is checked the same way
 //! (E0044 when `k` was fixed, E0043 otherwise). Solver errors map the same way: a fixed `k` the
 //! solver refuses is E0044, anything else E0043.
 
+mod diags;
 mod emit;
 
+pub use diags::{chunk_warning, lower_error, precheck, solver_error};
+
 use crate::diag::{Code, Diagnostic, Span};
-use crate::forest::{Direction, Forest, ForestError, KChoice, Roots};
+use crate::forest::chunking::Chunking;
+use crate::forest::{Direction, Forest, KChoice, Roots};
 use crate::ir::{Buf, Program, Slice};
 use crate::progress::{Phase, Progress};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId};
@@ -53,7 +62,7 @@ pub enum LowerError {
 }
 
 /// Shards per part-sized buffer: `N` for allgather, reduce-scatter and allreduce, else 1.
-fn shards(c: &Collective) -> u64 {
+pub(super) fn shards(c: &Collective) -> u64 {
     match c.kind {
         CollectiveKind::Broadcast | CollectiveKind::Reduce => 1,
         _ => c.ranks.len() as u64,
@@ -182,128 +191,29 @@ fn shards_per_part(c: &Collective) -> u64 {
 }
 
 /// Largest `n` with `per * n <= limit` (0 when even one does not fit).
-fn most(limit: u64, per: u64) -> u64 {
+pub(super) fn most(limit: u64, per: u64) -> u64 {
     limit / per.max(1)
 }
 
-/// Checks that need no solving: `chunks` against the limits with one unit per shard, and a fixed
-/// `k` against the slot limit with its worst-case layout.
-pub fn precheck(c: &Collective, k: AutoOr<u64>, chunks: u64, span: Span) -> Result<(), Diagnostic> {
-    let n = c.ranks.len() as u64;
-    let phases = needs(c).len() as u64;
-    let roots = if c.kind.has_root() { 1 } else { n };
-    let slots_per_chunk = shards(c);
-    let ops_per_chunk = phases * roots * (2 * n.saturating_sub(1) + 1);
-    let max_chunks = most(MAX_SLOTS, slots_per_chunk).min(most(MAX_OPS, ops_per_chunk));
-    if chunks > max_chunks {
-        let help = if max_chunks == 0 {
-            format!("{n} ranks are too many for a forest program; use `ring`")
-        } else {
-            format!("use at most {max_chunks} chunks (`chunks: {max_chunks};`)")
-        };
-        return Err(Diagnostic::error(
-            Code::ForestUnschedulable,
-            span,
-            if slots_per_chunk.saturating_mul(chunks) > MAX_SLOTS {
-                format!(
-                    "`chunks: {chunks}` on {n} ranks needs at least {} slots per buffer, more than collc's limit of {MAX_SLOTS}",
-                    slots_per_chunk.saturating_mul(chunks)
-                )
-            } else {
-                format!(
-                    "`chunks: {chunks}` on {n} ranks needs at least {} ops, more than collc's limit of {MAX_OPS}",
-                    ops_per_chunk.saturating_mul(chunks)
-                )
-            },
-        )
-        .label("too many pipelined chunks")
-        .help(help));
-    }
-    if let AutoOr::Fixed(k) = k {
-        let per_k = slots_per_chunk.saturating_mul(chunks);
-        if k > most(MAX_SLOTS, per_k) {
-            let kmax = most(MAX_SLOTS, per_k).max(1);
-            return Err(Diagnostic::error(
-                Code::ForestFixedK,
-                span,
-                format!(
-                    "`k: {k}` trees per rank can split each shard {k} ways; with {chunks} chunk{} on {n} ranks that needs up to {} slots per buffer, more than collc's limit of {MAX_SLOTS}",
-                    if chunks == 1 { "" } else { "s" },
-                    per_k.saturating_mul(k)
-                ),
-            )
-            .label("too many trees per rank")
-            .help(format!("fix k to {kmax} or less (`k: {kmax};`), or use `k: auto;`")));
-        }
-    }
-    Ok(())
+/// The most chunks whose program stays within [`MAX_SLOTS`] and [`MAX_OPS`] (0 when even one
+/// does not).
+pub fn fitting_chunks(c: &Collective, forests: &[&Forest]) -> u64 {
+    let Ok(units) = emit::units(forests) else {
+        return 0;
+    };
+    let (slots, ops) = size(c, units, 1, forests);
+    let ops = ops.saturating_sub(shards(c));
+    most(MAX_SLOTS, slots).min(most(MAX_OPS.saturating_sub(shards(c)), ops))
 }
 
-/// The diagnostic for a solver error at the schedule.
-pub fn solver_error(
-    e: &ForestError,
-    c: &Collective,
-    names: &dyn Fn(NodeId) -> String,
-    span: Span,
-) -> Diagnostic {
-    match e {
-        ForestError::BadK { k, max } => Diagnostic::error(
-            Code::ForestFixedK,
-            span,
-            format!("ForestColl cannot build {k} trees per rank here: {e}"),
-        )
-        .label("fixed k out of range")
-        .help(format!(
-            "fix k to {max} or less (`k: {max};`), or use `k: auto;`"
-        )),
-        ForestError::Unreachable { from, to } => Diagnostic::error(
-            Code::ForestUnschedulable,
-            span,
-            format!(
-                "no spanning tree for {}: `{}` cannot reach `{}`",
-                c.kind.name(),
-                names(*from),
-                names(*to)
-            ),
-        )
-        .label("no forest exists")
-        .help("connect the two nodes (a `<->` link goes both ways), or choose another schedule"),
-    }
-}
-
-/// The diagnostic for a forest the lowering cannot use.
-pub fn lower_error(e: &LowerError, k: AutoOr<u64>, chunks: u64, span: Span) -> Diagnostic {
-    match e {
-        LowerError::TooLarge { slots, ops } => {
-            let msg = format!(
-                "the forest's trees split the data so finely that the program needs {slots} slots per buffer and about {ops} ops, more than collc's limits of {MAX_SLOTS} and {MAX_OPS}"
-            );
-            let fewer = if chunks > 1 {
-                ", or use fewer chunks"
-            } else {
-                ""
-            };
-            match k {
-                AutoOr::Fixed(k) => Diagnostic::error(Code::ForestFixedK, span, msg)
-                    .label(format!("k fixed to {k}"))
-                    .help(format!(
-                        "fix k to a smaller value (`k: {};`){fewer}",
-                        (k / 2).max(1)
-                    )),
-                AutoOr::Auto => Diagnostic::error(Code::ForestUnschedulable, span, msg)
-                    .label("k chosen automatically")
-                    .help(format!("fix k to 1 (`k: 1;`){fewer}")),
-            }
-        }
-        LowerError::Malformed(why) => Diagnostic::error(
-            Code::ForestUnschedulable,
-            span,
-            format!("the solved forest does not fit the collective: {why}"),
-        )
-        .label("here")
-        .help("try `k: 1;` or another schedule")
-        .note("this is a bug in collc's ForestColl solver; please report it with this file"),
-    }
+/// The most chunks with which every slot of the layout holds at least one element, so every
+/// pipelined chunk of every tree carries data: a part's elements over its slots per chunk
+/// (`D` units per shard times the shards in a part); at least 1.
+pub fn most_chunks(c: &Collective, forests: &[&Forest]) -> u64 {
+    let units = emit::units(forests).unwrap_or(1).max(1);
+    let per_chunk = units.saturating_mul(shards(c) / shards_per_part(c));
+    let part = super::spec(c, 1).part_elements;
+    (part / per_chunk.max(1)).max(1)
 }
 
 /// Solves the forests `c` needs ([`needs`]) on the model's topology, with `k` trees per root.
@@ -342,21 +252,51 @@ pub fn solve(
         .collect()
 }
 
+/// The solved forests `c` needs and the chunk count to run them with
+/// ([`crate::forest::chunking::choose`] under the file's flow parameters): what lowering,
+/// the report, hover and the simulation share.
+pub fn solve_chunked(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    chunks: AutoOr<u64>,
+    span: Span,
+) -> Result<(Vec<Forest>, Chunking), Vec<Diagnostic>> {
+    let forests = solve(model, c, k, span)?;
+    let refs: Vec<&Forest> = forests.iter().collect();
+    let chunking = match model.topology.as_ref() {
+        Some(topo) => {
+            let params = crate::net::for_file(model, None);
+            crate::forest::chunking::choose(topo, &params, c, chunks, &refs)
+        }
+        None => return Err(Vec::new()),
+    };
+    Ok((forests, chunking))
+}
+
 /// Lowers a `forest` schedule of `model` (the hook `lower::lower` calls): checks the limits,
-/// solves the forests the collective needs ([`Phase::Solve`]) and emits the program
-/// ([`Phase::Lower`]).
+/// solves the forests the collective needs ([`Phase::Solve`]), resolves `chunks` and emits
+/// the program ([`Phase::Lower`]); with the E0045 warning when a fixed `chunks` loses much
+/// ([`chunk_warning`]).
 pub(super) fn lower(
     model: &crate::sema::model::Model,
     c: &Collective,
     k: AutoOr<u64>,
-    chunks: u64,
+    chunks: AutoOr<u64>,
     span: Span,
     progress: &dyn Progress,
-) -> Result<Program, Vec<Diagnostic>> {
+) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     precheck(c, k, chunks, span).map_err(|d| vec![d])?;
     progress.phase(Phase::Solve, None);
-    let forests = solve(model, c, k, span)?;
+    let (forests, ch) = solve_chunked(model, c, k, chunks, span)?;
     progress.phase(Phase::Lower, None);
     let refs: Vec<&Forest> = forests.iter().collect();
-    program(c, chunks, &refs).map_err(|e| vec![lower_error(&e, k, chunks, span)])
+    let at = model
+        .schedule
+        .as_ref()
+        .map_or(span, |s| s.prop_span("chunks"));
+    let warnings = chunk_warning(c, &ch, at).into_iter().collect();
+    let p =
+        program(c, ch.chunks, &refs).map_err(|e| vec![lower_error(&e, k, &ch, &refs, c, span)])?;
+    Ok((p, warnings))
 }

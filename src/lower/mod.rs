@@ -87,12 +87,26 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
 
 /// Lowers the model's collective under its schedule.
 pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
-    lower_with(model, &Quiet)
+    lower_full(model, &Quiet).map(|(p, _)| p)
 }
 
 /// [`lower`], reporting its phases to `progress`: [`Phase::Lower`], and for a forest
 /// [`Phase::Solve`] while ForestColl's solver runs.
 pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec<Diagnostic>> {
+    lower_full(model, progress).map(|(p, _)| p)
+}
+
+/// [`lower`], with the warnings lowering found (E0045: a fixed forest `chunks` far below what
+/// `chunks: auto` reaches; solving is what tells, so only lowering can say it).
+pub fn lower_with_warnings(model: &Model) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
+    lower_full(model, &Quiet)
+}
+
+/// [`lower_with`] and [`lower_with_warnings`] in one.
+pub fn lower_full(
+    model: &Model,
+    progress: &dyn Progress,
+) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     let fallback = model
         .topology
         .as_ref()
@@ -143,7 +157,7 @@ pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec
         // A forest reports solving, then lowering, itself.
         progress.phase(Phase::Lower, None);
     }
-    match &family {
+    let program = match &family {
         Family::RecursiveMultiplying { stages, model: m } => {
             let (stages, auto) = match stages {
                 AutoOr::Fixed(s) => (s.clone(), false),
@@ -198,7 +212,9 @@ pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec
             }
             Ok(b.finish())
         }
-        Family::Forest { k, chunks } => forest::lower(model, c, *k, *chunks, span, progress),
+        Family::Forest { k, chunks } => {
+            return forest::lower(model, c, *k, *chunks, span, progress);
+        }
         Family::Canary { .. } | Family::StaticTrees { .. } => Err(unsupported(
             format!(
                 "lowering the `{}` schedule is not available yet",
@@ -214,7 +230,8 @@ pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec
             "`auto` did not resolve to a family".into(),
             "name a family",
         )),
-    }
+    };
+    program.map(|p| (p, Vec::new()))
 }
 
 fn rm(
@@ -242,7 +259,7 @@ fn rm(
 /// Lowers and proves the program with `ir::verify`. A finding means collc lowered wrongly: it
 /// is reported with the verifier's code at the schedule, with a note saying so.
 pub fn lower_and_verify(model: &Model) -> Result<(Program, Proof), Vec<Diagnostic>> {
-    lower_and_verify_with(model, &Quiet)
+    lower_and_verify_full(model, &Quiet).map(|(p, proof, _)| (p, proof))
 }
 
 /// [`lower_and_verify`], reporting its phases to `progress` ([`lower_with`], then
@@ -251,10 +268,25 @@ pub fn lower_and_verify_with(
     model: &Model,
     progress: &dyn Progress,
 ) -> Result<(Program, Proof), Vec<Diagnostic>> {
-    let program = lower_with(model, progress)?;
+    lower_and_verify_full(model, progress).map(|(p, proof, _)| (p, proof))
+}
+
+/// [`lower_and_verify`], with [`lower_with_warnings`]'s warnings.
+pub fn lower_and_verify_with_warnings(
+    model: &Model,
+) -> Result<(Program, Proof, Vec<Diagnostic>), Vec<Diagnostic>> {
+    lower_and_verify_full(model, &Quiet)
+}
+
+/// [`lower_and_verify_with`] and [`lower_and_verify_with_warnings`] in one.
+pub fn lower_and_verify_full(
+    model: &Model,
+    progress: &dyn Progress,
+) -> Result<(Program, Proof, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (program, warnings) = lower_full(model, progress)?;
     progress.phase(Phase::Verify, None);
     match ir::verify::verify(&program) {
-        Ok(proof) => Ok((program, proof)),
+        Ok(proof) => Ok((program, proof, warnings)),
         Err(findings) => Err(refuted(model, &program, &findings)),
     }
 }

@@ -318,11 +318,59 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
                 basis(cm)
             ));
         }
+        Family::Forest { k, chunks } => out.extend(forest_summary(model, c, *k, *chunks)),
         other => out.push(format!(
             "no analytic cost model for `{}`; `collc sim` simulates it",
             other.name()
         )),
     }
+    out
+}
+
+/// Most ranks hover solves a forest for (solving is quick up to here; the 1,024-GPU examples
+/// take seconds to minutes).
+const HOVER_SOLVE_RANKS: usize = 64;
+
+/// A forest's `k` and `chunks`, and for up to [`HOVER_SOLVE_RANKS`] ranks the chunk count and
+/// what the forest model says of it ([`crate::forest::chunking::choose`], as lowering and the
+/// report use it).
+fn forest_summary(
+    model: &Model,
+    c: &crate::sema::model::Collective,
+    k: AutoOr<u64>,
+    chunks: AutoOr<u64>,
+) -> Vec<String> {
+    let word = |x: AutoOr<u64>| match x {
+        AutoOr::Auto => "auto".to_string(),
+        AutoOr::Fixed(n) => n.to_string(),
+    };
+    let mut out = vec![format!("k: {}, chunks: {}", word(k), word(chunks))];
+    if c.ranks.len() > HOVER_SOLVE_RANKS {
+        out.push(format!(
+            "{} ranks: `collc build --emit report` solves the forest and shows the chunk count",
+            c.ranks.len()
+        ));
+        return out;
+    }
+    let Ok((forests, ch)) = crate::lower::forest::solve_chunked(model, c, k, chunks, c.span) else {
+        return out;
+    };
+    let Some(topo) = model.topology.as_ref() else {
+        return out;
+    };
+    let refs: Vec<&crate::forest::Forest> = forests.iter().collect();
+    let params = crate::net::for_file(model, None);
+    let per_root = crate::forest::chunking::per_root(c);
+    let depth = crate::forest::chunking::trees(topo, &params.overhead, &per_root, &refs)
+        .iter()
+        .map(|t| t.depth)
+        .max()
+        .unwrap_or(0);
+    out.extend(
+        ch.describe(c, depth, &params)
+            .into_iter()
+            .map(|l| l.trim().to_string()),
+    );
     out
 }
 

@@ -17,7 +17,7 @@
 
 pub mod params;
 
-pub use params::{FlowParams, for_file};
+pub use params::{FlowParams, fmt_ns, for_file};
 
 use crate::sema::model::{NodeId, Topology};
 use num_rational::BigRational;

@@ -187,7 +187,7 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                 "binomial" => super::model::Family::Binomial,
                 "forest" => super::model::Family::Forest {
                     k: super::model::AutoOr::Auto,
-                    chunks: 1,
+                    chunks: super::model::AutoOr::Auto,
                 },
                 "static_trees" => super::model::Family::StaticTrees { trees: 1 },
                 "canary" => return kind == super::model::CollectiveKind::Allreduce,

@@ -244,9 +244,10 @@ pub enum Family {
     RecursiveDoubling,
     Ring,
     Binomial,
+    /// `chunks: auto` (the default) is resolved by [`crate::forest::chunking::choose`].
     Forest {
         k: AutoOr<u64>,
-        chunks: u64,
+        chunks: AutoOr<u64>,
     },
     Canary {
         timeout: BigRational,
@@ -281,6 +282,18 @@ impl Family {
 pub struct Schedule {
     pub family: Family,
     pub span: Span,
+    /// Where each property was written (`chunks: 4` ...), for diagnostics about one of them.
+    pub props: Vec<(String, Span)>,
+}
+
+impl Schedule {
+    /// The span of property `name` as written, else the whole schedule's.
+    pub fn prop_span(&self, name: &str) -> Span {
+        self.props
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(self.span, |(_, s)| *s)
+    }
 }
 
 keyword_enum! {
@@ -365,7 +378,11 @@ impl Model {
                 root,
                 span,
             }),
-            schedule: Some(Schedule { family, span }),
+            schedule: Some(Schedule {
+                family,
+                span,
+                props: Vec::new(),
+            }),
             models: Vec::new(),
             targets: Vec::new(),
             params: BTreeMap::new(),

@@ -120,7 +120,12 @@ pub fn model_text(m: &Model) -> String {
                         let _ = write!(s, " k {k}");
                     }
                 }
-                let _ = write!(s, " chunks {chunks}");
+                match chunks {
+                    AutoOr::Auto => s.push_str(" chunks auto"),
+                    AutoOr::Fixed(c) => {
+                        let _ = write!(s, " chunks {c}");
+                    }
+                }
             }
             Family::Canary {
                 timeout,

@@ -268,6 +268,7 @@ pub(super) fn run<'a>(
         schedule = Some(super::model::Schedule {
             family: super::model::Family::Auto,
             span: coll_decl.unwrap_or(file_start),
+            props: Vec::new(),
         });
     }
     cross_checks(

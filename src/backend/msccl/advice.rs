@@ -18,7 +18,7 @@ use crate::sema::model::{AutoOr, Family, Model};
 const MAX_K: u64 = 9;
 
 /// `m` with its forest's `k` and `chunks` replaced, lowered (None if that fails).
-fn lower_with(m: &Model, k: AutoOr<u64>, chunks: u64) -> Option<Program> {
+fn lower_with(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>) -> Option<Program> {
     let mut m2 = m.clone();
     let s = m2.schedule.as_mut()?;
     s.family = Family::Forest { k, chunks };
@@ -77,9 +77,10 @@ pub(super) fn forest(m: &Model, p: &Program, opts: &Options) -> Option<String> {
             }
         }
     }
-    // Fewer pipelined chunks, when the trees fit the channels at all.
+    // Fewer pipelined chunks, when the trees fit the channels at all: half the count the
+    // program was lowered with (`chunks: auto`'s choice when it was auto), and so on.
     if colours <= limits::MAX_CHANNELS {
-        let mut c = chunks / 2;
+        let mut c = lowered_chunks(m, k, chunks) / 2;
         while c >= 1 {
             let o = Options {
                 channels: opts
@@ -89,7 +90,7 @@ pub(super) fn forest(m: &Model, p: &Program, opts: &Options) -> Option<String> {
                 instances: 1,
                 ..opts.clone()
             };
-            if lower_with(m, k, c).is_some_and(|q| fits(&q, &o)) {
+            if lower_with(m, k, AutoOr::Fixed(c)).is_some_and(|q| fits(&q, &o)) {
                 return Some(format!(
                     "use fewer chunks (`chunks: {c};`){}",
                     settings(&o, opts)
@@ -136,6 +137,18 @@ pub(super) fn forest(m: &Model, p: &Program, opts: &Options) -> Option<String> {
         ),
         _ => "no setting of channels, chunks or k that collc tried fits; use `schedule ring;` for MSCCL, or a runtime with a larger MSCCL_MAX_NUM_STEPS (`--max-steps`)".into(),
     })
+}
+
+/// The chunk count `m`'s forest lowers with: the fixed one, or what `chunks: auto` resolves to.
+pub(super) fn lowered_chunks(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>) -> u64 {
+    match chunks {
+        AutoOr::Fixed(c) => c,
+        AutoOr::Auto => m
+            .collective
+            .as_ref()
+            .and_then(|c| crate::lower::forest::solve_chunked(m, c, k, chunks, c.span).ok())
+            .map_or(1, |(_, ch)| ch.chunks),
+    }
 }
 
 /// ", with one channel per group and one instance" when `o` differs from what was asked.

@@ -27,7 +27,7 @@ pub use types::{Algo, Gpu, MBuf, Proto, Step, StepType, Tb};
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::{self, Program};
-use crate::sema::model::{CollectiveKind, Family, Model, ModelParam, TargetKind};
+use crate::sema::model::{AutoOr, CollectiveKind, Family, Model, ModelParam, TargetKind};
 
 /// Executor limits (msccl-xml.md section 1.5) and field widths (`msccl_struct.h`).
 pub mod limits {
@@ -183,10 +183,54 @@ pub fn build_with(
     opts: &Options,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Emitted, Vec<Diagnostic>> {
-    let (program, _) = crate::lower::lower_and_verify_with(m, progress)?;
+    // `chunks: auto` on a forest means the best count the executor can run: the model's choice
+    // is often hundreds of chunks (src/forest/chunking.rs), far over the steps a thread block
+    // may take, so try at most `max_steps` chunks, halving until the XML fits, before lowering
+    // the model's count only to be refused.
+    if let Some(Family::Forest {
+        k,
+        chunks: AutoOr::Auto,
+    }) = m.schedule.as_ref().map(|s| s.family.clone())
+    {
+        let mut c = advice::lowered_chunks(m, k, AutoOr::Auto).min(u64::from(opts.max_steps));
+        while c > 1 {
+            let mut fixed = m.clone();
+            if let Some(s) = fixed.schedule.as_mut() {
+                s.family = Family::Forest {
+                    k,
+                    chunks: AutoOr::Fixed(c),
+                };
+            }
+            if let Ok(e) = build_fixed(&fixed, opts, progress) {
+                return Ok(e);
+            }
+            c /= 2;
+        }
+        if c == 1 {
+            let mut fixed = m.clone();
+            if let Some(s) = fixed.schedule.as_mut() {
+                s.family = Family::Forest {
+                    k,
+                    chunks: AutoOr::Fixed(1),
+                };
+            }
+            return build_fixed(&fixed, opts, progress);
+        }
+    }
+    build_fixed(m, opts, progress)
+}
+
+/// [`build_with`] for the model's schedule as written.
+fn build_fixed(
+    m: &Model,
+    opts: &Options,
+    progress: &dyn crate::progress::Progress,
+) -> Result<Emitted, Vec<Diagnostic>> {
+    let (program, _, warnings) = crate::lower::lower_and_verify_full(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
-    emit(&program, opts).map_err(|mut ps| {
+    let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
+    emitted.map_err(|mut ps| {
         // A forest over a limit: settings that fit, found by building them.
         if opts.spread == Spread::Trees && ps.iter().any(|p| p.code == Code::MscclLimit) {
             if let Some(help) = advice::forest(m, &program, opts) {
@@ -273,6 +317,8 @@ pub struct Emitted {
     pub algo: Algo,
     pub text: String,
     pub proof: ir::verify::Proof,
+    /// Warnings from lowering (E0045), for [`build`]; [`emit`] leaves it empty.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Lowers, writes, reads back, checks and symbolically executes; the XML text on success.
@@ -281,7 +327,12 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let text = write::write(&algo);
     let proof = validate(&text, algo.root, opts.max_steps)
         .map_err(|ps| ps.into_iter().map(|(p, _)| p).collect::<Vec<_>>())?;
-    Ok(Emitted { algo, text, proof })
+    Ok(Emitted {
+        algo,
+        text,
+        proof,
+        warnings: Vec::new(),
+    })
 }
 
 /// Reads, checks and executes an XML text; problems come with byte spans into `text`.

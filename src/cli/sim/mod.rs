@@ -15,7 +15,7 @@
 
 pub(in crate::cli) mod fluid;
 mod prepare;
-mod report;
+pub(super) mod report;
 
 use super::progress::{Reporter, Verbose};
 use super::{CheckArgs, Out, options, read_source, write_atomic};
@@ -201,14 +201,22 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                         }
                     };
                 }
-                if a.trace.is_some() || a.batch {
-                    eprintln!("error: `--trace` and `-b` do not apply to forests yet");
-                    return 1;
-                }
-                return match super::flow::report(&m, &rep) {
-                    Ok(text) => {
+                return match super::flow::report(
+                    &m,
+                    a.model.as_deref(),
+                    a.trace.is_some(),
+                    a.batch,
+                    &rep,
+                ) {
+                    Ok(r) => {
                         rep.finish();
-                        super::write_output(None, text.as_bytes())
+                        let code = super::write_output(None, r.text.as_bytes());
+                        out.diags(&r.warnings, &files);
+                        match (&a.trace, r.trace) {
+                            (Some(path), Some(json)) => write_trace(path, &json).max(code),
+                            (Some(_), None) => 2,
+                            _ => code,
+                        }
                     }
                     Err(d) => {
                         out.diags(&d, &files);
@@ -251,14 +259,22 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         let Some(json) = sim::trace::chrome_json(&schedule, &result, unit) else {
             return 2;
         };
-        if let Err(e) = write_atomic(path, json.as_bytes()) {
+        return write_trace(path, &json);
+    }
+    0
+}
+
+/// Writes a Chrome trace; the exit code.
+fn write_trace(path: &std::path::Path, json: &str) -> i32 {
+    match write_atomic(path, json.as_bytes()) {
+        Ok(()) => 0,
+        Err(e) => {
             eprintln!(
                 "error[{}]: cannot write `{}`: {e}",
                 Code::Io,
                 path.display()
             );
-            return 2;
+            2
         }
     }
-    0
 }

@@ -184,8 +184,11 @@ fn build_goal(
     files: &SourceMap,
     progress: &dyn Progress,
 ) -> i32 {
-    let program = match crate::lower::lower_with(m, progress) {
-        Ok(p) => p,
+    let program = match crate::lower::lower_full(m, progress) {
+        Ok((p, warnings)) => {
+            out.diags(&warnings, files);
+            p
+        }
         Err(d) => {
             out.diags(&d, files);
             return 1;

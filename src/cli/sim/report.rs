@@ -6,7 +6,7 @@ use crate::diag::{Code, Diagnostic, Span};
 use crate::sim::{Model, SimResult, TimeUnit};
 
 /// LogGOPSim's `%g`: six significant digits, scientific below 1e-4 or from 1e6.
-fn fmt_g(v: f64) -> String {
+pub(in crate::cli) fn fmt_g(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }

@@ -85,8 +85,9 @@ impl Elab<'_> {
                     }
                 };
                 let chunks = match p.get("chunks") {
-                    None => 1,
-                    Some(c) => self.positive(&c.value, "`chunks`")?,
+                    None => AutoOr::Auto,
+                    Some(c) if matches!(c.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(c) => AutoOr::Fixed(self.positive(&c.value, "`chunks`")?),
                 };
                 Family::Forest { k, chunks }
             }
@@ -138,7 +139,12 @@ impl Elab<'_> {
             }
             _ => Family::Auto,
         };
-        Some(Schedule { family: fam, span })
+        let props = props.iter().map(|x| (x.key.name.clone(), x.span)).collect();
+        Some(Schedule {
+            family: fam,
+            span,
+            props,
+        })
     }
 
     fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {

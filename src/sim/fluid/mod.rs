@@ -2,19 +2,21 @@
 //! on their routes that share link bandwidth max-min fairly, arriving their route's latency
 //! plus the model's per-message overhead after their last byte left; small messages are
 //! latency-bound and large ones bandwidth-bound. Host-based schedules run as their lowered
-//! GOAL programs ([`run`]); forests run tree by tree ([`crate::sim::flow`]). Both give a
+//! GOAL programs ([`run`]); forests run tree by tree ([`run_forest`]). Both give a
 //! [`FlowRun`].
 //!
 //! Simulated time is `f64` seconds: rates shared among flows are not exact fractions worth
 //! keeping, and IEEE arithmetic in a fixed order gives the same bits on every machine.
 
 pub mod engine;
+pub mod forest;
 pub mod lowered;
 pub mod outcome;
 
 pub use engine::{Stuck, run};
+pub use forest::{run_forest, run_forest_in};
 pub use lowered::{Lowered, lower};
-pub use outcome::{FlowRun, LaneSpan};
+pub use outcome::{FlowRun, LaneSpan, bus_factor};
 
 /// Seconds in the most readable unit (ns, us, ms or s), two decimals.
 pub fn show_seconds(s: f64) -> String {

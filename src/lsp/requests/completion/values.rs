@@ -20,7 +20,13 @@ pub(super) fn value_words(b: &Block, key: &str, items: &mut Vec<CompletionItem>)
         (Block::Collective, "op") => ReduceOp::ALL.iter().map(|x| x.0).collect(),
         (Block::Collective, "participants") => vec!["all"],
         (Block::Schedule(_), "leader") => LeaderPolicy::ALL.iter().map(|x| x.0).collect(),
-        (Block::Schedule(_), "stages" | "k") => vec!["auto"],
+        (Block::Schedule(_), "stages" | "k" | "chunks") => {
+            // `auto` is a keyword: offered as one, or the keyword filter drops it.
+            let mut it = item("auto", CompletionItemKind::KEYWORD, key);
+            it.sort_text = Some("0auto".into());
+            items.push(it);
+            Vec::new()
+        }
         (Block::Model(k), _) => CostModelKind::ALL
             .iter()
             .find(|x| x.0 == k)

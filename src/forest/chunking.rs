@@ -1,0 +1,394 @@
+//! Pipelined chunks of a forest schedule: the one time model of a forest that the report, the
+//! flow simulation, lowering and hover share, and the count `chunks: auto` (the default)
+//! resolves to ([`choose`]).
+//!
+//! # The model
+//!
+//! Tree `t` of a root carries `D_t = w_t * P` bytes (`P` the root's data, `w_t` the tree's rate
+//! over the sum of its root's rates) at rate `r_t`, in `c` chunks stored and forwarded at every
+//! inner node. A node `h` store-and-forward hops from the data's source (an out-tree's depth;
+//! an in-tree's height: the longest chain of children below it) has all of it after
+//! `D_t / r_t * (c + h - 1) / c` plus the latency of its path: per tree edge, its route's link
+//! latencies and the flow model's per-message `overhead` ([`crate::net::FlowParams`]). Latency
+//! does not hold back the next chunk (pipelined). A tree finishes with its slowest node; a
+//! phase with its slowest tree; allreduce runs reduce-scatter, then allgather. With the solver's
+//! rates this is the report's figure; the flow simulation ([`crate::sim::fluid::forest`]) puts
+//! the max-min fair rates on the physical links in their place.
+//!
+//! # The choice
+//!
+//! `chunks: auto` takes the smallest `c` whose modelled time is within 1% of the best over every
+//! allowed `c`. The model's time only falls as `c` grows, so the best is at the largest allowed
+//! count, the least of:
+//! - the lowering's split ([`crate::lower::forest::most_chunks`]): every slot, hence every
+//!   pipelined chunk of every tree, holds at least one element;
+//! - [`MIN_CHUNK_BYTES`]: no tree's chunk is smaller than 256 bytes (below that a message is
+//!   all per-message cost, which the model leaves out, and the lowered program grows with the
+//!   message size over this);
+//! - [`MAX_CHUNKS`]: never more chunks than a forest program may have slots per buffer.
+//!
+//! Small messages therefore get one or a few chunks; a 1 GiB allgather over 1,024 GPUs whose
+//! trees are 134 edges deep gets thousands.
+
+use super::{Direction, Forest, Tree};
+use crate::net::FlowParams;
+use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId, Topology};
+use num_rational::BigRational;
+use num_traits::{ToPrimitive, Zero};
+use std::collections::BTreeMap;
+
+mod describe;
+pub use describe::gbs_short;
+
+/// The smallest pipelined chunk of a tree `chunks: auto` makes, in bytes.
+pub const MIN_CHUNK_BYTES: u64 = 256;
+/// The most chunks `chunks: auto` makes (a forest program's slots per buffer).
+pub const MAX_CHUNKS: u64 = crate::lower::forest::MAX_SLOTS;
+/// `chunks: auto` stays within this fraction (1/100) of the best modelled time.
+const TOLERANCE: (i64, i64) = (101, 100);
+
+/// One receiving node of a tree: when it has everything, in hops of store-and-forward and
+/// seconds of latency.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reach {
+    pub node: NodeId,
+    pub hops: u64,
+    pub latency: BigRational,
+}
+
+/// A tree as the time model sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeTime {
+    /// Which phase (index into the forests) and tree (index into its `trees`).
+    pub phase: usize,
+    pub tree: usize,
+    pub root: NodeId,
+    /// Bytes the tree carries (`D_t`): `share` of its root's data.
+    pub bytes: BigRational,
+    /// The tree's rate over the sum of its root's rates (`w_t`).
+    pub share: BigRational,
+    /// The solver's rate (`r_t`), bytes per second.
+    pub rate: BigRational,
+    /// Store-and-forward hops to the farthest node (the tree's depth, or height for in-trees).
+    pub depth: u64,
+    /// Every node that receives data, with its hops and latency (an in-tree node once per
+    /// chain of children below it that no other beats in both).
+    pub reach: Vec<Reach>,
+    /// The (hops, latency) pairs no other node beats in both: what bounds the tree's finish.
+    frontier: Vec<(u64, BigRational)>,
+}
+
+impl TreeTime {
+    /// Seconds until the tree's slowest node has everything at `rate`, in `chunks` chunks.
+    pub fn finish(&self, rate: &BigRational, chunks: u64) -> BigRational {
+        if rate.is_zero() || self.bytes.is_zero() {
+            return self
+                .frontier
+                .iter()
+                .map(|f| f.1.clone())
+                .max()
+                .unwrap_or_default();
+        }
+        let stage = &self.bytes / rate;
+        self.frontier
+            .iter()
+            .map(|(h, lat)| &stage * pipeline(*h, chunks) + lat)
+            .max()
+            .unwrap_or_default()
+    }
+
+    /// The most latency of any node's path.
+    pub fn latency(&self) -> BigRational {
+        self.frontier
+            .iter()
+            .map(|f| f.1.clone())
+            .max()
+            .unwrap_or_default()
+    }
+}
+
+/// `(c + h - 1) / c`: the share of a tree's transfer time a node `h` hops down waits for.
+pub fn pipeline(hops: u64, chunks: u64) -> BigRational {
+    let c = chunks.max(1);
+    BigRational::new((c + hops.max(1) - 1).into(), c.into())
+}
+
+/// Bytes of every root's data in one phase of `c`: the whole vector for broadcast and reduce,
+/// else `1/N` of it.
+pub fn per_root(c: &Collective) -> BigRational {
+    let bytes = BigRational::from_integer(c.bytes().into());
+    match c.kind {
+        CollectiveKind::Broadcast | CollectiveKind::Reduce => bytes,
+        _ => bytes / BigRational::from_integer(c.ranks.len().max(1).into()),
+    }
+}
+
+fn edge_latency(topo: &Topology, e: usize) -> BigRational {
+    topo.graph
+        .edge_weight(petgraph::graph::EdgeIndex::new(e))
+        .map(|w| w.latency.clone())
+        .unwrap_or_default()
+}
+
+/// The model's view of every tree of `forests` (as `lower::forest::needs` lists them) moving
+/// `per_root` bytes of every root's data; each tree edge costs its route's latencies plus
+/// `overhead`. Trees with rate zero carry nothing and are left out.
+pub fn trees(
+    topo: &Topology,
+    overhead: &BigRational,
+    per_root: &BigRational,
+    forests: &[&Forest],
+) -> Vec<TreeTime> {
+    let mut out = Vec::new();
+    for (phase, f) in forests.iter().enumerate() {
+        let mut totals: BTreeMap<NodeId, BigRational> = BTreeMap::new();
+        for t in &f.trees {
+            *totals.entry(t.root).or_default() += &t.rate;
+        }
+        for (i, t) in f.trees.iter().enumerate() {
+            if t.rate.is_zero() {
+                continue;
+            }
+            let hop = |e: &super::ForestEdge| -> BigRational {
+                e.route
+                    .iter()
+                    .map(|&r| edge_latency(topo, r))
+                    .sum::<BigRational>()
+                    + overhead
+            };
+            let reach = match f.direction {
+                Direction::Out => out_reach(t, &hop),
+                Direction::In => in_reach(t, &hop),
+            };
+            let depth = reach.iter().map(|r| r.hops).max().unwrap_or(0);
+            let share = &t.rate / &totals[&t.root];
+            out.push(TreeTime {
+                phase,
+                tree: i,
+                root: t.root,
+                bytes: per_root * &share,
+                share,
+                rate: t.rate.clone(),
+                depth,
+                frontier: frontier(reach.iter().map(|r| (r.hops, r.latency.clone())).collect()),
+                reach,
+            });
+        }
+    }
+    out
+}
+
+/// Out-trees: a node is as many hops down as its depth, its path's latency from the root.
+fn out_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<Reach> {
+    let mut at: BTreeMap<NodeId, (u64, BigRational)> = BTreeMap::new();
+    at.insert(t.root, (0, BigRational::zero()));
+    let mut out = Vec::with_capacity(t.edges.len());
+    for e in &t.edges {
+        let (d, l) = at.get(&e.from).cloned().unwrap_or_default();
+        let v = (d + 1, l + hop(e));
+        out.push(Reach {
+            node: e.to,
+            hops: v.0,
+            latency: v.1.clone(),
+        });
+        at.insert(e.to, v);
+    }
+    out
+}
+
+/// In-trees: a node with children has everything once every chain of children below it has
+/// delivered: a chain `h` hops long after `h` store-and-forward hops and its latency. Each node
+/// keeps the chains no other beats in both (one [`Reach`] each); leaves receive nothing.
+fn in_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<Reach> {
+    let mut at: BTreeMap<NodeId, Vec<(u64, BigRational)>> = BTreeMap::new();
+    // Children before parents: the reverse of breadth-first order.
+    for e in t.edges.iter().rev() {
+        let below = at
+            .get(&e.to)
+            .cloned()
+            .unwrap_or_else(|| vec![(0, BigRational::zero())]);
+        let h = hop(e);
+        let p = at.entry(e.from).or_default();
+        p.extend(below.into_iter().map(|(k, l)| (k + 1, l + &h)));
+        *p = frontier(std::mem::take(p));
+    }
+    at.into_iter()
+        .flat_map(|(node, chains)| {
+            chains.into_iter().map(move |(hops, latency)| Reach {
+                node,
+                hops,
+                latency,
+            })
+        })
+        .collect()
+}
+
+/// Sets every tree's bytes for `per_root` bytes of every root's data (the rest of the model
+/// does not depend on the size).
+pub fn resize(trees: &mut [TreeTime], per_root: &BigRational) {
+    for t in trees {
+        t.bytes = per_root * &t.share;
+    }
+}
+
+/// The (hops, latency) pairs not dominated by another (at least as many hops and at least as
+/// much latency), most hops first.
+fn frontier(pairs: Vec<(u64, BigRational)>) -> Vec<(u64, BigRational)> {
+    let mut best: BTreeMap<u64, BigRational> = BTreeMap::new();
+    for (h, l) in pairs {
+        let e = best.entry(h).or_insert_with(|| l.clone());
+        if l > *e {
+            *e = l;
+        }
+    }
+    let mut out: Vec<(u64, BigRational)> = Vec::new();
+    for (h, l) in best.into_iter().rev() {
+        if out.last().is_none_or(|(_, m)| l > *m) {
+            out.push((h, l));
+        }
+    }
+    out
+}
+
+/// Seconds the collective takes in the model: every phase's slowest tree at the solver's rates,
+/// phases one after the other.
+pub fn seconds(trees: &[TreeTime], phases: usize, chunks: u64) -> BigRational {
+    let mut slowest = vec![BigRational::zero(); phases];
+    for t in trees {
+        let f = t.finish(&t.rate, chunks);
+        if f > slowest[t.phase] {
+            slowest[t.phase] = f;
+        }
+    }
+    slowest.into_iter().sum()
+}
+
+/// The chunk count a forest schedule runs with, and what the model says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chunking {
+    /// The count used: the fixed one, or the auto choice.
+    pub chunks: u64,
+    /// True when the schedule says `chunks: auto` or leaves `chunks` out.
+    pub auto: bool,
+    /// The most chunks allowed (see the module doc).
+    pub max: u64,
+    /// The model's seconds with `chunks`.
+    pub seconds: BigRational,
+    /// What `chunks: auto` chooses (equal to `chunks` when auto), and its seconds.
+    pub auto_chunks: u64,
+    pub auto_seconds: BigRational,
+    /// Seconds without any pipelining or latency loss: every phase's data at the forest's rate.
+    pub optimum: BigRational,
+}
+
+impl Chunking {
+    /// Algorithmic bandwidth (bytes/s) of `bytes` in `seconds`; zero for no time.
+    pub fn algbw(bytes: u64, seconds: &BigRational) -> BigRational {
+        if seconds.is_zero() {
+            return BigRational::zero();
+        }
+        BigRational::from_integer(bytes.into()) / seconds
+    }
+
+    /// `seconds` as a share of the optimum's bandwidth (optimum / seconds), 0..1.
+    pub fn efficiency(&self, seconds: &BigRational) -> f64 {
+        if seconds.is_zero() {
+            return 1.0;
+        }
+        (&self.optimum / seconds).to_f64().unwrap_or(0.0)
+    }
+
+    /// True when the count was fixed and reaches less than 90% of the optimum's bandwidth
+    /// while `chunks: auto` would do at least 1% better: the E0045 warning.
+    pub fn loses(&self) -> bool {
+        !self.auto
+            && self.efficiency(&self.seconds) < 0.9
+            && &self.auto_seconds * BigRational::new(101.into(), 100.into()) < self.seconds
+    }
+}
+
+/// The most chunks allowed for `c` over `forests` (see the module doc), at least 1.
+pub fn most(c: &Collective, forests: &[&Forest]) -> u64 {
+    let split = crate::lower::forest::most_chunks(c, forests);
+    let per = per_root(c);
+    let min_share = forests
+        .iter()
+        .flat_map(|f| {
+            let mut totals: BTreeMap<NodeId, BigRational> = BTreeMap::new();
+            for t in &f.trees {
+                *totals.entry(t.root).or_default() += &t.rate;
+            }
+            f.trees
+                .iter()
+                .filter(|t| !t.rate.is_zero())
+                .map(move |t| &t.rate / &totals[&t.root])
+                .collect::<Vec<_>>()
+        })
+        .min()
+        .unwrap_or_else(|| BigRational::from_integer(1.into()));
+    let by_bytes = (per * min_share / BigRational::from_integer(MIN_CHUNK_BYTES.into()))
+        .floor()
+        .to_integer()
+        .to_u64()
+        .unwrap_or(u64::MAX);
+    split.min(by_bytes).clamp(1, MAX_CHUNKS)
+}
+
+/// Resolves `asked` for collective `c` over `forests` (as `lower::forest::needs` lists them) on
+/// `topo` under the flow parameters `params`: the count to use and the model's figures for it
+/// and for the auto choice. Lowering, the report, hover and the simulation all call this, with
+/// the file's flow parameters (`crate::net::for_file(model, None)`), so they use one count.
+pub fn choose(
+    topo: &Topology,
+    params: &FlowParams,
+    c: &Collective,
+    asked: AutoOr<u64>,
+    forests: &[&Forest],
+) -> Chunking {
+    let trees = trees(topo, &params.overhead, &per_root(c), forests);
+    choose_in(&trees, c, asked, forests)
+}
+
+/// [`choose`] with the model's trees already made ([`trees`], sized for `c` with [`resize`]):
+/// the same result, for sweeps over sizes that make the trees once.
+pub fn choose_in(
+    trees: &[TreeTime],
+    c: &Collective,
+    asked: AutoOr<u64>,
+    forests: &[&Forest],
+) -> Chunking {
+    let per = per_root(c);
+    let phases = forests.len();
+    let max = most(c, forests);
+    let time = |k: u64| seconds(trees, phases, k);
+    let best = time(max);
+    let target = &best * BigRational::new(TOLERANCE.0.into(), TOLERANCE.1.into());
+    // The time falls as chunks grow: binary search for the first count within the tolerance.
+    let (mut lo, mut hi) = (1u64, max);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if time(mid) <= target {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    let auto_seconds = time(lo);
+    let optimum: BigRational = forests.iter().map(|f| &per * &f.inv_rate).sum();
+    let (chunks, seconds) = match asked {
+        AutoOr::Auto => (lo, auto_seconds.clone()),
+        AutoOr::Fixed(n) => (n, time(n)),
+    };
+    Chunking {
+        chunks,
+        auto: matches!(asked, AutoOr::Auto),
+        max,
+        seconds,
+        auto_chunks: lo,
+        auto_seconds,
+        optimum,
+    }
+}
+
+#[cfg(test)]
+mod tests;

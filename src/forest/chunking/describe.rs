@@ -1,0 +1,58 @@
+//! The words for a [`Chunking`]: the lines the report and hover print, and GB/s figures.
+
+use super::Chunking;
+use crate::net::FlowParams;
+use crate::sema::model::Collective;
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use num_traits::Signed;
+
+/// `r` bytes per second in GB/s with two decimals, without the exact value.
+pub fn gbs_short(r: &BigRational) -> String {
+    let g = (r / BigRational::from_integer(10_000_000.into())).round();
+    let hundredths = g.to_integer();
+    let whole = &hundredths / BigInt::from(100);
+    let frac = (&hundredths % BigInt::from(100)).abs();
+    format!("{whole}.{frac:02} GB/s")
+}
+
+impl Chunking {
+    /// Lines saying how many chunks `c` runs with and what the model says it reaches, for the
+    /// report and hover; `depth` is the deepest tree's, `params` the file's flow parameters.
+    pub fn describe(&self, c: &Collective, depth: u64, params: &FlowParams) -> Vec<String> {
+        let bytes = c.bytes();
+        let bw = |s: &BigRational| gbs_short(&Chunking::algbw(bytes, s));
+        let how = if self.auto {
+            format!(
+                "chunks: auto chose {} (the fewest within 1% of the best of 1..={} chunks)",
+                self.chunks, self.max
+            )
+        } else {
+            format!(
+                "chunks: {} (fixed; `chunks: auto` would choose {}, reaching {})",
+                self.chunks,
+                self.auto_chunks,
+                bw(&self.auto_seconds)
+            )
+        };
+        vec![
+            format!("pipelining for this {} of {bytes} B: {how}", c.kind.name()),
+            format!(
+                "  deepest tree {depth} edges; a tree edge costs its route's latency plus {} ns ({})",
+                crate::net::fmt_ns(&params.overhead),
+                match &params.declared {
+                    Some(n) => format!("model `{n}`"),
+                    None => "the default overhead: no `flow` model declared".into(),
+                }
+            ),
+            format!(
+                "  achievable algbw with {} chunk{}: {} ({:.1}% of the forest's {})",
+                self.chunks,
+                if self.chunks == 1 { "" } else { "s" },
+                bw(&self.seconds),
+                100.0 * self.efficiency(&self.seconds),
+                bw(&self.optimum)
+            ),
+        ]
+    }
+}
