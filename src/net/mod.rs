@@ -183,6 +183,21 @@ fn mix(a: u64, b: u64, c: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// An `f64` ordered totally, for the heap of link shares.
+#[derive(Clone, Copy, PartialEq)]
+struct Share(f64);
+impl Eq for Share {}
+impl PartialOrd for Share {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Share {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
 /// Max-min fair rates (bytes per second) of flows sharing links, by progressive filling:
 /// raise every unfrozen flow's rate together until a link is full, freeze the flows through it,
 /// repeat. A flow that crosses a link several times counts once per crossing there. `caps[l]`
@@ -219,29 +234,32 @@ pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
             fill[k] += 1;
         }
     }
+    // Progressive filling with a lazy min-heap of link shares: freezing flows at the smallest
+    // share only raises the other links' shares, so an entry whose share is out of date is
+    // pushed again with its current value.
+    let share = |k: usize, left: &[f64], count: &[u32]| left[k].max(0.0) / f64::from(count[k]);
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Share, usize)>> = (0..used.len())
+        .filter(|&k| count[k] > 0)
+        .map(|k| std::cmp::Reverse((Share(share(k, &left, &count)), k)))
+        .collect();
     let mut frozen = vec![false; flows.len()];
-    loop {
-        let mut best: Option<(usize, f64)> = None;
-        for k in 0..used.len() {
-            if count[k] == 0 {
-                continue;
-            }
-            let share = left[k].max(0.0) / f64::from(count[k]);
-            if best.is_none_or(|b| share < b.1) {
-                best = Some((k, share));
-            }
+    while let Some(std::cmp::Reverse((Share(s), k))) = heap.pop() {
+        if count[k] == 0 {
+            continue;
         }
-        let Some((k, share)) = best else {
-            break;
-        };
+        let now = share(k, &left, &count);
+        if now != s {
+            heap.push(std::cmp::Reverse((Share(now), k)));
+            continue;
+        }
         for &f in &through[start[k]..start[k + 1]] {
             if frozen[f] {
                 continue;
             }
             frozen[f] = true;
-            rate[f] = share;
+            rate[f] = s;
             for &m in &slots[f] {
-                left[m] -= share;
+                left[m] -= s;
                 count[m] -= 1;
             }
         }
