@@ -100,3 +100,28 @@ fn quickstart_time_follows_the_declared_bandwidth() {
     assert!(at25 > 40e-6 && at25 < 1e-3, "{at25}");
     assert!(at400 < at25 / 4.0, "{at400} against {at25}");
 }
+
+#[test]
+fn round_model_and_simulation_agree_on_the_quickstart_for_every_host_family() {
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/quickstart.coll"
+    ))
+    .expect("the example");
+    let head = &src[..src
+        .find("schedule recursive_multiplying")
+        .expect("a schedule")];
+    for schedule in [
+        "schedule recursive_multiplying { stages: [a2, a4]; }",
+        "schedule recursive_multiplying { stages: auto; }",
+        "schedule recursive_doubling;",
+        "schedule ring;",
+    ] {
+        let (r, s) = costs(&format!("{head}{schedule}\n"));
+        let r = r.to_f64().expect("finite");
+        assert!(
+            (r - s).abs() <= 0.2 * s,
+            "{schedule}: round model {r}, simulation {s}"
+        );
+    }
+}

@@ -110,6 +110,16 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
         }
         _ => return Ok(None),
     };
+    let derived = m.topology.is_some()
+        && cost::schedule_model(&m.models, None)
+            .is_none_or(|x| x.kind == crate::sema::model::CostModelKind::Flow);
+    let text = if derived {
+        format!(
+            "{text}  these parameters charge each message its sender's link only, to rank stage lists quickly; links that several routes share are in the round model and the flow simulation (\"cost on the network\" below)\n"
+        )
+    } else {
+        text
+    };
     Ok(Some(Section {
         title: "modelled cost".into(),
         lines: text.lines().map(str::to_owned).collect(),
