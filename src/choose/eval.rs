@@ -28,7 +28,8 @@ pub fn with_family_and_size(m: &Model, family: &Family, bytes: u64) -> Model {
     out
 }
 
-/// The flow-level run of `family` on `m`'s topology at `bytes`.
+/// Simulates `family` on the file's topology and collective resized to `bytes`, under the flow
+/// parameters `params`: what every figure of `collc compare` and `schedule auto` comes from.
 pub fn evaluate(
     m: &Model,
     family: &Family,

@@ -8,13 +8,10 @@ mod eval;
 pub mod windows;
 
 pub use auto::{AutoPick, resolve};
-pub use eval::with_family_and_size;
+pub use eval::{evaluate, with_family_and_size};
 
-use crate::diag::Diagnostic;
-use crate::net::FlowParams;
 use crate::sema::model::{AutoOr, Family, Model};
 use crate::sema::schedule::supports;
-use crate::sim::fluid::FlowRun;
 
 /// The families that implement the file's collective, with their parameters left to collc
 /// (`stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
@@ -43,17 +40,6 @@ pub fn candidates(m: &Model) -> Vec<Family> {
     .filter(|f| supports(f, c.kind))
     .filter(|f| m.topology.is_some() || !matches!(f, Family::Forest { .. }))
     .collect()
-}
-
-/// Simulates `family` on the file's topology and collective resized to `bytes`, under the flow
-/// parameters `params`.
-pub fn evaluate(
-    m: &Model,
-    family: &Family,
-    bytes: u64,
-    params: &FlowParams,
-) -> Result<FlowRun, Vec<Diagnostic>> {
-    eval::evaluate(m, family, bytes, params)
 }
 
 #[cfg(test)]

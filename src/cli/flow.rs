@@ -18,9 +18,7 @@ use crate::forest::chunking::gbs_short;
 use crate::forest::chunking::{self, Chunking};
 use crate::net::{FlowParams, Net};
 use crate::progress::{Phase, Progress};
-use crate::sema::model::{
-    AutoOr, Collective, CostModelKind, Family, Model, ModelParam, TargetKind, Topology,
-};
+use crate::sema::model::{AutoOr, Collective, CostModelKind, Family, Model, Topology};
 use crate::sim::flow::{self, Ring, Row};
 use crate::sim::fluid::{FlowRun, run_forest_in};
 use num_rational::BigRational;
@@ -28,14 +26,7 @@ use num_traits::ToPrimitive;
 
 /// True when `collc sim` should use the flow model; see the module doc.
 pub(super) fn wanted(m: &Model, asked: Option<&str>) -> bool {
-    let target = m
-        .targets
-        .iter()
-        .filter(|t| t.kind == TargetKind::Sim)
-        .find_map(|t| match t.options.get("model") {
-            Some(ModelParam::Word(w)) => Some(w.as_str()),
-            _ => None,
-        });
+    let target = m.sim_target_model();
     match asked.or(target) {
         Some(name) => m
             .models

@@ -82,21 +82,13 @@ pub fn fmt_ns(s: &BigRational) -> String {
 /// a `flow` model, else the `sim` target's `model` when it is one, else the only declared
 /// `flow` model, else the defaults.
 pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParams {
-    use crate::sema::model::TargetKind;
     let named = |n: &str| {
         m.models
             .iter()
             .find(|x| x.name == n)
             .and_then(FlowParams::from_model)
     };
-    let target = m
-        .targets
-        .iter()
-        .filter(|t| t.kind == TargetKind::Sim)
-        .find_map(|t| match t.options.get("model") {
-            Some(ModelParam::Word(w)) => Some(w.clone()),
-            _ => None,
-        });
+    let target = m.sim_target_model();
     let flows: Vec<&CostModel> = m
         .models
         .iter()
@@ -104,7 +96,7 @@ pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParam
         .collect();
     asked
         .and_then(named)
-        .or_else(|| target.as_deref().and_then(named))
+        .or_else(|| target.and_then(named))
         .or_else(|| match flows.as_slice() {
             [one] => FlowParams::from_model(one),
             _ => None,

@@ -389,6 +389,17 @@ impl Model {
         }
     }
 
+    /// The `model` option of the file's `target sim` block, if any.
+    pub fn sim_target_model(&self) -> Option<&str> {
+        self.targets
+            .iter()
+            .filter(|t| t.kind == TargetKind::Sim)
+            .find_map(|t| match t.options.get("model") {
+                Some(ModelParam::Word(w)) => Some(w.as_str()),
+                _ => None,
+            })
+    }
+
     /// Where a problem with building this file is reported: the `target` declaration of
     /// `kind` if there is one, else the schedule, else the collective.
     pub fn build_span(&self, kind: Option<TargetKind>) -> Span {

@@ -7,7 +7,7 @@ use crate::backend::goal::{self, GoalOptions, GoalSchedule, GoalSpans};
 use crate::cli::Out;
 use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::progress::{Phase, Progress};
-use crate::sema::model::{CostModelKind, Family, Model as Checked, ModelParam, TargetKind};
+use crate::sema::model::{CostModelKind, Family, Model as Checked};
 use crate::sim::{self, LogGP, Model, TimeUnit};
 use num_rational::BigRational;
 use std::path::Path;
@@ -76,14 +76,7 @@ pub(super) fn model_name(m: &Checked, asked: Option<&str>) -> Option<String> {
             CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
         )
     };
-    let from_target = m
-        .targets
-        .iter()
-        .filter(|t| t.kind == TargetKind::Sim)
-        .find_map(|t| match t.options.get("model") {
-            Some(ModelParam::Word(w)) => Some(w.clone()),
-            _ => None,
-        });
+    let from_target = m.sim_target_model().map(str::to_string);
     let from_schedule = m.schedule.as_ref().and_then(|s| match &s.family {
         Family::RecursiveMultiplying { model, .. } => model.clone(),
         _ => None,
