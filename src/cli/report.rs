@@ -113,16 +113,34 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
     let derived = m.topology.is_some()
         && cost::schedule_model(&m.models, None)
             .is_none_or(|x| x.kind == crate::sema::model::CostModelKind::Flow);
-    let text = if derived {
-        format!(
-            "{text}  these parameters charge each message its sender's link only, to rank stage lists quickly; links that several routes share are in the round model and the flow simulation (\"cost on the network\" below)\n"
-        )
-    } else {
-        text
-    };
+    let mut text: Vec<String> = text.lines().map(str::to_owned).collect();
+    if derived {
+        let b = cost::derived::basis_for_file(m, None);
+        let built = match crate::lower::family_of(m, c.kind) {
+            Family::RecursiveMultiplying {
+                stages: AutoOr::Fixed(st),
+                ..
+            } => st,
+            _ => cost::auto_with(n, &b.params, bytes).stages,
+        };
+        let rd = cost::doubling_stages(n);
+        let auto = cost::auto_with(n, &b.params, bytes).stages;
+        let mut lists = vec![("stages", built.clone())];
+        if rd != built {
+            lists.push(("recursive doubling", rd.clone()));
+        }
+        if auto != built && auto != rd {
+            lists.push(("auto would choose", auto));
+        }
+        text.push(
+            "  the parameters above charge each message its sender's link only, to rank stage lists quickly"
+                .to_string(),
+        );
+        text.extend(super::report_net::stage_lists(m, &lists));
+    }
     Ok(Some(Section {
         title: "modelled cost".into(),
-        lines: text.lines().map(str::to_owned).collect(),
+        lines: text,
         warnings: Vec::new(),
     }))
 }

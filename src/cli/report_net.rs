@@ -8,7 +8,7 @@ use super::report::Section;
 use crate::cli::sim::fluid::{gbs, pct, show_time};
 use crate::diag::Diagnostic;
 use crate::net::Net;
-use crate::sema::model::{Family, Model};
+use crate::sema::model::{AutoOr, Family, Model, Stage};
 use num_traits::ToPrimitive;
 
 /// The section, or None for files without a topology and for forests.
@@ -77,4 +77,49 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
         lines,
         warnings: Vec::new(),
     }))
+}
+
+/// The round model's cost of each stage list on the file's topology, stage by stage, as lines
+/// for the "modelled cost" section (so the figures a reader compares with `collc sim` include
+/// the links that several routes share); lists that do not lower are skipped.
+pub(super) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String> {
+    let Some(topo) = &m.topology else {
+        return Vec::new();
+    };
+    let params = crate::net::for_file(m, None);
+    let net = Net::new(topo);
+    let mut out = vec![
+        "  on the topology (round model: each stage's slowest start-up plus its most loaded link, links shared by routes included):".to_string(),
+    ];
+    for (label, stages) in lists {
+        let family = Family::RecursiveMultiplying {
+            stages: AutoOr::Fixed(stages.clone()),
+            model: None,
+        };
+        let bytes = m.collective.as_ref().map_or(0, |c| c.bytes());
+        let mm = crate::choose::with_family_and_size(m, &family, bytes);
+        let Some(r) = crate::sim::fluid::lower(&mm, &params)
+            .ok()
+            .and_then(|l| l.round_cost(&net, &params))
+        else {
+            continue;
+        };
+        let list: Vec<String> = stages.iter().map(|s| s.to_string()).collect();
+        let per: Vec<String> = if r.rounds.len() == stages.len() {
+            stages
+                .iter()
+                .zip(&r.rounds)
+                .map(|(s, x)| format!("{s} {}", show_time(x.total().to_f64().unwrap_or(0.0))))
+                .collect()
+        } else {
+            vec![format!("{} rounds", r.rounds.len())]
+        };
+        out.push(format!(
+            "    {label}: [{}] {} ({})",
+            list.join(", "),
+            show_time(r.seconds.to_f64().unwrap_or(0.0)),
+            per.join(", ")
+        ));
+    }
+    out
 }
