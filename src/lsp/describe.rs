@@ -254,12 +254,22 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
     out.push(format!("{n} rank{}", if n == 1 { "" } else { "s" }));
     // The family and the model `stages: auto` is chosen under are the lowering's
     // (`lower::family_of`, `cost::schedule_model`), so hover shows the stage list collc builds.
-    let resolved = crate::choose::resolve(model).ok();
+    // Choosing simulates every family; on large files that takes seconds, which a hover must
+    // not, so there the hover says where to see the choice instead.
+    let small = c.ranks.len() <= 64;
+    let resolved = if small {
+        crate::choose::resolve(model).ok()
+    } else {
+        None
+    };
     let model = resolved.as_ref().map_or(model, |r| &r.0);
     let family = crate::lower::family_of(model, c.kind);
     if matches!(s.family, Family::Auto) {
         match resolved.as_ref().and_then(|r| r.1.as_ref()) {
             Some(pick) => out.push(pick.describe().replacen("schedule auto", "`auto`", 1)),
+            None if !small && model.topology.is_some() => out.push(
+                "`auto` is chosen by simulating every family on the topology; `collc build --emit report` shows the choice".to_string(),
+            ),
             None => out.push(format!("`auto` lowers as {}", family.name())),
         }
     }
