@@ -18,7 +18,7 @@
 //! which lets a rank go ahead as soon as its own messages are in, finishes no later than this.
 //! Hand-checked cases are in tests/net_cost.rs.
 
-use crate::backend::goal::{GoalSchedule, OpKind};
+use crate::backend::goal::{Flat, GoalSchedule, OpKind};
 use crate::net::{FlowParams, LinkId, Net};
 use crate::sema::model::NodeId;
 use num_bigint::BigInt;
@@ -59,21 +59,8 @@ pub fn round_cost(
     net: &Net,
     params: &FlowParams,
 ) -> Option<RoundCost> {
-    let mut base = Vec::with_capacity(s.ranks.len() + 1);
-    let mut total = 0usize;
-    for r in &s.ranks {
-        base.push(total);
-        total += r.ops.len();
-    }
-    let mut remaining = vec![0u32; total];
-    let mut after: Vec<Vec<u32>> = vec![Vec::new(); total];
-    for (r, rank) in s.ranks.iter().enumerate() {
-        for d in &rank.deps {
-            remaining[base[r] + d.op as usize] += 1;
-            // `requires` and `irequires` order ops the same way here: rounds count messages.
-            after[base[r] + d.on as usize].push(d.op);
-        }
-    }
+    let (flat, mut remaining) = Flat::new(s);
+    let (base, total) = (&flat.base, remaining.len());
     // The round each op is ready in; receives take their message's round + 1.
     let mut level = vec![0u32; total];
     let mut ready: VecDeque<(u32, u32)> = VecDeque::new();
@@ -96,8 +83,9 @@ pub fn round_cost(
                   level: &mut Vec<u32>,
                   remaining: &mut Vec<u32>,
                   ready: &mut VecDeque<(u32, u32)>| {
-        for &d in &after[base[r as usize] + i as usize] {
-            let j = base[r as usize] + d as usize;
+        // `requires` and `irequires` order ops the same way here: rounds count messages.
+        for &d in flat.after_done(r, i).iter().chain(flat.after_start(r, i)) {
+            let j = flat.g(r, d);
             level[j] = level[j].max(lv);
             remaining[j] -= 1;
             if remaining[j] == 0 {

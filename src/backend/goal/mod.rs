@@ -194,6 +194,66 @@ fn err(message: String, help: &str) -> GoalError {
     }
 }
 
+/// A schedule's dependents, flat: rank r's op i is at `base[r] + i` (`base` has a closing
+/// entry, the op count). Shared by the validator's run, the flow-level simulator and the round
+/// model, which walk the schedule op by op.
+pub struct Flat {
+    pub base: Vec<usize>,
+    /// Dependents released when an op finishes (`requires`) and when it starts (`irequires`),
+    /// compressed: `list[start[g]..start[g + 1]]`.
+    done_start: Vec<u32>,
+    done_list: Vec<u32>,
+    start_start: Vec<u32>,
+    start_list: Vec<u32>,
+}
+
+impl Flat {
+    /// The flat dependents and every op's count of dependencies.
+    pub fn new(s: &GoalSchedule) -> (Flat, Vec<u32>) {
+        let mut base = Vec::with_capacity(s.ranks.len() + 1);
+        let mut total = 0;
+        for r in &s.ranks {
+            base.push(total);
+            total += r.ops.len();
+        }
+        base.push(total);
+        let Dependents {
+            remaining,
+            done_start,
+            done_list,
+            start_start,
+            start_list,
+        } = dependents(s, &base, total);
+        (
+            Flat {
+                base,
+                done_start,
+                done_list,
+                start_start,
+                start_list,
+            },
+            remaining,
+        )
+    }
+
+    /// The flat index of rank r's op i.
+    pub fn g(&self, r: u32, i: u32) -> usize {
+        self.base[r as usize] + i as usize
+    }
+
+    /// The ops released when rank r's op i finishes.
+    pub fn after_done(&self, r: u32, i: u32) -> &[u32] {
+        let g = self.g(r, i);
+        &self.done_list[self.done_start[g] as usize..self.done_start[g + 1] as usize]
+    }
+
+    /// The ops released when rank r's op i starts.
+    pub fn after_start(&self, r: u32, i: u32) -> &[u32] {
+        let g = self.g(r, i);
+        &self.start_list[self.start_start[g] as usize..self.start_start[g + 1] as usize]
+    }
+}
+
 /// Who waits for whom, over ops numbered `base[rank] + op`: how many dependencies each op has,
 /// and, in CSR form (`start[g]..start[g + 1]` indexes `list`, which holds op indices within the
 /// rank), the ops released when op `g` finishes (`requires`) or starts (`irequires`). Shared by

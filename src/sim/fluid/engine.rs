@@ -18,7 +18,7 @@
 //! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
 
 use super::{FlowRun, LaneSpan};
-use crate::backend::goal::{GoalSchedule, OpKind};
+use crate::backend::goal::{Flat, GoalSchedule, OpKind};
 use crate::net::{FlowParams, LinkId, Net, fair_rates};
 use crate::sema::model::NodeId;
 use serde_json::json;
@@ -69,10 +69,8 @@ impl Ord for T {
 
 struct Sim {
     tick: f64,
-    base: Vec<usize>,
+    flat: Flat,
     remaining: Vec<u32>,
-    after_done: Vec<Vec<u32>>,
-    after_start: Vec<Vec<u32>>,
     now: f64,
     ready: VecDeque<(u32, u32)>,
     events: BinaryHeap<Reverse<(T, u64, Ev)>>,
@@ -90,18 +88,17 @@ struct Sim {
 
 impl Sim {
     fn idx(&self, rank: u32, op: u32) -> usize {
-        self.base[rank as usize] + op as usize
+        self.flat.g(rank, op)
     }
 
     fn release(&mut self, rank: u32, op: u32, on_done: bool) {
-        let i = self.idx(rank, op);
         let list = if on_done {
-            std::mem::take(&mut self.after_done[i])
+            self.flat.after_done(rank, op)
         } else {
-            std::mem::take(&mut self.after_start[i])
+            self.flat.after_start(rank, op)
         };
-        for &d in &list {
-            let j = self.idx(rank, d);
+        for &d in list {
+            let j = self.flat.g(rank, d);
             self.remaining[j] -= 1;
             if self.remaining[j] == 0 {
                 self.ready.push_back((rank, d));
@@ -153,32 +150,12 @@ pub fn run(
     params: &FlowParams,
     trace: bool,
 ) -> Result<FlowRun, Stuck> {
-    let mut base = Vec::with_capacity(s.ranks.len() + 1);
-    let mut total = 0;
-    for r in &s.ranks {
-        base.push(total);
-        total += r.ops.len();
-    }
-    base.push(total);
-    let mut remaining = vec![0u32; total];
-    let mut after_done = vec![Vec::new(); total];
-    let mut after_start = vec![Vec::new(); total];
-    for (r, rank) in s.ranks.iter().enumerate() {
-        for d in &rank.deps {
-            remaining[base[r] + d.op as usize] += 1;
-            let list = match d.kind {
-                crate::backend::goal::DepKind::Requires => &mut after_done,
-                crate::backend::goal::DepKind::IRequires => &mut after_start,
-            };
-            list[base[r] + d.on as usize].push(d.op);
-        }
-    }
+    let (flat, remaining) = Flat::new(s);
+    let total = remaining.len();
     let mut sim = Sim {
         tick,
-        base,
+        flat,
         remaining,
-        after_done,
-        after_start,
         now: 0.0,
         ready: VecDeque::new(),
         events: BinaryHeap::new(),
@@ -193,7 +170,7 @@ pub fn run(
     };
     for (r, rank) in s.ranks.iter().enumerate() {
         for i in 0..rank.ops.len() {
-            if sim.remaining[sim.base[r] + i] == 0 {
+            if sim.remaining[sim.flat.base[r] + i] == 0 {
                 sim.ready.push_back((r as u32, i as u32));
             }
         }
@@ -363,7 +340,7 @@ pub fn run(
     if sim.done_ops < total {
         let rank = (0..s.ranks.len())
             .find(|&r| {
-                (sim.base[r]..sim.base[r + 1]).any(|g| sim.remaining[g] > 0)
+                (sim.flat.base[r]..sim.flat.base[r + 1]).any(|g| sim.remaining[g] > 0)
                     || sim.posted.keys().any(|k| k.0 as usize == r)
             })
             .unwrap_or(0) as u32;

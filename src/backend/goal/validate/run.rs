@@ -4,62 +4,8 @@
 
 use super::{At, MAX_PROBLEMS, Problem, problem, show, who};
 use crate::backend::goal::matching::Queue;
-use crate::backend::goal::{ANY_SOURCE, ANY_TAG, DepKind, GoalSchedule, OpKind};
+use crate::backend::goal::{ANY_SOURCE, ANY_TAG, DepKind, Flat, GoalSchedule, OpKind};
 use std::collections::{HashSet, VecDeque};
-
-/// Per-rank flags and dependents, flat: rank r's op i is at `base[r] + i`.
-struct Flat {
-    base: Vec<usize>,
-    /// Dependents released when an op finishes (`requires`) and when it starts (`irequires`),
-    /// compressed: `list[start[g]..start[g + 1]]`.
-    done_start: Vec<u32>,
-    done_list: Vec<u32>,
-    start_start: Vec<u32>,
-    start_list: Vec<u32>,
-}
-
-impl Flat {
-    fn new(s: &GoalSchedule) -> (Flat, Vec<u32>) {
-        let mut base = Vec::with_capacity(s.ranks.len() + 1);
-        let mut total = 0;
-        for r in &s.ranks {
-            base.push(total);
-            total += r.ops.len();
-        }
-        base.push(total);
-        let crate::backend::goal::Dependents {
-            remaining,
-            done_start,
-            done_list,
-            start_start,
-            start_list,
-        } = crate::backend::goal::dependents(s, &base, total);
-        (
-            Flat {
-                base,
-                done_start,
-                done_list,
-                start_start,
-                start_list,
-            },
-            remaining,
-        )
-    }
-
-    fn g(&self, r: u32, i: u32) -> usize {
-        self.base[r as usize] + i as usize
-    }
-
-    fn after_done(&self, r: u32, i: u32) -> &[u32] {
-        let g = self.g(r, i);
-        &self.done_list[self.done_start[g] as usize..self.done_start[g + 1] as usize]
-    }
-
-    fn after_start(&self, r: u32, i: u32) -> &[u32] {
-        let g = self.g(r, i);
-        &self.start_list[self.start_start[g] as usize..self.start_start[g + 1] as usize]
-    }
-}
 
 /// The untimed, all-eager run; see the module doc.
 pub(in crate::backend::goal) fn execution(s: &GoalSchedule) -> Vec<Problem> {
