@@ -5,10 +5,11 @@
 //! can be read side by side. Forests have their own section (`forest::report`).
 
 use super::report::Section;
-use crate::cli::sim::fluid::{gbs, pct, show_time};
+use crate::cli::sim::fluid::{gbs, pct};
 use crate::diag::Diagnostic;
 use crate::net::Net;
 use crate::sema::model::{AutoOr, Family, Model, Stage};
+use crate::sim::fluid::show_seconds;
 use num_traits::ToPrimitive;
 
 /// The section, or None for files without a topology and for forests.
@@ -41,7 +42,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
         let secs = r.seconds.to_f64().unwrap_or(0.0);
         lines.push(format!(
             "round model: {} in {} rounds (each: slowest start-up + most loaded link + reductions)",
-            show_time(secs),
+            show_seconds(secs),
             r.rounds.len()
         ));
         if let Some((k, worst)) = r
@@ -53,8 +54,8 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
             lines.push(format!(
                 "  slowest round {k}: {} messages, start-up {}, transfer {}{}",
                 worst.messages,
-                show_time(worst.startup.to_f64().unwrap_or(0.0)),
-                show_time(worst.transfer.to_f64().unwrap_or(0.0)),
+                show_seconds(worst.startup.to_f64().unwrap_or(0.0)),
+                show_seconds(worst.transfer.to_f64().unwrap_or(0.0)),
                 worst.busiest.map_or(String::new(), |l| format!(
                     " (busiest link {})",
                     net.link_name(l)
@@ -65,7 +66,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
             let t = run.seconds();
             lines.push(format!(
                 "flow simulation (`collc sim`): {}, algbw {}, busbw {} ({:+.1}% against the round model)",
-                show_time(t),
+                show_seconds(t),
                 gbs(run.algbw(bytes)),
                 gbs(run.busbw(c.kind, n, bytes)),
                 pct(t, secs)
@@ -109,7 +110,7 @@ pub(super) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String
             stages
                 .iter()
                 .zip(&r.rounds)
-                .map(|(s, x)| format!("{s} {}", show_time(x.total().to_f64().unwrap_or(0.0))))
+                .map(|(s, x)| format!("{s} {}", show_seconds(x.total().to_f64().unwrap_or(0.0))))
                 .collect()
         } else {
             vec![format!("{} rounds", r.rounds.len())]
@@ -117,7 +118,7 @@ pub(super) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String
         out.push(format!(
             "    {label}: [{}] {} ({})",
             list.join(", "),
-            show_time(r.seconds.to_f64().unwrap_or(0.0)),
+            show_seconds(r.seconds.to_f64().unwrap_or(0.0)),
             per.join(", ")
         ));
     }

@@ -33,18 +33,9 @@ pub fn subject(c: &Comparison) -> String {
     )
 }
 
-/// A time with a readable unit and three or four significant digits.
-pub fn time(s: f64) -> String {
-    if s < 1e-6 {
-        format!("{:.1} ns", s * 1e9)
-    } else if s < 1e-3 {
-        format!("{:.2} us", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.2} ms", s * 1e3)
-    } else {
-        format!("{s:.3} s")
-    }
-}
+/// A time with a readable unit and three or four significant digits (one formatter for every
+/// simulated time collc prints).
+pub use crate::sim::fluid::show_seconds as time;
 
 /// Bytes per second as GB/s with three significant digits (comparisons only, so no platform
 /// maths decides a digit); below 0.001 GB/s in scientific notation.

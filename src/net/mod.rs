@@ -183,16 +183,16 @@ fn mix(a: u64, b: u64, c: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// An `f64` ordered totally, for the heap of link shares.
-#[derive(Clone, Copy, PartialEq)]
-struct Share(f64);
-impl Eq for Share {}
-impl PartialOrd for Share {
+/// An `f64` ordered totally (`f64::total_cmp`), for heaps of shares and times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Total(pub f64);
+impl Eq for Total {}
+impl PartialOrd for Total {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Share {
+impl Ord for Total {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&o.0)
     }
@@ -238,18 +238,18 @@ pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
     // share only raises the other links' shares, so an entry whose share is out of date is
     // pushed again with its current value.
     let share = |k: usize, left: &[f64], count: &[u32]| left[k].max(0.0) / f64::from(count[k]);
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Share, usize)>> = (0..used.len())
+    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Total, usize)>> = (0..used.len())
         .filter(|&k| count[k] > 0)
-        .map(|k| std::cmp::Reverse((Share(share(k, &left, &count)), k)))
+        .map(|k| std::cmp::Reverse((Total(share(k, &left, &count)), k)))
         .collect();
     let mut frozen = vec![false; flows.len()];
-    while let Some(std::cmp::Reverse((Share(s), k))) = heap.pop() {
+    while let Some(std::cmp::Reverse((Total(s), k))) = heap.pop() {
         if count[k] == 0 {
             continue;
         }
         let now = share(k, &left, &count);
         if now != s {
-            heap.push(std::cmp::Reverse((Share(now), k)));
+            heap.push(std::cmp::Reverse((Total(now), k)));
             continue;
         }
         for &f in &through[start[k]..start[k + 1]] {

@@ -9,7 +9,7 @@
 use crate::diag::Diagnostic;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::Model;
-use crate::sim::fluid::{self, FlowRun};
+use crate::sim::fluid::{self, FlowRun, show_seconds};
 use num_traits::ToPrimitive;
 use std::fmt::Write as _;
 
@@ -96,7 +96,7 @@ fn text(
     let _ = writeln!(
         out,
         "time {}, algbw {}, busbw {}",
-        show_time(t),
+        show_seconds(t),
         gbs(run.algbw(bytes)),
         gbs(run.busbw(c.kind, n, bytes))
     );
@@ -105,13 +105,13 @@ fn text(
         let _ = writeln!(
             out,
             "round model (each step: slowest start-up + most loaded link + reductions): {} ({:+.1}% against the simulation)",
-            show_time(r),
+            show_seconds(r),
             pct(r, t)
         );
     }
     out.push_str("Times:\n");
     for (r, f) in run.finish.iter().enumerate() {
-        let _ = writeln!(out, "Rank {r}: {}", show_time(*f));
+        let _ = writeln!(out, "Rank {r}: {}", show_seconds(*f));
     }
     let util = run.utilisation(net);
     if !util.is_empty() {
@@ -128,11 +128,6 @@ fn text(
         );
     }
     out
-}
-
-/// Seconds in the most readable unit (ns, us, ms or s), two decimals.
-pub(in crate::cli) fn show_time(s: f64) -> String {
-    crate::sim::fluid::show_seconds(s)
 }
 
 /// Bytes per second as GB/s.

@@ -19,7 +19,7 @@
 
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
-use crate::net::{FlowParams, LinkId, Net, fair_rates};
+use crate::net::{FlowParams, LinkId, Net, Total, fair_rates};
 use crate::sema::model::NodeId;
 use serde_json::json;
 use std::cmp::Reverse;
@@ -52,28 +52,13 @@ enum Ev {
     CalcDone(u32, u32),
 }
 
-/// `f64` time ordered totally, for the event heap.
-#[derive(Clone, Copy, PartialEq)]
-struct T(f64);
-impl Eq for T {}
-impl PartialOrd for T {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for T {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
-    }
-}
-
 struct Sim {
     tick: f64,
     flat: Flat,
     remaining: Vec<u32>,
     now: f64,
     ready: VecDeque<(u32, u32)>,
-    events: BinaryHeap<Reverse<(T, u64, Ev)>>,
+    events: BinaryHeap<Reverse<(Total, u64, Ev)>>,
     seq: u64,
     /// Per (receiver, sender, tag): messages arrived before their receive, and receives posted
     /// before their message.
@@ -115,7 +100,7 @@ impl Sim {
 
     fn push(&mut self, at: f64, ev: Ev) {
         self.seq += 1;
-        self.events.push(Reverse((T(at), self.seq, ev)));
+        self.events.push(Reverse((Total(at), self.seq, ev)));
     }
 
     fn span(

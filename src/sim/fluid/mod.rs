@@ -18,15 +18,16 @@ pub use forest::{run_forest, run_forest_in};
 pub use lowered::{Lowered, lower};
 pub use outcome::{FlowRun, LaneSpan, bus_factor};
 
-/// Seconds in the most readable unit (ns, us, ms or s), two decimals.
+/// Seconds in the most readable unit, with three or four significant digits: `150.0 ns`,
+/// `25.00 us`, `12.30 ms`, `2.000 s`.
 pub fn show_seconds(s: f64) -> String {
     if s < 1e-6 {
-        format!("{:.2} ns", s * 1e9)
+        format!("{:.1} ns", s * 1e9)
     } else if s < 1e-3 {
         format!("{:.2} us", s * 1e6)
     } else if s < 1.0 {
         format!("{:.2} ms", s * 1e3)
     } else {
-        format!("{s:.2} s")
+        format!("{s:.3} s")
     }
 }
