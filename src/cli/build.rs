@@ -3,7 +3,7 @@
 //! With `-v`, each phase's wall time goes to standard error ([`super::progress`]).
 
 use super::progress::{Reporter, Verbose};
-use super::{CheckArgs, Emit, Out, msccl, options, read_source, report, sim, write_output};
+use super::{CheckArgs, Emit, Out, msccl, options, read_and_check, report, sim, write_output};
 use crate::diag::SourceMap;
 use crate::progress::{Phase, Progress};
 use crate::sema;
@@ -41,17 +41,7 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
     rep.phase(Phase::Check, None);
-    let checked = match read_source(&a.file, &mut files) {
-        Ok(id) => Some(sema::check(&mut files, id, &opts)),
-        Err(d) => {
-            diags.push(*d);
-            None
-        }
-    };
-    let model = checked.and_then(|c| {
-        diags.extend(c.diagnostics);
-        c.model
-    });
+    let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
     let Some(model) = model.filter(|_| diags.is_empty()) else {
         rep.finish();
         out.diags(&diags, &files);

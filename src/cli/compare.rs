@@ -7,12 +7,12 @@
 //! is a diagnostic pointing into the flag.
 
 use super::progress::{Reporter, Verbose};
-use super::{CheckArgs, Out, options, read_source, write_atomic, write_output};
+use super::{CheckArgs, Out, options, read_and_check, write_atomic, write_output};
 use crate::compare::{self, sizes};
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
+use crate::net;
 use crate::progress::{Phase, Progress};
 use crate::sema::model::{CostModelKind, Model};
-use crate::{net, sema};
 use std::path::PathBuf;
 
 #[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
@@ -117,17 +117,7 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
         }
     };
     rep.phase(Phase::Check, None);
-    let checked = match read_source(&a.file, &mut files) {
-        Ok(id) => Some(sema::check(&mut files, id, &opts)),
-        Err(d) => {
-            diags.push(*d);
-            None
-        }
-    };
-    let model = checked.and_then(|c| {
-        diags.extend(c.diagnostics);
-        c.model
-    });
+    let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
     let params = match &model {
         Some(m) => flow_params(m, a.model.as_deref(), &mut files)
             .map_err(|d| diags.push(d))

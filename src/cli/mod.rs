@@ -194,6 +194,27 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
     }
 }
 
+/// Reads and checks a `.coll` file; its diagnostics (and a read error) go to `diags`, and the
+/// model comes back even when they hold errors (callers decide).
+fn read_and_check(
+    path: &Path,
+    files: &mut SourceMap,
+    opts: &sema::Options,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<sema::model::Model> {
+    match read_source(path, files) {
+        Ok(id) => {
+            let c = sema::check(files, id, opts);
+            diags.extend(c.diagnostics);
+            c.model
+        }
+        Err(d) => {
+            diags.push(*d);
+            None
+        }
+    }
+}
+
 fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId, Box<Diagnostic>> {
     match std::fs::read(path) {
         Ok(bytes) => {
