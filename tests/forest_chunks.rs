@@ -102,7 +102,7 @@ fn few_fixed_chunks_warn_and_auto_does_not() {
         let m = collc::sema::check(&mut files, id, &collc::sema::Options::default())
             .model
             .expect("checks");
-        let (_, w) = collc::lower::lower_with_warnings(&m).expect("lowers");
+        let (_, w) = collc::lower::lower_with(&m, &collc::progress::Quiet).expect("lowers");
         (w, t.find("chunks: ").unwrap_or(0))
     };
     let (w, at) = warnings(&text.replace("chunks: 8;", "chunks: 2;"));

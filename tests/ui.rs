@@ -159,7 +159,7 @@ fn check_then_lower(sources: &mut SourceMap, id: collc::diag::FileId) -> Vec<Dia
     let checked = check(sources, id, &Options::default());
     match &checked.model {
         Some(m) if checked.diagnostics.is_empty() => {
-            match collc::lower::lower_and_verify_with_warnings(m) {
+            match collc::lower::lower_and_verify_with(m, &collc::progress::Quiet) {
                 Ok((_, _, warnings)) => warnings,
                 Err(d) => d,
             }

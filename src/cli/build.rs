@@ -99,7 +99,7 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
             }
             text
         }
-        Emit::Ir => match crate::lower::lower_and_verify_full(&model, &rep) {
+        Emit::Ir => match crate::lower::lower_and_verify_with(&model, &rep) {
             Ok((program, _, warnings)) => {
                 out.diags(&warnings, &files);
                 rep.phase(Phase::Emit, None);

@@ -35,7 +35,7 @@ pub(super) fn build(
             return 1;
         }
     }
-    let program = match crate::lower::lower_and_verify_full(m, progress) {
+    let program = match crate::lower::lower_and_verify_with(m, progress) {
         Ok((p, _, warnings)) => {
             out.diags(&warnings, files);
             p

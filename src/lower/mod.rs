@@ -87,23 +87,14 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
 
 /// Lowers the model's collective under its schedule.
 pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
-    lower_full(model, &Quiet).map(|(p, _)| p)
+    lower_with(model, &Quiet).map(|(p, _)| p)
 }
 
-/// [`lower`], reporting its phases to `progress`: [`Phase::Lower`], and for a forest
-/// [`Phase::Solve`] while ForestColl's solver runs.
-pub fn lower_with(model: &Model, progress: &dyn Progress) -> Result<Program, Vec<Diagnostic>> {
-    lower_full(model, progress).map(|(p, _)| p)
-}
-
-/// [`lower`], with the warnings lowering found (E0045: a fixed forest `chunks` far below what
-/// `chunks: auto` reaches; solving is what tells, so only lowering can say it).
-pub fn lower_with_warnings(model: &Model) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
-    lower_full(model, &Quiet)
-}
-
-/// [`lower_with`] and [`lower_with_warnings`] in one.
-pub fn lower_full(
+/// [`lower`], reporting its phases to `progress` ([`Phase::Lower`], and for a forest
+/// [`Phase::Solve`] while ForestColl's solver runs), with the warnings lowering found (E0045: a
+/// fixed forest `chunks` far below what `chunks: auto` reaches; solving is what tells, so only
+/// lowering can say it).
+pub fn lower_with(
     model: &Model,
     progress: &dyn Progress,
 ) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
@@ -259,31 +250,16 @@ fn rm(
 /// Lowers and proves the program with `ir::verify`. A finding means collc lowered wrongly: it
 /// is reported with the verifier's code at the schedule, with a note saying so.
 pub fn lower_and_verify(model: &Model) -> Result<(Program, Proof), Vec<Diagnostic>> {
-    lower_and_verify_full(model, &Quiet).map(|(p, proof, _)| (p, proof))
+    lower_and_verify_with(model, &Quiet).map(|(p, proof, _)| (p, proof))
 }
 
 /// [`lower_and_verify`], reporting its phases to `progress` ([`lower_with`], then
-/// [`Phase::Verify`]).
+/// [`Phase::Verify`]), with [`lower_with`]'s warnings.
 pub fn lower_and_verify_with(
     model: &Model,
     progress: &dyn Progress,
-) -> Result<(Program, Proof), Vec<Diagnostic>> {
-    lower_and_verify_full(model, progress).map(|(p, proof, _)| (p, proof))
-}
-
-/// [`lower_and_verify`], with [`lower_with_warnings`]'s warnings.
-pub fn lower_and_verify_with_warnings(
-    model: &Model,
 ) -> Result<(Program, Proof, Vec<Diagnostic>), Vec<Diagnostic>> {
-    lower_and_verify_full(model, &Quiet)
-}
-
-/// [`lower_and_verify_with`] and [`lower_and_verify_with_warnings`] in one.
-pub fn lower_and_verify_full(
-    model: &Model,
-    progress: &dyn Progress,
-) -> Result<(Program, Proof, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let (program, warnings) = lower_full(model, progress)?;
+    let (program, warnings) = lower_with(model, progress)?;
     progress.phase(Phase::Verify, None);
     match ir::verify::verify(&program) {
         Ok(proof) => Ok((program, proof, warnings)),

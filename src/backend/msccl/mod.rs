@@ -226,7 +226,7 @@ fn build_fixed(
     opts: &Options,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Emitted, Vec<Diagnostic>> {
-    let (program, _, warnings) = crate::lower::lower_and_verify_full(m, progress)?;
+    let (program, _, warnings) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
     let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });

@@ -60,7 +60,7 @@ fn lower_to_goal(
     opts: &GoalOptions,
     progress: &dyn Progress,
 ) -> Result<GoalSchedule, Vec<Diagnostic>> {
-    let (program, proof) = crate::lower::lower_and_verify_with(m, progress)?;
+    let (program, proof, _) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(Phase::Emit, None);
     let span = m.build_span(None);
     goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
@@ -177,7 +177,7 @@ fn build_goal(
     files: &SourceMap,
     progress: &dyn Progress,
 ) -> i32 {
-    let program = match crate::lower::lower_full(m, progress) {
+    let program = match crate::lower::lower_with(m, progress) {
         Ok((p, warnings)) => {
             out.diags(&warnings, files);
             p
