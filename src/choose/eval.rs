@@ -45,13 +45,7 @@ pub fn evaluate(
     }
     let net = Net::new(topo);
     let low = crate::sim::fluid::lower(&mm, params)?;
-    low.simulate(&net, params, false).map_err(|e| {
-        vec![
-            Diagnostic::error(crate::diag::Code::GoalInvalid, mm.build_span(None), e)
-                .label("this schedule")
-                .help("this is a bug in collc: please report it with the file"),
-        ]
-    })
+    low.simulate(&net, params, false)
 }
 
 /// Forests already solved in this process, by [`forest_key`]: a forest does not depend on the

@@ -193,28 +193,18 @@ pub fn build_with(
     }) = m.schedule.as_ref().map(|s| s.family.clone())
     {
         let mut c = advice::lowered_chunks(m, k, AutoOr::Auto).min(u64::from(opts.max_steps));
-        while c > 1 {
+        loop {
             let mut fixed = m.clone();
             if let Some(s) = fixed.schedule.as_mut() {
                 s.family = Family::Forest {
                     k,
-                    chunks: AutoOr::Fixed(c),
+                    chunks: AutoOr::Fixed(c.max(1)),
                 };
             }
-            if let Ok(e) = build_fixed(&fixed, opts, progress) {
-                return Ok(e);
+            match build_fixed(&fixed, opts, progress) {
+                Err(_) if c > 1 => c /= 2,
+                done => return done,
             }
-            c /= 2;
-        }
-        if c == 1 {
-            let mut fixed = m.clone();
-            if let Some(s) = fixed.schedule.as_mut() {
-                s.family = Family::Forest {
-                    k,
-                    chunks: AutoOr::Fixed(1),
-                };
-            }
-            return build_fixed(&fixed, opts, progress);
         }
     }
     build_fixed(m, opts, progress)

@@ -28,15 +28,7 @@ pub(in crate::cli) fn run(m: &Model, ask: &Ask) -> Result<String, Vec<Diagnostic
     let params = crate::net::for_file(m, ask.model);
     let net = Net::new(topo);
     let lowered = fluid::lower(m, &params)?;
-    let run = lowered
-        .simulate(&net, &params, ask.trace.is_some())
-        .map_err(|e| {
-            vec![
-                Diagnostic::error(crate::diag::Code::GoalInvalid, m.build_span(None), e)
-                    .label("this schedule")
-                    .help("this is a bug in collc: please report it with the file"),
-            ]
-        })?;
+    let run = lowered.simulate(&net, &params, ask.trace.is_some())?;
     if let Some(path) = ask.trace
         && let Some(json) = run.chrome_json()
         && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())

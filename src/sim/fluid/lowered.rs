@@ -19,6 +19,8 @@ pub struct Lowered {
     pub hosts: Vec<NodeId>,
     /// Seconds per GOAL time unit.
     pub tick: BigRational,
+    /// Where a run that cannot finish is reported (the schedule).
+    pub span: crate::diag::Span,
 }
 
 /// One GOAL time unit: 1 ps.
@@ -57,18 +59,33 @@ pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>>
         goal,
         hosts: ranks,
         tick: tick(),
+        span,
     })
 }
 
 impl Lowered {
-    /// The flow-level simulation.
-    pub fn simulate(&self, net: &Net, params: &FlowParams, trace: bool) -> Result<FlowRun, String> {
+    /// The flow-level simulation; a program that cannot finish (a proved one always can) is
+    /// reported as a bug in collc.
+    pub fn simulate(
+        &self,
+        net: &Net,
+        params: &FlowParams,
+        trace: bool,
+    ) -> Result<FlowRun, Vec<Diagnostic>> {
         let t = self.tick.to_f64().unwrap_or(0.0);
         super::run(&self.goal, &self.hosts, t, net, params, trace).map_err(|s| {
-            format!(
-                "the schedule cannot finish: {} ops never ran (first at rank {})",
-                s.ops_left, s.rank
-            )
+            vec![
+                Diagnostic::error(
+                    Code::GoalInvalid,
+                    self.span,
+                    format!(
+                        "the schedule cannot finish: {} ops never ran (first at rank {})",
+                        s.ops_left, s.rank
+                    ),
+                )
+                .label("this schedule")
+                .help("this is a bug in collc: please report it with the file"),
+            ]
         })
     }
 
