@@ -50,7 +50,7 @@ pub fn windows(
         })
         .collect();
     let mut out: Vec<Window> = Vec::new();
-    for (i, (&s, r)) in sizes.iter().zip(ranked).enumerate() {
+    for (&s, r) in sizes.iter().zip(ranked) {
         let Some((best, _)) = r.first().cloned() else {
             continue;
         };
@@ -62,7 +62,6 @@ pub fn windows(
             }
             _ => {
                 let min = out.last().map_or(0, |w| w.max + 1);
-                let _ = i;
                 out.push(Window {
                     min,
                     max: s,
@@ -79,8 +78,9 @@ pub fn windows(
     out
 }
 
-/// A window's bounds for people: `0 B .. 64 KiB`, `64 KiB + 1 B .. no limit`.
-pub fn describe(w: &Window) -> String {
+/// A window's bounds and the family built for it, for people: `0 B .. 32768 B: ring (built for
+/// 32768 B)`; `max == 0` reads `no limit`.
+pub fn describe(w: &Window, family: &Family) -> String {
     let max = if w.max == 0 {
         "no limit".to_string()
     } else {
@@ -89,7 +89,7 @@ pub fn describe(w: &Window) -> String {
     format!(
         "{} B .. {max}: {} (built for {} B)",
         w.min,
-        w.family.name(),
+        family.name(),
         w.at
     )
 }

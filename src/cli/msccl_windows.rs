@@ -10,7 +10,7 @@
 
 use super::Out;
 use super::msccl::{MscclArgs, options};
-use crate::choose::windows::{Window, describe, windows};
+use crate::choose::windows::{describe, windows};
 use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::sema::model::Model;
 use std::fmt::Write as _;
@@ -40,7 +40,7 @@ pub(super) fn build(
     };
     let params = crate::net::for_file(m, None);
     let ws = windows(m, sizes, &params, &|_| true);
-    let mut built: Vec<(String, String, &Window)> = Vec::new();
+    let mut built: Vec<(String, String)> = Vec::new();
     let mut summary = String::new();
     for (i, w) in ws.iter().enumerate() {
         let mut last_err = Vec::new();
@@ -56,10 +56,7 @@ pub(super) fn build(
                     let _ = writeln!(
                         summary,
                         "{name}: {} simulated {}{}",
-                        describe(&Window {
-                            family: family.clone(),
-                            ..w.clone()
-                        }),
+                        describe(w, family),
                         crate::sim::fluid::show_seconds(*secs),
                         if rank > 0 {
                             format!(
@@ -70,7 +67,7 @@ pub(super) fn build(
                             String::new()
                         }
                     );
-                    built.push((name, e.text, w));
+                    built.push((name, e.text));
                     done = true;
                     break;
                 }
@@ -90,7 +87,7 @@ pub(super) fn build(
         );
         return 2;
     }
-    for (name, text, _) in &built {
+    for (name, text) in &built {
         if let Err(e) = super::write_atomic(&dir.join(name), text.as_bytes()) {
             eprintln!(
                 "error[{}]: cannot write `{}`: {e}",
