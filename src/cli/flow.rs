@@ -180,10 +180,7 @@ fn header(
     let bytes = c.bytes();
     let bw = |s: &BigRational| gbs_short(&Chunking::algbw(bytes, s));
     let how = if ch.auto {
-        format!(
-            "chunks: auto chose {} (the fewest within 1% of the best of 1..={} chunks)",
-            ch.chunks, ch.max
-        )
+        ch.auto_line()
     } else {
         format!(
             "chunks: {} fixed (auto would choose {})",

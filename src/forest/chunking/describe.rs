@@ -17,16 +17,21 @@ pub fn gbs_short(r: &BigRational) -> String {
 }
 
 impl Chunking {
+    /// What `chunks: auto` chose, as the report, hover and `collc sim` say it.
+    pub fn auto_line(&self) -> String {
+        format!(
+            "chunks: auto chose {} (the fewest within 1% of the best of 1..={} chunks)",
+            self.chunks, self.max
+        )
+    }
+
     /// Lines saying how many chunks `c` runs with and what the model says it reaches, for the
     /// report and hover; `depth` is the deepest tree's, `params` the file's flow parameters.
     pub fn describe(&self, c: &Collective, depth: u64, params: &FlowParams) -> Vec<String> {
         let bytes = c.bytes();
         let bw = |s: &BigRational| gbs_short(&Chunking::algbw(bytes, s));
         let how = if self.auto {
-            format!(
-                "chunks: auto chose {} (the fewest within 1% of the best of 1..={} chunks)",
-                self.chunks, self.max
-            )
+            self.auto_line()
         } else {
             format!(
                 "chunks: {} (fixed; `chunks: auto` would choose {}, reaching {})",
