@@ -276,6 +276,20 @@ impl Family {
             Family::Auto => "auto",
         }
     }
+
+    /// Whether the family aggregates in switches (switch processes in the IR).
+    pub fn in_network(&self) -> bool {
+        matches!(self, Family::Canary { .. } | Family::StaticTrees { .. })
+    }
+
+    /// Where schedules of this family can go, for a target that cannot express it.
+    pub fn target_help(&self) -> &'static str {
+        if self.in_network() {
+            "in-network schedules go to `p4`, `goal` or `sim`; for MSCCL or MPI use `ring`, `recursive_doubling` or `forest`"
+        } else {
+            "host-based schedules go to `msccl`, `mpi`, `goal` or `sim`; for P4 use `canary` or `static_trees`"
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -328,6 +342,27 @@ keyword_enum! {
         P4 = "p4",
         Goal = "goal",
         Sim = "sim",
+    }
+}
+
+impl TargetKind {
+    /// Why this target cannot express a `f` schedule, or None if it can.
+    pub fn cannot_express(self, f: &Family) -> Option<&'static str> {
+        use TargetKind::*;
+        match (self, f.in_network()) {
+            (Msccl, true) => Some("MSCCL runs on GPUs and cannot program switches"),
+            (Mpi, true) => Some("MPI programs run on hosts and cannot program switches"),
+            (P4, false) if *f != Family::Auto => Some(
+                "the P4 target emits in-network aggregation; host-based schedules have nothing to put in a switch",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether `collc build` has a backend for this target (`crate::target::REGISTRY`; a test
+    /// keeps the two in step). `sim` is run by `collc sim`, not built.
+    pub fn has_backend(self) -> bool {
+        matches!(self, TargetKind::Msccl | TargetKind::Mpi | TargetKind::Goal)
     }
 }
 
