@@ -256,8 +256,10 @@ pub enum Family {
         shards: u64,
         leader: LeaderPolicy,
     },
+    /// In-network reduction trees rooted at switches, blocks assigned round robin.
     StaticTrees {
         trees: u64,
+        roots: TreeRoots,
     },
     /// Let collc choose the family.
     Auto,
@@ -290,6 +292,15 @@ impl Family {
             "host-based schedules go to `msccl`, `mpi`, `goal` or `sim`; for P4 use `canary` or `static_trees`"
         }
     }
+}
+
+/// How the roots of static in-network trees are chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeRoots {
+    /// Distinct switches at random (by `seed`) among the most central ones.
+    Random { seed: u64 },
+    /// These switches, by node name, one per tree.
+    Named(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
