@@ -134,8 +134,8 @@ fn goal_output_is_read_back_and_simulated() {
     let out = String::from_utf8_lossy(&sim.stdout);
     let last: u64 = out
         .lines()
-        .filter_map(|l| l.split_whitespace().last()?.parse().ok())
-        .last()
+        .filter_map(|l| l.split_whitespace().next_back()?.parse().ok())
+        .next_back()
         .expect("a time");
     assert!(last > 0, "{out}");
 }
