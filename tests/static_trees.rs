@@ -196,3 +196,31 @@ fn what_cannot_be_built_is_a_coded_error() {
         .expect_err("h[2] has no switch");
     assert!(e.contains("`h[2]` has no switch"), "{e}");
 }
+
+#[test]
+fn report_section() {
+    let dir = std::env::temp_dir().join(format!("collc-static-report-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let f = dir.join("ft.coll");
+    std::fs::write(
+        &f,
+        file(
+            TOPOLOGIES[0],
+            "allreduce { size: 1 MiB; dtype: f32; }",
+            "static_trees { trees: 4; }",
+        ),
+    )
+    .expect("write");
+    let o = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(["build", &f.to_string_lossy(), "--emit", "report"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    insta::assert_snapshot!(String::from_utf8_lossy(&o.stdout));
+}

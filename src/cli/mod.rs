@@ -19,6 +19,7 @@ mod output;
 mod progress;
 mod report;
 mod report_net;
+mod report_trees;
 pub(crate) mod sim;
 mod targets;
 

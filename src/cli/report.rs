@@ -32,6 +32,7 @@ const SECTIONS: &[SectionFn] = &[
     collective,
     modelled_cost,
     network_cost,
+    static_trees,
     forest,
     msccl_selection,
 ];
@@ -62,6 +63,10 @@ pub(super) fn report(
         }
     }
     Ok((out, warnings))
+}
+
+fn static_trees(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    super::report_trees::section(m)
 }
 
 fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {

@@ -78,6 +78,7 @@ mod closed;
 pub mod derived;
 pub mod lambert;
 mod lin;
+pub mod load;
 pub mod report;
 pub mod rounds;
 #[cfg(test)]
