@@ -25,7 +25,9 @@
 //! - [`MIN_CHUNK_BYTES`]: no tree's chunk is smaller than 256 bytes (below that a message is
 //!   all per-message cost, which the model leaves out, and the lowered program grows with the
 //!   message size over this);
-//! - [`MAX_CHUNKS`]: never more chunks than a forest program may have slots per buffer.
+//! - [`MAX_CHUNKS`]: never more chunks than a forest program may have slots per buffer;
+//! - the program limits ([`crate::lower::forest::fitting_chunks`]): the lowered program's
+//!   slots and ops stay within what lowering accepts, so `chunks: auto` always lowers.
 //!
 //! Small messages therefore get one or a few chunks; a 1 GiB allgather over 1,024 GPUs whose
 //! trees are 134 edges deep gets thousands.
@@ -331,7 +333,10 @@ pub fn most(c: &Collective, forests: &[&Forest]) -> u64 {
         .to_integer()
         .to_u64()
         .unwrap_or(u64::MAX);
-    split.min(by_bytes).clamp(1, MAX_CHUNKS)
+    // Within the program limits too, so `chunks: auto` always lowers (E0043 is for fixed
+    // counts and for layouts that fit no count at all).
+    let fits = crate::lower::forest::fitting_chunks(c, forests).max(1);
+    split.min(by_bytes).min(fits).clamp(1, MAX_CHUNKS)
 }
 
 /// Resolves `asked` for collective `c` over `forests` (as `lower::forest::needs` lists them) on
