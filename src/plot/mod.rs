@@ -3,7 +3,10 @@
 //! only place it). Log-log axes: sizes on a base-2 axis labelled in binary units, rates in GB/s
 //! on a base-10 axis; one line with a marker per point for each series, a legend, a title and a
 //! subtitle (say there which model made the figures). Everything is integer pixel coordinates
-//! and fixed colours, so the same chart gives the same bytes.
+//! and fixed colours, so the same chart gives the same bytes. [`bars`] draws distributions and
+//! bars with ranges in the same style.
+
+pub mod bars;
 
 use plotters::coord::combinators::IntoLogRange;
 use plotters::prelude::*;
