@@ -73,12 +73,16 @@ fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnosti
         warnings: Vec::new(),
         title: "collective".into(),
         lines: vec![format!(
-            "{} of {} x {} ({} bytes), op {}, {} ranks; schedule {schedule}",
+            "{} of {} x {} ({} bytes){}, {} ranks; schedule {schedule}",
             c.kind.name(),
             c.count,
             c.dtype.name(),
             c.bytes(),
-            c.op.name(),
+            if c.kind.reduces() {
+                format!(", op {}", c.op.name())
+            } else {
+                String::new()
+            },
             c.ranks.len()
         )],
     }))

@@ -1,0 +1,285 @@
+//! What a newcomer meets in the first hour (issue 18): the README's first command, `-o` as the
+//! output everywhere and the LogGP flags' long names, `--param` errors on the command line,
+//! no second error after a misspelled property, files typed by their content and directories
+//! checked, no reduction op where nothing is reduced, `sim -b` printing only the time, and
+//! plural agreement in what collc prints.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn collc(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(args)
+        .current_dir(root())
+        .env_remove("NO_COLOR")
+        .output()
+        .expect("collc runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("collc-first-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// A GOAL file of the quickstart, for the LogGP simulator.
+fn quickstart_goal(dir: &Path) -> PathBuf {
+    let goal = dir.join("q.goal");
+    let b = collc(&[
+        "build",
+        "examples/quickstart.coll",
+        "--target",
+        "goal",
+        "-o",
+        s(&goal),
+    ]);
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    goal
+}
+
+#[test]
+fn sim_writes_its_report_with_dash_o() {
+    let d = tmp("sim-o");
+    let out = d.join("out.txt");
+    let r = collc(&["sim", "examples/quickstart.coll", "-o", s(&out)]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    assert!(r.stdout.is_empty(), "{}", text(&r.stdout));
+    let report = std::fs::read_to_string(&out).expect("report written");
+    let shown = collc(&["sim", "examples/quickstart.coll"]);
+    assert_eq!(report, text(&shown.stdout));
+    assert!(report.contains("flow model on `lab`"), "{report}");
+    // The LogGP simulator too, and nothing is left beside the file.
+    let goal = quickstart_goal(&d);
+    let out2 = d.join("goal.txt");
+    let r = collc(&["sim", s(&goal), "--output", s(&out2)]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let report = std::fs::read_to_string(&out2).expect("report written");
+    assert!(
+        report.contains("Maximum finishing time at host"),
+        "{report}"
+    );
+    let mut names: Vec<String> = std::fs::read_dir(&d)
+        .expect("dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["goal.txt", "out.txt", "q.goal"]);
+}
+
+#[test]
+fn loggp_parameters_have_long_names() {
+    let d = tmp("loggp");
+    let goal = quickstart_goal(&d);
+    let time = |args: &[&str]| {
+        let mut all = vec!["sim", s(&goal), "-b"];
+        all.extend_from_slice(args);
+        let r = collc(&all);
+        assert_eq!(r.status.code(), Some(0), "{args:?}: {}", text(&r.stderr));
+        text(&r.stdout)
+    };
+    let base = time(&[]);
+    let long = time(&[
+        "--loggp-L",
+        "100",
+        "--loggp-o",
+        "10",
+        "--loggp-g",
+        "5",
+        "--loggp-G",
+        "1",
+        "--loggp-O",
+        "1",
+        "--loggp-S",
+        "1000000",
+    ]);
+    // LogGOPSim's short spellings, except `-o`, which is the output file.
+    let short = time(&[
+        "-L",
+        "100",
+        "--loggp-o",
+        "10",
+        "-g",
+        "5",
+        "-G",
+        "1",
+        "-O",
+        "1",
+        "-S",
+        "1000000",
+    ]);
+    assert_ne!(base, long);
+    assert_eq!(long, short);
+    // `-o 1500`, LogGOPSim's overhead, is refused with a pointer to `--loggp-o`; no file named
+    // 1500 appears.
+    let r = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(["sim", s(&goal), "-o", "1500", "--color", "never"])
+        .current_dir(&d)
+        .output()
+        .expect("collc runs");
+    assert_eq!(r.status.code(), Some(1));
+    let err = text(&r.stderr);
+    assert!(err.contains("error[E0024]"), "{err}");
+    assert!(err.contains("<command line>"), "{err}");
+    assert!(err.contains("--loggp-o 1500"), "{err}");
+    assert!(!d.join("1500").exists());
+}
+
+#[test]
+fn sim_dash_b_prints_only_the_time() {
+    let d = tmp("batch");
+    let goal = quickstart_goal(&d);
+    let r = collc(&["sim", s(&goal), "-b"]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let out = text(&r.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("Maximum finishing time at host "), "{out}");
+    // A .coll file under a declared LogGP model: the same single line.
+    let coll = d.join("loggp.coll");
+    let src = std::fs::read_to_string(root().join("examples/quickstart.coll")).expect("read");
+    std::fs::write(&coll, format!("{src}\nmodel lg: loggp;\n")).expect("write");
+    let r = collc(&["sim", s(&coll), "-b"]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let out = text(&r.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(out.starts_with("Maximum finishing time at host "), "{out}");
+}
+
+#[test]
+fn param_errors_point_at_the_command_line() {
+    let r = collc(&[
+        "check",
+        "examples/quickstart.coll",
+        "--param",
+        "hosts=ten",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = text(&r.stderr);
+    assert!(
+        err.contains("<command line>:1:15\n  │\n1 │ --param hosts=ten\n  │               ^^^"),
+        "{err}"
+    );
+    assert!(!err.contains("quickstart.coll"), "{err}");
+
+    let r = collc(&[
+        "check",
+        "examples/quickstart.coll",
+        "--param",
+        "host=16",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = text(&r.stderr);
+    assert!(
+        err.contains(
+            "<command line>:1:9\n  │\n1 │ --param host=16\n  │         ^^^^ unknown parameter"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("did you mean `--param hosts=...`?"), "{err}");
+
+    // A wrong type points at the value given, with the declaration beside it.
+    let r = collc(&[
+        "check",
+        "examples/quickstart.coll",
+        "--param",
+        "hosts=1.5",
+        "--color",
+        "never",
+    ]);
+    let err = text(&r.stderr);
+    assert!(err.contains("error[E0007]"), "{err}");
+    assert!(
+        err.contains("1 │ --param hosts=1.5\n  │               ^^^"),
+        "{err}"
+    );
+    // And a good override still works.
+    let r = collc(&[
+        "check",
+        "examples/quickstart.coll",
+        "--param",
+        "hosts=2 * 4",
+    ]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+}
+
+#[test]
+fn a_misspelled_model_key_gives_one_error() {
+    let r = collc(&[
+        "check",
+        "tests/ui/E0020-misspelled-model-key.coll",
+        "--color",
+        "never",
+    ]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = text(&r.stderr);
+    assert_eq!(err.matches("error[E0020]").count(), 2, "{err}");
+    assert!(!err.contains("E0003"), "{err}");
+    // Written correctly, an undeclared model is still E0003.
+    let r = collc(&["check", "tests/ui/E0003-unknown-model.coll"]);
+    assert!(text(&r.stderr).contains("E0003"));
+}
+
+#[test]
+fn collectives_that_reduce_nothing_have_no_op() {
+    for (file, kind) in [
+        ("examples/forestcoll_fig2.coll", "allgather"),
+        ("examples/full_mesh_boxes.coll", "broadcast"),
+    ] {
+        let model = text(&collc(&["build", file, "--emit", "model"]).stdout);
+        assert!(model.contains(&format!("collective {kind}\n")), "{model}");
+        assert!(!model.contains(", op "), "{file}: {model}");
+    }
+    let report =
+        text(&collc(&["build", "examples/forestcoll_fig2.coll", "--emit", "report"]).stdout);
+    assert!(
+        report.contains("allgather of 16777216 x f32 (67108864 bytes), 8 ranks"),
+        "{report}"
+    );
+    assert!(!report.contains("reduction op"), "{report}");
+    // A reduction keeps its op, in the model and as a selection condition.
+    let model =
+        text(&collc(&["build", "examples/ring_allreduce_4.coll", "--emit", "model"]).stdout);
+    assert!(model.contains("(64 MiB), op sum\n"), "{model}");
+    let report = text(
+        &collc(&[
+            "build",
+            "examples/ring_allreduce_4.coll",
+            "--emit",
+            "report",
+        ])
+        .stdout,
+    );
+    assert!(report.contains("the reduction op is sum"), "{report}");
+    // Barrier: nothing reduced either.
+    let d = tmp("barrier");
+    let f = d.join("b.coll");
+    std::fs::write(
+        &f,
+        "topology t { compute h[4]; for i in 0..4 { link h[i] <-> h[(i + 1) % 4] : 10 GB/s; } }\ncollective barrier {}\nschedule recursive_doubling {}\n",
+    )
+    .expect("write");
+    let r = collc(&["build", s(&f), "--emit", "model"]);
+    let model = text(&r.stdout);
+    assert!(
+        model.contains("collective barrier"),
+        "{model}{}",
+        text(&r.stderr)
+    );
+    assert!(!model.contains(", op "), "{model}");
+}
