@@ -283,3 +283,208 @@ fn collectives_that_reduce_nothing_have_no_op() {
     );
     assert!(!model.contains(", op "), "{model}");
 }
+
+#[test]
+fn files_are_typed_by_content_and_directories_are_checked() {
+    let d = tmp("kinds");
+    // MSCCL XML, IR and GOAL without their extensions, a .coll file named .txt, and a Rust file.
+    let xml = d.join("algo");
+    let b = collc(&[
+        "build",
+        "examples/ring_allreduce_4.coll",
+        "--target",
+        "msccl",
+        "-o",
+        s(&xml),
+    ]);
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    let ir = d.join("program");
+    let b = collc(&[
+        "build",
+        "examples/quickstart.coll",
+        "--emit",
+        "ir",
+        "-o",
+        s(&ir),
+    ]);
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    let goal = d.join("schedule");
+    let b = collc(&[
+        "build",
+        "examples/quickstart.coll",
+        "--target",
+        "goal",
+        "-o",
+        s(&goal),
+    ]);
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+    std::fs::copy(root().join("examples/quickstart.coll"), d.join("quick.txt")).expect("copy");
+    std::fs::write(
+        d.join("main.rs"),
+        "//! A Rust file.\nuse std::io;\nfn main() {}\n",
+    )
+    .expect("w");
+    for f in [&xml, &ir, &goal, &d.join("quick.txt")] {
+        let r = collc(&["check", s(f)]);
+        assert_eq!(
+            r.status.code(),
+            Some(0),
+            "{}: {}",
+            f.display(),
+            text(&r.stderr)
+        );
+    }
+    // A broken file without extension is checked as what it looks like: XML errors for XML.
+    let broken = d.join("sub");
+    std::fs::create_dir_all(&broken).expect("dir");
+    let xml_text = std::fs::read_to_string(&xml).expect("read");
+    std::fs::write(
+        broken.join("bad"),
+        xml_text.replacen("ngpus=\"4\"", "ngpus=\"5\"", 1),
+    )
+    .expect("write");
+    let r = collc(&["check", s(&broken.join("bad")), "--color", "never"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(
+        text(&r.stderr).contains("error[E0041]"),
+        "{}",
+        text(&r.stderr)
+    );
+    // A file that is none of them, named on the command line: refused, nothing parsed.
+    let r = collc(&["check", s(&d.join("main.rs")), "--color", "never"]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = text(&r.stderr);
+    assert!(err.contains("error[E0029]"), "{err}");
+    assert!(err.contains("is not a file collc reads"), "{err}");
+    assert_eq!(err.matches("error[").count(), 1, "{err}");
+    // A directory: the files collc reads under it, in name order, the others counted in a note.
+    std::fs::remove_file(broken.join("bad")).expect("rm");
+    std::fs::write(
+        broken.join("z.coll"),
+        "collective allreduce { size: 8 B; }\n",
+    )
+    .expect("w");
+    let r = collc(&["check", s(&d), "--color", "never"]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    // Files with another extension are skipped in a directory (named, they are sniffed).
+    assert!(err.contains("note: skipped 2 files under"), "{err}");
+    assert!(err.contains("main.rs") && err.contains("quick.txt"), "{err}");
+    assert_eq!(err.matches("error[").count(), 1, "{err}");
+    assert!(err.contains("sub/z.coll"), "{err}");
+    let again = collc(&["check", s(&d), "--color", "never"]);
+    assert_eq!(text(&again.stderr), err);
+    // The examples directory checks cleanly; an empty directory is an error, not a silent pass.
+    let r = collc(&["check", "examples"]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let empty = tmp("empty");
+    let r = collc(&["check", s(&empty)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(text(&r.stderr).contains("holds no .coll"));
+    // `collc sim` types its file the same way.
+    let r = collc(&["sim", s(&goal), "-b"]);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    assert!(text(&r.stdout).starts_with("Maximum finishing time"));
+}
+
+#[test]
+fn a_missing_file_has_no_empty_snippet() {
+    let r = collc(&["check", "no/such/file.coll", "--color", "never"]);
+    assert_eq!(r.status.code(), Some(1));
+    let err = text(&r.stderr);
+    assert!(
+        err.starts_with("error[E0029]: cannot read `no/such/file.coll`"),
+        "{err}"
+    );
+    assert!(!err.contains('│'), "{err}");
+    assert!(!err.contains('^'), "{err}");
+    assert!(
+        err.contains("help: check the path and permissions"),
+        "{err}"
+    );
+    // JSON keeps the file and span for tools.
+    let r = collc(&["check", "no/such/file.coll", "--error-format", "json"]);
+    assert!(text(&r.stderr).contains("no/such/file.coll"));
+}
+
+#[test]
+fn counts_agree_with_their_nouns() {
+    let report = text(
+        &collc(&[
+            "build",
+            "examples/ring_allreduce_4.coll",
+            "--emit",
+            "report",
+        ])
+        .stdout,
+    );
+    assert!(report.contains("up to 1 thread block per GPU"), "{report}");
+    let report = text(&collc(&["build", "examples/hypercube_16.coll", "--emit", "report"]).stdout);
+    assert!(report.contains("up to 1 step per thread block"), "{report}");
+    let report = text(&collc(&["build", "examples/quickstart.coll", "--emit", "report"]).stdout);
+    assert!(
+        report.contains("a positive multiple of 1 element "),
+        "{report}"
+    );
+    for r in [&report] {
+        for bad in [" 1 thread blocks", " 1 steps", " 1 elements", " 1 chunks"] {
+            assert!(!r.contains(bad), "{bad}: {r}");
+        }
+    }
+}
+
+#[test]
+fn license_files_match_cargo_toml() {
+    let toml = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    assert!(
+        toml.contains("license = \"MIT OR Apache-2.0\""),
+        "update this test with the license"
+    );
+    let mit = std::fs::read_to_string(root().join("LICENSE-MIT")).expect("LICENSE-MIT");
+    assert!(mit.contains("Permission is hereby granted, free of charge"));
+    let apache = std::fs::read_to_string(root().join("LICENSE-APACHE")).expect("LICENSE-APACHE");
+    assert!(apache.contains("Apache License") && apache.contains("Version 2.0, January 2004"));
+}
+
+/// The minimum Rust version: Cargo.toml's `rust-version` is what README states, and no
+/// dependency (normal, build or dev) needs a newer compiler (`cargo metadata`, offline). The
+/// language features are held to it by clippy's `incompatible_msrv` lint and were verified once
+/// with `cargo +1.88 check --all-targets`.
+#[test]
+fn rust_version_is_stated_and_covers_the_dependencies() {
+    let toml = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let msrv = toml
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = \""))
+        .and_then(|l| l.strip_suffix('"'))
+        .expect("rust-version in Cargo.toml");
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    assert!(
+        readme.contains(&format!("Rust {msrv} or newer")),
+        "README must state Rust {msrv}"
+    );
+    let parse = |v: &str| -> Vec<u64> { v.split('.').map(|x| x.parse().unwrap_or(0)).collect() };
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .current_dir(root())
+        .output()
+        .expect("cargo metadata");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let mut newest = (vec![0], String::new());
+    for p in meta["packages"].as_array().expect("packages") {
+        if let Some(v) = p["rust_version"].as_str() {
+            if parse(v) > newest.0 {
+                newest = (
+                    parse(v),
+                    format!("{} {} needs {v}", p["name"], p["version"]),
+                );
+            }
+        }
+    }
+    assert!(
+        newest.0 <= parse(msrv),
+        "rust-version {msrv} is too old: {}",
+        newest.1
+    );
+}

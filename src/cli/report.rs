@@ -233,7 +233,9 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
             x.max_bytes
         ),
         format!(
-            "up to {tbs} thread blocks per GPU (all must be resident at once: keep this at most the GPU's SM count), up to {steps} steps per thread block (limit {})",
+            "up to {} per GPU (all must be resident at once: keep this at most the GPU's SM count), up to {} per thread block (limit {})",
+            crate::diag::counted(tbs as u64, "thread block"),
+            crate::diag::counted(steps as u64, "step"),
             opts.max_steps
         ),
         format!(

@@ -99,7 +99,7 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
     // count * mult % chunks == 0  <=>  count is a multiple of chunks / gcd(mult, chunks).
     let step = chunks / gcd(mult, chunks);
     out.push(Condition {
-        what: format!("count x {mult} is a multiple of nchunksperloop = {chunks}, i.e. count is a positive multiple of {step} elements"),
+        what: format!("count x {mult} is a multiple of nchunksperloop = {chunks}, i.e. count is a positive multiple of {}", crate::diag::counted(step, "element")),
         holds: call.map(|c| c.count > 0 && (u128::from(c.count) * u128::from(mult)) % u128::from(chunks) == 0),
         detail: call.map_or(String::new(), |c| format!("count = {}", c.count)),
     });

@@ -141,7 +141,8 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         }
     };
     let text = files.get(id).text.clone();
-    let is_goal = a.file.extension().is_some_and(|e| e == "goal");
+    // By extension, else by content (`collc sim schedule.txt` holding GOAL text).
+    let is_goal = super::inputs::kind(&a.file, &text) == Some(super::inputs::Kind::Goal);
     // What `schedule auto` chose, printed above the report.
     let mut chose = String::new();
     let prepared = if is_goal {
