@@ -369,7 +369,10 @@ fn files_are_typed_by_content_and_directories_are_checked() {
     assert_eq!(r.status.code(), Some(1), "{err}");
     // Files with another extension are skipped in a directory (named, they are sniffed).
     assert!(err.contains("note: skipped 2 files under"), "{err}");
-    assert!(err.contains("main.rs") && err.contains("quick.txt"), "{err}");
+    assert!(
+        err.contains("main.rs") && err.contains("quick.txt"),
+        "{err}"
+    );
     assert_eq!(err.matches("error[").count(), 1, "{err}");
     assert!(err.contains("sub/z.coll"), "{err}");
     let again = collc(&["check", s(&d), "--color", "never"]);
@@ -486,5 +489,115 @@ fn rust_version_is_stated_and_covers_the_dependencies() {
         newest.0 <= parse(msrv),
         "rust-version {msrv} is too old: {}",
         newest.1
+    );
+}
+
+/// The README's "main job" command, run as written (with the built binary for `cargo run`):
+/// it must show what collc is for (the schedule's cost, what it emits and when it is used)
+/// and end with what to run next.
+#[test]
+fn readme_first_command_shows_what_collc_is_for() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    let after = readme
+        .split_once("Run collc's main job on an example")
+        .expect("README has the main-job command")
+        .1;
+    let cmd = after
+        .lines()
+        .find_map(|l| l.strip_prefix("cargo run --release -- "))
+        .expect("a `cargo run --release --` line");
+    let args: Vec<&str> = cmd.split_whitespace().collect();
+    let r = collc(&args);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    let out = text(&r.stdout);
+    for section in [
+        "== modelled cost ==",
+        "== cost on the network ==",
+        "== MSCCL: when the runtime uses this XML ==",
+        "== next (FILE is this file) ==",
+    ] {
+        assert!(out.contains(section), "`{cmd}` lacks {section}:\n{out}");
+    }
+    let next = out.split_once("== next").expect("next").1;
+    assert!(
+        next.contains("collc sim FILE") && next.contains("--target msccl"),
+        "{next}"
+    );
+    // The README shows the same output it gets (abridged: each shown line is in it).
+    let shown = readme
+        .split_once(
+            "cargo run --release -- build examples/quickstart.coll --emit report\n```\n\n```text\n",
+        )
+        .expect("the README shows the report")
+        .1
+        .split_once("```")
+        .expect("closed")
+        .0;
+    for line in shown.lines().filter(|l| l.trim() != "...") {
+        assert!(
+            out.contains(line),
+            "README shows `{line}`, which the report lacks:\n{out}"
+        );
+    }
+}
+
+/// docs/language.md's table of codes lists every code of src/diag/codes.rs with its title.
+#[test]
+fn language_reference_lists_every_error_code() {
+    let doc = std::fs::read_to_string(root().join("docs/language.md")).expect("language.md");
+    let mut expected = String::from("| code | meaning |\n|---|---|\n");
+    for c in collc::diag::Code::ALL {
+        expected.push_str(&format!("| {} | {} |\n", c.as_str(), c.title()));
+    }
+    assert!(
+        doc.contains(&expected),
+        "docs/language.md's table of codes must read:\n{expected}"
+    );
+}
+
+/// What is not built yet is not described as working, and the page on loading the XML into
+/// NCCL/RCCL exists, is linked, and names what a user needs.
+#[test]
+fn docs_say_what_works_and_how_to_run_the_xml() {
+    let doc = std::fs::read_to_string(root().join("docs/language.md")).expect("language.md");
+    let row = |name: &str| {
+        doc.lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("no row for {name}"))
+            .to_string()
+    };
+    assert!(
+        row("packet").contains("Not simulated yet"),
+        "{}",
+        row("packet")
+    );
+    assert!(row("p4").contains("Not built yet"), "{}", row("p4"));
+    // What the docs claim, the tool does: a packet model is refused by `collc sim`.
+    let d = tmp("packet");
+    let f = d.join("p.coll");
+    let src = std::fs::read_to_string(root().join("examples/quickstart.coll")).expect("read");
+    std::fs::write(&f, format!("{src}\nmodel pkts: packet;\n")).expect("write");
+    let r = collc(&["sim", s(&f), "--model", "pkts"]);
+    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stdout));
+    let page = std::fs::read_to_string(root().join("docs/msccl-runtime.md")).expect("page");
+    for needle in [
+        "MSCCL_ALGO_DIR",
+        "NCCL_MSCCL_ENABLE",
+        "RCCL_MSCCL_ENABLE",
+        "NCCL_DEBUG=INFO",
+        "all_reduce_perf",
+        "-g 1",
+        "--emit report",
+    ] {
+        assert!(
+            page.contains(needle),
+            "docs/msccl-runtime.md lacks {needle}"
+        );
+    }
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README");
+    assert!(readme.contains("docs/msccl-runtime.md"));
+    assert!(
+        readme.contains("8 GB") && readme.contains("minutes"),
+        "README: disk and time"
     );
 }
