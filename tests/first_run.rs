@@ -601,3 +601,26 @@ fn docs_say_what_works_and_how_to_run_the_xml() {
         "README: disk and time"
     );
 }
+
+/// `-o` is the output of every command that prints a result: compare too.
+#[test]
+fn compare_writes_with_dash_o() {
+    let d = tmp("compare-o");
+    let out = d.join("cmp.csv");
+    let args = [
+        "compare",
+        "examples/quickstart.coll",
+        "--sizes",
+        "1KiB,1MiB",
+        "--format",
+        "csv",
+    ];
+    let shown = collc(&args);
+    assert_eq!(shown.status.code(), Some(0), "{}", text(&shown.stderr));
+    let mut with_o = args.to_vec();
+    with_o.extend(["-o", s(&out)]);
+    let r = collc(&with_o);
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    assert!(r.stdout.is_empty());
+    assert_eq!(std::fs::read(&out).expect("written"), shown.stdout);
+}
