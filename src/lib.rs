@@ -2,7 +2,8 @@
 //!
 //! Stages, each in its own module, one direction only:
 //! [`syntax`] (text to AST) -> [`sema`] (AST to a checked [`sema::model::Model`]) -> lowering into
-//! the dataflow [`ir`], proved correct by [`ir::verify`] -> backends. [`diag`] is the one diagnostic type every stage produces; [`fmt`] is
+//! the dataflow [`ir`], proved correct by [`ir::verify`] -> backends, built through one seam,
+//! [`target`]. [`diag`] is the one diagnostic type every stage produces; [`fmt`] is
 //! the canonical formatter; [`choose`] evaluates schedule families on a file's network and
 //! [`compare`] sweeps them over sizes ([`plot`] draws the result); [`progress`] is the hook long
 //! work reports through; [`cli`] and [`lsp`] (the language server) sit on top and nothing
@@ -29,3 +30,4 @@ pub mod progress;
 pub mod sema;
 pub mod sim;
 pub mod syntax;
+pub mod target;

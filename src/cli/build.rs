@@ -1,24 +1,27 @@
-//! `collc build FILE`: check the file, then emit its model, its lowered and verified IR, its
-//! report, or a target's output (`--target goal|mpi|msccl`), to standard output or `-o`.
-//! With `-v`, each phase's wall time goes to standard error ([`super::progress`]).
+//! `collc build FILE`: check the file, then emit its model, its lowered and verified IR or its
+//! report (`--emit`), or build a target through the seam ([`super::targets`]): the one named by
+//! `--target`, else the one the file declares (several declared ones into `-o DIR`), to
+//! standard output or `-o`. Without `--emit`, `--target` or a declared target it prints the
+//! model. With `-v`, each phase's wall time goes to standard error ([`super::progress`]).
 
 use super::progress::{Reporter, Verbose};
-use super::{CheckArgs, Emit, Out, msccl, options, read_and_check, report, sim, write_output};
+use super::{CheckArgs, Emit, Out, msccl, options, read_and_check, report, targets, write_output};
 use crate::diag::SourceMap;
 use crate::progress::{Phase, Progress};
-use crate::sema;
+use crate::sema::{self, model::TargetKind};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub(super) struct BuildArgs {
     file: PathBuf,
-    /// What to emit.
-    #[arg(long, value_enum, default_value_t = Emit::Model)]
-    emit: Emit,
-    /// Lower the schedule and write this target instead (`goal`: GOAL text for LogGOPSim;
-    /// `mpi`: a Cargo project, `-o DIR`).
-    #[arg(long, value_enum)]
-    target: Option<sim::BuildTarget>,
+    /// What to emit instead of a target's output (default: the model, when the file declares
+    /// no target).
+    #[arg(long, value_enum, conflicts_with = "target")]
+    emit: Option<Emit>,
+    /// Build this target (default: the one the file's `target` block names): `msccl` (MSCCL
+    /// XML), `mpi` (a Cargo project, `-o DIR`), `goal` (GOAL text for LogGOPSim).
+    #[arg(long, value_parser = targets::parse_kind, value_name = "TARGET")]
+    target: Option<TargetKind>,
     /// Write to this file instead of standard output.
     #[arg(short, long)]
     output: Option<PathBuf>,
@@ -56,14 +59,26 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
         }
     };
     let chose = pick.as_ref().map(crate::choose::AutoPick::describe);
+    let kinds = match (a.target, a.emit) {
+        (Some(k), _) => vec![k],
+        (None, Some(_)) => Vec::new(),
+        (None, None) => targets::chosen(&model),
+    };
     if let Some(c) = &chose
-        && (a.target.is_some() || a.output.is_some())
+        && (!kinds.is_empty() || a.output.is_some())
     {
         eprintln!("note: {c}");
     }
     let output = a.output.as_deref();
+    let target_options = |k: TargetKind| {
+        let mut o = crate::target::Options::from_model(&model, k);
+        if k == TargetKind::Msccl {
+            msccl::overrides(&a.msccl, &mut o);
+        }
+        o
+    };
     if let Some(spec) = &a.size_windows {
-        if a.target != Some(sim::BuildTarget::Msccl) {
+        if kinds != [TargetKind::Msccl] {
             eprintln!("error: `--size-windows` applies to `--target msccl` only");
             return 1;
         }
@@ -84,13 +99,38 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
         rep.finish();
         return super::msccl_windows::build(&model, &a.msccl, &sizes, output, out, &files);
     }
-    if a.target == Some(sim::BuildTarget::Msccl) {
-        return msccl::build(&model, &a.msccl, output, out, &files, &rep);
+    match kinds.as_slice() {
+        [] => {}
+        [k] => {
+            let code = targets::build(*k, &model, target_options(*k), output, out, &files, &rep);
+            rep.finish();
+            return code;
+        }
+        several => {
+            let Some(dir) = output else {
+                rep.finish();
+                out.diags(&[targets::several(several, &model)], &files);
+                return 1;
+            };
+            let stem = a
+                .file
+                .file_stem()
+                .map_or("out".into(), |s| s.to_string_lossy().into_owned());
+            let code = targets::build_all(
+                several,
+                &model,
+                target_options,
+                dir,
+                &stem,
+                out,
+                &files,
+                &rep,
+            );
+            rep.finish();
+            return code;
+        }
     }
-    if let Some(t) = a.target {
-        return sim::build(t, &model, output, out, &files, &rep);
-    }
-    let text = match a.emit {
+    let text = match a.emit.unwrap_or(Emit::Model) {
         Emit::Model => {
             rep.phase(Phase::Emit, None);
             let mut text = sema::print::model_text(&model);

@@ -9,11 +9,11 @@
 
 mod build;
 mod compare;
+mod dir;
 mod explain;
 mod flow;
 mod format;
 mod inputs;
-mod mpi;
 mod msccl;
 mod msccl_windows;
 mod output;
@@ -21,6 +21,7 @@ mod progress;
 mod report;
 mod report_net;
 pub(crate) mod sim;
+mod targets;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::sema::{self, elab::Limits};

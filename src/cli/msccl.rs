@@ -1,4 +1,5 @@
-//! `collc build FILE --target msccl` and `collc check FILE.xml`.
+//! The MSCCL flags of `collc build` (`--target msccl`, `--emit report`, `--size-windows`) and
+//! `collc check FILE.xml`.
 //!
 //! Options come from the file's `target msccl { proto; channels; instances; inplace; }` block,
 //! and the command-line flags override them: `--proto simple|ll|ll128`, `--channels C`,
@@ -8,12 +9,12 @@
 //! (`backend::msccl::emit`); a problem is a coded diagnostic at the schedule (or the `target
 //! msccl` block), and no file is written.
 
-use super::Out;
-use crate::backend::msccl::{self, Options, Proto};
-use crate::diag::{Diagnostic, FileId, SourceMap};
-use crate::progress::Progress;
-use crate::sema::model::Model;
-use std::path::Path;
+use crate::backend::msccl::{self, Options};
+use crate::diag::{Diagnostic, FileId};
+use crate::sema::model::{Model, ModelParam, TargetKind};
+use crate::sema::units::{Dim, Quantity};
+use crate::target;
+use num_rational::BigRational;
 
 #[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
 pub(super) enum ProtoArg {
@@ -52,54 +53,59 @@ pub(super) struct MscclArgs {
     max_steps: Option<u32>,
 }
 
-/// The options for `m`: its `target msccl` block, overridden by the flags.
-pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
-    let mut o = Options::from_model(m);
+/// Puts the flags given over the `target msccl` block's options.
+pub(super) fn overrides(a: &MscclArgs, o: &mut target::Options) {
+    let count = |v: u64| ModelParam::Quantity(Quantity::int(i64::try_from(v).unwrap_or(i64::MAX)));
+    let bytes = |v: u64| {
+        ModelParam::Quantity(Quantity {
+            value: BigRational::from_integer(v.into()),
+            dim: Dim::SIZE,
+        })
+    };
+    let word = |w: &str| ModelParam::Word(w.to_string());
     if let Some(p) = a.proto {
-        o.proto = match p {
-            ProtoArg::Simple => Proto::Simple,
-            ProtoArg::Ll => Proto::LL,
-            ProtoArg::Ll128 => Proto::LL128,
-        };
+        o.set(
+            "proto",
+            word(match p {
+                ProtoArg::Simple => "simple",
+                ProtoArg::Ll => "ll",
+                ProtoArg::Ll128 => "ll128",
+            }),
+        );
     }
-    o.channels = a.channels.unwrap_or(o.channels);
-    o.instances = a.instances.unwrap_or(o.instances);
+    if let Some(c) = a.channels {
+        o.set("channels", count(c.into()));
+    }
+    if let Some(i) = a.instances {
+        o.set("instances", count(i.into()));
+    }
     if a.inplace {
-        o.inplace = true;
+        o.set("inplace", word("true"));
     }
     if a.out_of_place {
-        o.inplace = false;
+        o.set("inplace", word("false"));
     }
-    o.min_bytes = a.min_bytes.unwrap_or(o.min_bytes);
-    o.max_bytes = a.max_bytes.unwrap_or(o.max_bytes);
-    o.max_steps = a.max_steps.unwrap_or(o.max_steps);
-    o
+    if let Some(b) = a.min_bytes {
+        o.set("min_bytes", bytes(b));
+    }
+    if let Some(b) = a.max_bytes {
+        o.set("max_bytes", bytes(b));
+    }
+    if let Some(n) = a.max_steps {
+        o.set("max_steps", count(n.into()));
+    }
+}
+
+/// The options for `m`: its `target msccl` block, overridden by the flags.
+pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
+    let mut o = target::Options::from_model(m, TargetKind::Msccl);
+    overrides(a, &mut o);
+    target::msccl::options(m, &o)
 }
 
 /// Lowers, verifies and emits; the XML and what it established, or diagnostics.
 pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagnostic>> {
     msccl::build(m, &options(m, a))
-}
-
-/// `collc build FILE --target msccl`.
-pub(super) fn build(
-    m: &Model,
-    a: &MscclArgs,
-    output: Option<&Path>,
-    out: &Out,
-    files: &SourceMap,
-    progress: &dyn Progress,
-) -> i32 {
-    match msccl::build_with(m, &options(m, a), progress) {
-        Ok(e) => {
-            out.diags(&e.warnings, files);
-            super::write_output(output, e.text.as_bytes())
-        }
-        Err(d) => {
-            out.diags(&d, files);
-            1
-        }
-    }
 }
 
 /// `collc check FILE.xml`.

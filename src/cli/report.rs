@@ -188,7 +188,8 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     let Some(c) = &m.collective else {
         return Ok(None);
     };
-    if c.kind == CollectiveKind::Barrier {
+    let in_network = m.schedule.as_ref().is_some_and(|s| s.family.in_network());
+    if c.kind == CollectiveKind::Barrier || in_network {
         return Ok(None);
     }
     let e = match emit(m, a) {

@@ -56,6 +56,19 @@ impl Builder {
         self.prog.spec.ranks
     }
 
+    /// Appends a switch process for the topology switch `name` (after the ranks); its id.
+    pub(crate) fn add_switch(&mut self, name: String) -> ProcId {
+        self.prog.procs.push(Proc {
+            kind: crate::ir::ProcKind::Switch(name),
+            scratch: 0,
+            ops: Vec::new(),
+        });
+        self.state.push(ProcState {
+            bufs: [Vec::new(), Vec::new(), Vec::new()],
+        });
+        (self.prog.procs.len() - 1) as ProcId
+    }
+
     /// Appends `kind` to process `p`, after every op it conflicts with; returns its id.
     pub(crate) fn op(&mut self, p: ProcId, kind: OpKind) -> OpId {
         self.rank(p).op(kind)

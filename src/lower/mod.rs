@@ -1,8 +1,9 @@
 //! Lowering: a checked [`Model`]'s collective and schedule into one [`ir::Program`], one module
 //! per family (DESIGN.md, "Pipeline"). [`recursive`] owns recursive doubling and recursive
 //! multiplying (../shared/seeds/recursive-multiplying.txt, Algorithms 1-6), [`ring`] the ring
-//! schedules, [`tree`] the binomial trees, [`forest`] ForestColl's spanning trees. Canary and
-//! static in-network trees are not lowered yet (E0039). [`lower_and_verify`] also runs `ir::verify`: a lowered program the
+//! schedules, [`tree`] the binomial trees, [`forest`] ForestColl's spanning trees,
+//! [`static_trees`] static in-network reduction trees (switch processes). Canary is not
+//! lowered yet (E0039). [`lower_and_verify`] also runs `ir::verify`: a lowered program the
 //! verifier rejects is a collc bug, reported with the verifier's code at the schedule.
 //!
 //! `schedule auto` picks per collective: allreduce and barrier use recursive multiplying with
@@ -16,6 +17,7 @@ mod builder;
 pub mod forest;
 pub mod recursive;
 mod ring;
+mod static_trees;
 mod tree;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
@@ -206,7 +208,14 @@ pub fn lower_with(
         Family::Forest { k, chunks } => {
             return forest::lower(model, c, *k, *chunks, span, progress);
         }
-        Family::Canary { .. } | Family::StaticTrees { .. } => Err(unsupported(
+        Family::StaticTrees { trees, roots } => match &model.topology {
+            Some(topo) => static_trees::lower(topo, c, *trees, roots, span),
+            None => Err(unsupported(
+                "static in-network trees need a topology with switches".into(),
+                "declare a topology whose participants are linked to switches",
+            )),
+        },
+        Family::Canary { .. } => Err(unsupported(
             format!(
                 "lowering the `{}` schedule is not available yet",
                 family.name()

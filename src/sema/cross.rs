@@ -144,7 +144,7 @@ pub(super) fn cross_checks(
             _ => None,
         });
         let t_head = t_item.map(|x| x.0).unwrap_or(t.span);
-        if let Some(why) = target_cannot_express(&s.family, t.kind) {
+        if let Some(why) = t.kind.cannot_express(&s.family) {
             elab.err(
                 Diagnostic::error(
                     Code::TargetUnsupported,
@@ -157,7 +157,17 @@ pub(super) fn cross_checks(
                 )
                 .label(why)
                 .secondary(s_head, "schedule declared here")
-                .help(target_help(&s.family)),
+                .help(s.family.target_help()),
+            );
+        } else if t.kind != super::model::TargetKind::Sim && !t.kind.has_backend() {
+            elab.err(
+                Diagnostic::error(
+                    Code::TargetUnsupported,
+                    t_head,
+                    format!("collc cannot build the `{}` target yet", t.kind.name()),
+                )
+                .label(format!("collc has no `{}` backend yet", t.kind.name()))
+                .help("build for `goal` (switches as ranks) or run `collc sim` for now; remove this block until the backend lands"),
             );
         }
         if let (super::model::TargetKind::Mpi, Some(c)) = (t.kind, coll) {
@@ -197,7 +207,10 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                     k: super::model::AutoOr::Auto,
                     chunks: super::model::AutoOr::Auto,
                 },
-                "static_trees" => super::model::Family::StaticTrees { trees: 1 },
+                "static_trees" => super::model::Family::StaticTrees {
+                    trees: 1,
+                    roots: super::model::TreeRoots::Random { seed: 0 },
+                },
                 "canary" => return kind == super::model::CollectiveKind::Allreduce,
                 _ => super::model::Family::Auto,
             };
@@ -205,36 +218,4 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
         })
         .collect();
     format!("schedules for {}: {}", kind.name(), fams.join(", "))
-}
-
-fn target_cannot_express(
-    f: &super::model::Family,
-    t: super::model::TargetKind,
-) -> Option<&'static str> {
-    use super::model::{Family::*, TargetKind::*};
-    match (f, t) {
-        (Canary { .. } | StaticTrees { .. }, Msccl) => {
-            Some("MSCCL runs on GPUs and cannot program switches")
-        }
-        (Canary { .. } | StaticTrees { .. }, Mpi) => {
-            Some("MPI programs run on hosts and cannot program switches")
-        }
-        (RecursiveMultiplying { .. } | RecursiveDoubling | Ring | Binomial | Forest { .. }, P4) => {
-            Some(
-                "the P4 target emits in-network aggregation; host-based schedules have nothing to put in a switch",
-            )
-        }
-        _ => None,
-    }
-}
-
-fn target_help(f: &super::model::Family) -> &'static str {
-    match f {
-        super::model::Family::Canary { .. } | super::model::Family::StaticTrees { .. } => {
-            "in-network schedules go to `p4`, `goal` or `sim`; for MSCCL or MPI use `ring`, `recursive_doubling` or `forest`"
-        }
-        _ => {
-            "host-based schedules go to `msccl`, `mpi`, `goal` or `sim`; for P4 use `canary` or `static_trees`"
-        }
-    }
 }

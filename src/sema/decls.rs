@@ -91,6 +91,9 @@ const MSCCL: &[P] = &[
     count("channels", "1"),
     count("instances", "1"),
     w("inplace", &["true", "false"], Some("false")),
+    q("min_bytes", Dim::SIZE, Some("0 B")),
+    q("max_bytes", Dim::SIZE, Some("0 B")),
+    count("max_steps", "64"),
 ];
 const SIM: &[P] = &[w("model", &[], None)];
 

@@ -256,8 +256,10 @@ pub enum Family {
         shards: u64,
         leader: LeaderPolicy,
     },
+    /// In-network reduction trees rooted at switches, blocks assigned round robin.
     StaticTrees {
         trees: u64,
+        roots: TreeRoots,
     },
     /// Let collc choose the family.
     Auto,
@@ -276,6 +278,29 @@ impl Family {
             Family::Auto => "auto",
         }
     }
+
+    /// Whether the family aggregates in switches (switch processes in the IR).
+    pub fn in_network(&self) -> bool {
+        matches!(self, Family::Canary { .. } | Family::StaticTrees { .. })
+    }
+
+    /// Where schedules of this family can go, for a target that cannot express it.
+    pub fn target_help(&self) -> &'static str {
+        if self.in_network() {
+            "in-network schedules go to `p4`, `goal` or `sim`; for MSCCL or MPI use `ring`, `recursive_doubling` or `forest`"
+        } else {
+            "host-based schedules go to `msccl`, `mpi`, `goal` or `sim`; for P4 use `canary` or `static_trees`"
+        }
+    }
+}
+
+/// How the roots of static in-network trees are chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TreeRoots {
+    /// Distinct switches at random (by `seed`) among the most central ones.
+    Random { seed: u64 },
+    /// These switches, by node name, one per tree.
+    Named(Vec<String>),
 }
 
 #[derive(Debug, Clone)]
@@ -328,6 +353,27 @@ keyword_enum! {
         P4 = "p4",
         Goal = "goal",
         Sim = "sim",
+    }
+}
+
+impl TargetKind {
+    /// Why this target cannot express a `f` schedule, or None if it can.
+    pub fn cannot_express(self, f: &Family) -> Option<&'static str> {
+        use TargetKind::*;
+        match (self, f.in_network()) {
+            (Msccl, true) => Some("MSCCL runs on GPUs and cannot program switches"),
+            (Mpi, true) => Some("MPI programs run on hosts and cannot program switches"),
+            (P4, false) if *f != Family::Auto => Some(
+                "the P4 target emits in-network aggregation; host-based schedules have nothing to put in a switch",
+            ),
+            _ => None,
+        }
+    }
+
+    /// Whether `collc build` has a backend for this target (`crate::target::REGISTRY`; a test
+    /// keeps the two in step). `sim` is run by `collc sim`, not built.
+    pub fn has_backend(self) -> bool {
+        matches!(self, TargetKind::Msccl | TargetKind::Mpi | TargetKind::Goal)
     }
 }
 

@@ -145,8 +145,16 @@ pub fn model_text(m: &Model) -> String {
                     leader.name()
                 );
             }
-            Family::StaticTrees { trees } => {
+            Family::StaticTrees { trees, roots } => {
                 let _ = write!(s, " trees {trees}");
+                match roots {
+                    crate::sema::model::TreeRoots::Random { seed } => {
+                        let _ = write!(s, " roots random seed {seed}");
+                    }
+                    crate::sema::model::TreeRoots::Named(names) => {
+                        let _ = write!(s, " roots [{}]", names.join(", "));
+                    }
+                }
             }
             Family::RecursiveDoubling | Family::Ring | Family::Binomial | Family::Auto => {}
         }

@@ -275,6 +275,7 @@ pub(super) fn run<'a>(
             collective
                 .as_ref()
                 .map(|c: &super::model::Collective| c.ranks.len()),
+            topology.as_ref(),
         );
     }
     if schedule.is_none() && !first.contains_key("schedule") && collective.is_some() {

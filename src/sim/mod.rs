@@ -41,10 +41,41 @@ pub mod trace;
 
 pub use engine::simulate;
 
-use crate::sema::model::{CostModel, CostModelKind, ModelParam};
+use crate::sema::model::{CostModel, CostModelKind, Family, Model as Checked, ModelParam};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{One, ToPrimitive, Zero};
+
+/// The declared model `collc sim` runs under: `asked`, else the `sim` target's, else the
+/// schedule's, else the only declared postal, pipelining postal or LogGP model; None when no
+/// rule names one (the flow model on the topology, or LogGP defaults without a topology).
+pub fn model_name(m: &Checked, asked: Option<&str>) -> Option<String> {
+    let runnable = |k: CostModelKind| {
+        matches!(
+            k,
+            CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
+        )
+    };
+    let from_target = m.sim_target_model().map(str::to_string);
+    let from_schedule = m.schedule.as_ref().and_then(|s| match &s.family {
+        Family::RecursiveMultiplying { model, .. } => model.clone(),
+        _ => None,
+    });
+    let only = {
+        let r: Vec<&str> = m
+            .models
+            .iter()
+            .filter(|x| runnable(x.kind))
+            .map(|x| x.name.as_str())
+            .collect();
+        (r.len() == 1).then(|| r[0].to_string())
+    };
+    asked
+        .map(str::to_string)
+        .or(from_target)
+        .or(from_schedule)
+        .or(only)
+}
 
 /// LogGP parameters in ticks (per byte for `G` and `O`); `S` in bytes.
 #[allow(non_snake_case)]

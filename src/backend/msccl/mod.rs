@@ -131,9 +131,16 @@ impl Default for Options {
 }
 
 impl Options {
-    /// The options of `m`'s `target msccl { proto; channels; instances; inplace; }` block
-    /// (defaults where absent); a `forest` schedule spreads by [`Spread::Trees`].
+    /// The options of `m`'s `target msccl` block (defaults where absent), without flags.
     pub fn from_model(m: &Model) -> Options {
+        let block = m.targets.iter().find(|t| t.kind == TargetKind::Msccl);
+        Options::new(m, &block.map(|t| t.options.clone()).unwrap_or_default())
+    }
+
+    /// The options for `m` from the values of its `target msccl` block (with the command
+    /// line's overrides: `proto`, `channels`, `instances`, `inplace`, `min_bytes`, `max_bytes`,
+    /// `max_steps`), defaults where absent; a `forest` schedule spreads by [`Spread::Trees`].
+    pub fn new(m: &Model, values: &std::collections::BTreeMap<String, ModelParam>) -> Options {
         let mut o = Options::default();
         if m.schedule
             .as_ref()
@@ -141,14 +148,15 @@ impl Options {
         {
             o.spread = Spread::Trees;
         }
-        let Some(t) = m.targets.iter().find(|t| t.kind == TargetKind::Msccl) else {
-            return o;
-        };
-        let count = |k: &str| match t.options.get(k) {
-            Some(ModelParam::Quantity(q)) => q.as_i64().and_then(|v| u32::try_from(v).ok()),
+        // Counts and sizes (in bytes, their base unit), as the checker stored them.
+        let number = |k: &str| match values.get(k) {
+            Some(ModelParam::Quantity(q)) if q.value.is_integer() => {
+                num_traits::ToPrimitive::to_u64(&q.value.to_integer())
+            }
             _ => None,
         };
-        let word = |k: &str| match t.options.get(k) {
+        let count = |k: &str| number(k).and_then(|v| u32::try_from(v).ok());
+        let word = |k: &str| match values.get(k) {
             Some(ModelParam::Word(w)) => Some(w.as_str()),
             _ => None,
         };
@@ -160,6 +168,9 @@ impl Options {
             Some("ll128") => Proto::LL128,
             _ => Proto::Simple,
         };
+        o.min_bytes = number("min_bytes").unwrap_or(o.min_bytes);
+        o.max_bytes = number("max_bytes").unwrap_or(o.max_bytes);
+        o.max_steps = count("max_steps").unwrap_or(o.max_steps);
         o
     }
 }

@@ -27,7 +27,6 @@ use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::progress::{Phase, Progress};
 use crate::sema::{self};
 use crate::sim::{self, LogGP, Model, SimOptions, TimeUnit};
-pub(super) use prepare::build;
 use prepare::prepare_coll;
 use report::{incomplete, report};
 use std::path::PathBuf;
@@ -73,17 +72,6 @@ pub(super) struct SimArgs {
     verbose: Verbose,
     #[command(flatten)]
     args: CheckArgs,
-}
-
-/// Targets `collc build --target` writes from a lowered schedule.
-#[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
-pub(super) enum BuildTarget {
-    /// GOAL text for LogGOPSim's txt2bin.
-    Goal,
-    /// A Cargo project (directory, `-o DIR`) running the schedule with point-to-point MPI.
-    Mpi,
-    /// MSCCL XML for NCCL/RCCL with msccl-executor-nccl.
-    Msccl,
 }
 
 impl SimArgs {

@@ -1,16 +1,14 @@
 //! From a checked `.coll` file to what the simulator runs: choosing the cost model (`--model`,
 //! the `sim` target's, the schedule's, the only declared one, or LogGP defaults), lowering and
-//! verifying the schedule, converting it to GOAL; and `collc build --target goal|mpi`.
+//! verifying the schedule, converting it to GOAL.
 
-use super::{BuildTarget, SimArgs};
+use super::SimArgs;
 use crate::backend::goal::{self, GoalOptions, GoalSchedule, GoalSpans};
-use crate::cli::Out;
 use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::progress::{Phase, Progress};
-use crate::sema::model::{CostModelKind, Family, Model as Checked};
+use crate::sema::model::Model as Checked;
 use crate::sim::{self, LogGP, Model, TimeUnit};
 use num_rational::BigRational;
-use std::path::Path;
 
 type Prepared = (GoalSchedule, Option<GoalSpans>, Model, TimeUnit);
 
@@ -66,36 +64,7 @@ fn lower_to_goal(
     goal::from_verified(&program, &proof, opts).map_err(|e| vec![e.diagnostic(span)])
 }
 
-/// The declared model `collc sim` runs under: `asked`, else the `sim` target's, else the
-/// schedule's, else the only declared postal, pipelining postal or LogGP model; None when no
-/// rule names one (the flow model on the topology, or LogGP defaults without a topology).
-pub(super) fn model_name(m: &Checked, asked: Option<&str>) -> Option<String> {
-    let runnable = |k: CostModelKind| {
-        matches!(
-            k,
-            CostModelKind::Postal | CostModelKind::PipeliningPostal | CostModelKind::LogGP
-        )
-    };
-    let from_target = m.sim_target_model().map(str::to_string);
-    let from_schedule = m.schedule.as_ref().and_then(|s| match &s.family {
-        Family::RecursiveMultiplying { model, .. } => model.clone(),
-        _ => None,
-    });
-    let only = {
-        let r: Vec<&str> = m
-            .models
-            .iter()
-            .filter(|x| runnable(x.kind))
-            .map(|x| x.name.as_str())
-            .collect();
-        (r.len() == 1).then(|| r[0].to_string())
-    };
-    asked
-        .map(str::to_string)
-        .or(from_target)
-        .or(from_schedule)
-        .or(only)
-}
+pub(super) use crate::sim::model_name;
 
 /// The model to simulate under; see the module doc.
 fn choose_model(
@@ -136,80 +105,4 @@ fn choose_model(
                     .help(e.help),
             ]
         })
-}
-
-/// `collc build FILE --target goal`: lower, convert and write (nothing written on error).
-pub(in crate::cli) fn build(
-    target: BuildTarget,
-    m: &Checked,
-    output: Option<&Path>,
-    out: &Out,
-    files: &SourceMap,
-    progress: &dyn Progress,
-) -> i32 {
-    match target {
-        BuildTarget::Mpi => crate::cli::mpi::build(m, output, out, files, progress),
-        BuildTarget::Msccl => {
-            eprintln!("error: internal: `--target msccl` is built by cli::msccl");
-            2
-        }
-        BuildTarget::Goal => {
-            let gamma = choose_model(m, None, Span::default())
-                .map(|x| x.2)
-                .unwrap_or_default();
-            let opts = GoalOptions {
-                reduce_per_byte: gamma,
-                ..GoalOptions::default()
-            };
-            build_goal(m, &opts, output, out, files, progress)
-        }
-    }
-}
-
-/// `--target goal`: lower, then prove and write at once ([`goal::verify_and_write`]). Standard
-/// output gets nothing unless all of it is proved and converted; a file is written as it is
-/// made, into a temporary file renamed only at the end.
-fn build_goal(
-    m: &Checked,
-    opts: &GoalOptions,
-    output: Option<&Path>,
-    out: &Out,
-    files: &SourceMap,
-    progress: &dyn Progress,
-) -> i32 {
-    let program = match crate::lower::lower_with(m, progress) {
-        Ok((p, warnings)) => {
-            out.diags(&warnings, files);
-            p
-        }
-        Err(d) => {
-            out.diags(&d, files);
-            return 1;
-        }
-    };
-    // The proof runs while the GOAL text is written: one phase.
-    progress.phase(Phase::Verify, None);
-    let run = |w: &mut (dyn std::io::Write + Send)| goal::verify_and_write(&program, opts, w);
-    let written = match output {
-        None => {
-            let mut text = Vec::new();
-            run(&mut text).map(|_| text)
-        }
-        Some(path) => {
-            crate::cli::write_atomic_with(path, |f| run(f).map(|_| ())).map(|()| Vec::new())
-        }
-    };
-    let diags = match written {
-        Ok(text) if output.is_none() => return crate::cli::write_output(None, &text),
-        Ok(_) => return 0,
-        Err(goal::WriteError::Refuted(findings)) => crate::lower::refuted(m, &program, &findings),
-        Err(goal::WriteError::Goal(e)) => vec![e.diagnostic(m.build_span(None))],
-        Err(goal::WriteError::Io(e)) => {
-            let shown = output.map_or("standard output".into(), |p| format!("`{}`", p.display()));
-            eprintln!("error[{}]: cannot write {shown}: {e}", Code::Io);
-            return 2;
-        }
-    };
-    out.diags(&diags, files);
-    1
 }

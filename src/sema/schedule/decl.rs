@@ -7,7 +7,7 @@ use super::fault::StageProblem;
 use super::{FAMILIES, LEADERS};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::elab::Elab;
-use crate::sema::model::{AutoOr, Family, LeaderPolicy, Schedule, Stage};
+use crate::sema::model::{AutoOr, Family, LeaderPolicy, Schedule, Stage, TreeRoots};
 use crate::sema::units::Dim;
 use crate::syntax::ast::{Expr, ExprKind, Ident, Prop};
 use num_traits::Signed;
@@ -20,6 +20,7 @@ impl Elab<'_> {
         props: &[Prop],
         span: Span,
         ranks: Option<usize>,
+        topo: Option<&crate::sema::model::Topology>,
     ) -> Option<Schedule> {
         let Some((_, allowed)) = FAMILIES.iter().find(|f| f.0 == family.name) else {
             let names: Vec<&str> = FAMILIES.iter().map(|f| f.0).collect();
@@ -132,10 +133,57 @@ impl Elab<'_> {
             }
             "static_trees" => {
                 let trees = match p.get("trees") {
-                    None => 1,
-                    Some(t) => self.positive(&t.value, "`trees`")?,
+                    None => None,
+                    Some(t) => Some((self.positive(&t.value, "`trees`")?, t.value.span)),
                 };
-                Family::StaticTrees { trees }
+                let seed = match p.get("seed") {
+                    None => 0,
+                    Some(x) => {
+                        let v = self.eval_int(&x.value)?;
+                        match u64::try_from(v) {
+                            Ok(v) => v,
+                            Err(_) => {
+                                self.err(
+                                    Diagnostic::error(
+                                        Code::NonPositive,
+                                        x.value.span,
+                                        format!("the seed must not be negative, found {v}"),
+                                    )
+                                    .label("negative")
+                                    .help("use a whole number of 0 or more, e.g. `seed: 1;`"),
+                                );
+                                return None;
+                            }
+                        }
+                    }
+                };
+                let roots = match p.get("roots") {
+                    None => TreeRoots::Random { seed },
+                    Some(r) if matches!(&r.value.kind, ExprKind::Name(n) if n == "random") => {
+                        TreeRoots::Random { seed }
+                    }
+                    Some(r) => TreeRoots::Named(self.root_switches(&r.value, topo?)?),
+                };
+                match (&roots, trees) {
+                    (TreeRoots::Named(names), Some((t, at))) if names.len() as u64 != t => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::BadValue,
+                                at,
+                                format!("{t} trees, but `roots` names {} switches", names.len()),
+                            )
+                            .label("one root per tree")
+                            .help("name one switch per tree in `roots`, or drop `trees` (it is then the number of roots)"),
+                        );
+                        return None;
+                    }
+                    _ => {}
+                }
+                let trees = match (&roots, trees) {
+                    (TreeRoots::Named(names), _) => names.len() as u64,
+                    (_, t) => t.map_or(1, |x| x.0),
+                };
+                Family::StaticTrees { trees, roots }
             }
             _ => Family::Auto,
         };
@@ -145,6 +193,67 @@ impl Elab<'_> {
             span,
             props,
         })
+    }
+
+    /// `roots: [spine[0], spine[1]]`: distinct switches, by name.
+    fn root_switches(
+        &mut self,
+        e: &Expr,
+        topo: &crate::sema::model::Topology,
+    ) -> Option<Vec<String>> {
+        let items: Vec<&Expr> = match &e.kind {
+            ExprKind::List(items) => items.iter().collect(),
+            _ => vec![e],
+        };
+        let mut names: Vec<String> = Vec::new();
+        for it in items {
+            let ids = match self.eval(it) {
+                Some(crate::sema::value::Value::Nodes(ids)) => ids,
+                Some(other) => {
+                    self.err(
+                        Diagnostic::error(
+                            Code::TypeMismatch,
+                            it.span,
+                            format!("a tree root must be a switch, found {}", other.type_name()),
+                        )
+                        .label("not a node")
+                        .help("write `roots: random;` or a list of switches such as `[spine[0], spine[1]]`"),
+                    );
+                    return None;
+                }
+                None => return None,
+            };
+            for id in ids {
+                let node = topo.nodes.get(id)?;
+                if node.kind != crate::sema::model::NodeKind::Switch {
+                    self.err(
+                        Diagnostic::error(
+                            Code::BadValue,
+                            it.span,
+                            format!("`{}` is a compute node, not a switch", node.name),
+                        )
+                        .label("trees are rooted at switches")
+                        .secondary(node.span, "declared as a compute node here")
+                        .help("name switches as roots, or write `roots: random;`"),
+                    );
+                    return None;
+                }
+                if names.contains(&node.name) {
+                    self.err(
+                        Diagnostic::error(
+                            Code::BadValue,
+                            it.span,
+                            format!("`{}` roots two trees", node.name),
+                        )
+                        .label("named again")
+                        .help("each tree needs its own root switch"),
+                    );
+                    return None;
+                }
+                names.push(node.name.clone());
+            }
+        }
+        Some(names)
     }
 
     fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {

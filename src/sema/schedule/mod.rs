@@ -46,7 +46,7 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
             "leader",
         ],
     ),
-    ("static_trees", &["trees"]),
+    ("static_trees", &["trees", "roots", "seed"]),
     ("auto", &[]),
 ];
 
