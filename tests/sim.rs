@@ -289,7 +289,18 @@ fn cli_sim_goal_prints_loggopsim_times_and_writes_a_trace() {
     let json = scratch("rd4.json");
     let j = json.to_str().expect("utf-8 path");
     let (rc, out, err) = collc(&[
-        "sim", p, "-L", "1000", "-o", "500", "-g", "200", "-G", "2", "--trace", j,
+        "sim",
+        p,
+        "-L",
+        "1000",
+        "--loggp-o",
+        "500",
+        "-g",
+        "200",
+        "-G",
+        "2",
+        "--trace",
+        j,
     ]);
     assert_eq!(rc, 0, "{err}");
     assert!(

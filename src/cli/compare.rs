@@ -1,8 +1,9 @@
 //! `collc compare FILE.coll`: every schedule family that implements the file's collective,
 //! simulated on the file's topology over a sweep of sizes ([`crate::compare`]), printed as a
-//! table (default), CSV or JSON, and with `--plot OUT.svg` drawn as a chart of algbw against
-//! size. The figures come from the flow-level model: `--model NAME` names a declared `flow`
-//! model, else the `sim` target's, else the only declared one, else the defaults
+//! table (default), CSV or JSON (to standard output, or `-o FILE`), and with `--plot OUT.svg`
+//! drawn as a chart of algbw against size. The figures come from the flow-level model:
+//! `--model NAME` names a declared `flow` model, else the `sim` target's, else the only
+//! declared one, else the defaults
 //! ([`crate::net::for_file`]). `--sizes` takes a range or a list (`compare::sizes`); a bad value
 //! is a diagnostic pointing into the flag.
 
@@ -42,6 +43,9 @@ pub(super) struct CompareArgs {
     /// The declared `flow` model whose per-message overhead and reduction time to simulate with.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
+    /// Write the table, CSV or JSON to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
     #[command(flatten)]
     verbose: Verbose,
     #[command(flatten)]
@@ -168,5 +172,5 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
         }
     }
     rep.finish();
-    write_output(None, text.as_bytes())
+    write_output(a.output.as_deref(), text.as_bytes())
 }

@@ -13,6 +13,7 @@ mod dir;
 mod explain;
 mod flow;
 mod format;
+mod inputs;
 mod msccl;
 mod msccl_windows;
 mod output;
@@ -254,37 +255,64 @@ fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId
     }
 }
 
+/// `collc check`: every file named, and the files collc reads in every directory named
+/// ([`inputs`]), each typed by extension or content; exit 1 when any has a problem.
+fn check(paths: Vec<PathBuf>, args: &CheckArgs, out: &Out) -> i32 {
+    let mut status = 0;
+    for arg in paths {
+        let mut files = SourceMap::new();
+        let expanded = match inputs::expand(&arg) {
+            Ok(v) if v.is_empty() => Err(inputs::dir_error(
+                &mut files,
+                &arg,
+                "holds no .coll, MSCCL XML, IR or GOAL file".into(),
+            )),
+            Ok(v) => Ok(v),
+            Err(e) => Err(inputs::dir_error(
+                &mut files,
+                &arg,
+                format!("cannot be listed: {e}"),
+            )),
+        };
+        let expanded = match expanded {
+            Ok(v) => v,
+            Err(d) => {
+                out.diags(&[d], &files);
+                status = 1;
+                continue;
+            }
+        };
+        for p in expanded {
+            let mut files = SourceMap::new();
+            let mut diags = Vec::new();
+            let opts = options(args, &mut files, &mut diags);
+            match read_source(&p, &mut files) {
+                Ok(id) => {
+                    let text = files.get(id).text.clone();
+                    match inputs::kind(&p, &text) {
+                        Some(inputs::Kind::Goal) => diags.extend(sim::check_goal(id, &text)),
+                        Some(inputs::Kind::Xml) => diags.extend(msccl::check_xml(id, &text)),
+                        Some(inputs::Kind::Ir) => diags.extend(crate::ir::check_text(id, &text)),
+                        Some(inputs::Kind::Coll) => {
+                            diags.extend(sema::check(&mut files, id, &opts).diagnostics)
+                        }
+                        None => diags.push(inputs::unknown(&files, id)),
+                    }
+                }
+                Err(d) => diags.push(*d),
+            }
+            if !diags.is_empty() {
+                status = 1;
+            }
+            out.diags(&diags, &files);
+        }
+    }
+    status
+}
+
 fn run(cmd: Cmd, out: &Out) -> i32 {
     match cmd {
-        Cmd::Check { files: paths, args } => {
-            let mut status = 0;
-            for p in paths {
-                let mut files = SourceMap::new();
-                let mut diags = Vec::new();
-                let opts = options(&args, &mut files, &mut diags);
-                match read_source(&p, &mut files) {
-                    Ok(id) if p.extension().is_some_and(|e| e == "goal") => {
-                        let text = files.get(id).text.clone();
-                        diags.extend(sim::check_goal(id, &text));
-                    }
-                    Ok(id) if p.extension().is_some_and(|e| e == "xml") => {
-                        let text = files.get(id).text.clone();
-                        diags.extend(msccl::check_xml(id, &text));
-                    }
-                    Ok(id) if p.extension().is_some_and(|e| e == "ir") => {
-                        let text = files.get(id).text.clone();
-                        diags.extend(crate::ir::check_text(id, &text));
-                    }
-                    Ok(id) => diags.extend(sema::check(&mut files, id, &opts).diagnostics),
-                    Err(d) => diags.push(*d),
-                }
-                if !diags.is_empty() {
-                    status = 1;
-                }
-                out.diags(&diags, &files);
-            }
-            status
-        }
+        Cmd::Check { files: paths, args } => check(paths, &args, out),
         Cmd::Build(a) => build::run(*a, out),
         Cmd::Compare(a) => compare::run(*a, out),
         Cmd::Fmt {

@@ -9,7 +9,8 @@
 //! (`backend::msccl::select`), checked against the call the file describes: the op, the
 //! communicator size, in place or not, the divisibility of the element count by
 //! `nchunksperloop`, and the message-size window. Users of MSCCL most often ask why their XML
-//! is not used; the last line says whether it would be, and if not, which conditions fail.
+//! is not used; its last line says whether it would be, and if not, which conditions fail.
+//! The report ends with what to run next on the file.
 
 use super::msccl::{MscclArgs, emit, options};
 use crate::backend::msccl::select::{self, Call};
@@ -35,6 +36,7 @@ const SECTIONS: &[SectionFn] = &[
     static_trees,
     forest,
     msccl_selection,
+    next,
 ];
 
 /// The whole report and its warnings (each once), or the diagnostics of the first section
@@ -78,12 +80,16 @@ fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnosti
         warnings: Vec::new(),
         title: "collective".into(),
         lines: vec![format!(
-            "{} of {} x {} ({} bytes), op {}, {} ranks; schedule {schedule}",
+            "{} of {} x {} ({} bytes){}, {} ranks; schedule {schedule}",
             c.kind.name(),
             c.count,
             c.dtype.name(),
             c.bytes(),
-            c.op.name(),
+            if c.kind.reduces() {
+                format!(", op {}", c.op.name())
+            } else {
+                String::new()
+            },
             c.ranks.len()
         )],
     }))
@@ -235,7 +241,9 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
             x.max_bytes
         ),
         format!(
-            "up to {tbs} thread blocks per GPU (all must be resident at once: keep this at most the GPU's SM count), up to {steps} steps per thread block (limit {})",
+            "up to {} per GPU (all must be resident at once: keep this at most the GPU's SM count), up to {} per thread block (limit {})",
+            crate::diag::counted(tbs as u64, "thread block"),
+            crate::diag::counted(steps as u64, "step"),
             opts.max_steps
         ),
         format!(
@@ -292,5 +300,42 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
         title: "MSCCL: when the runtime uses this XML".into(),
         lines,
         warnings: e.warnings.clone(),
+    }))
+}
+
+/// What to run next on the file (FILE): simulate it, write what it builds, compare families.
+fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let Some(s) = &m.schedule else {
+        return Ok(None);
+    };
+    let emit = match s.family {
+        Family::Canary { .. } | Family::StaticTrees { .. } => (
+            "collc build FILE --target goal -o FILE.goal",
+            "write the schedule as GOAL for LogGOPSim",
+        ),
+        _ => (
+            "collc build FILE --target msccl -o FILE.xml",
+            "write the XML above (or `--target goal`, `--target mpi -o DIR`)",
+        ),
+    };
+    let rows = [
+        (
+            "collc sim FILE",
+            "run it on the topology: time, algbw, busbw, finish time per rank, busiest links",
+        ),
+        emit,
+        (
+            "collc compare FILE",
+            "every schedule family over a range of sizes, and the winner at each",
+        ),
+    ];
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    Ok(Some(Section {
+        title: "next (FILE is this file)".into(),
+        lines: rows
+            .iter()
+            .map(|(cmd, what)| format!("{cmd:width$}   {what}"))
+            .collect(),
+        warnings: Vec::new(),
     }))
 }

@@ -233,3 +233,20 @@ impl SourceMap {
         self.files.is_empty()
     }
 }
+
+/// `n` and a noun that agrees with it: `counted(1, "step")` is "1 step", `counted(7, "step")`
+/// is "7 steps" (nouns with a regular plural, as in every message that uses this).
+pub fn counted(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+#[cfg(test)]
+mod counted_tests {
+    #[test]
+    fn agrees_with_its_number() {
+        assert_eq!(super::counted(1u64, "thread block"), "1 thread block");
+        assert_eq!(super::counted(0u64, "step"), "0 steps");
+        assert_eq!(super::counted(7u32, "element"), "7 elements");
+    }
+}

@@ -65,14 +65,27 @@ fn to_codespan(d: &Diagnostic, files: &SourceMap) -> cs::Diagnostic<super::FileI
         let end = (span.end as usize).clamp(start, len);
         start..end
     };
-    let mut labels = vec![
-        cs::Label::primary(d.primary.span.file, clamp(d.primary.span))
-            .with_message(&d.primary.message),
-    ];
+    // A label in a file with no text (one that could not be read, or an empty file) would show
+    // an empty source line with a caret: it becomes a note naming the file instead, or nothing
+    // when the message names the file already.
+    let mut notes: Vec<String> = Vec::new();
+    let mut labels = Vec::new();
+    let mut label = |span: super::Span, primary: bool, message: &str| {
+        let file = files.try_get(span.file).ok();
+        match file.filter(|f| f.text.is_empty()) {
+            Some(f) if d.message.contains(f.name.as_str()) => {}
+            Some(f) => notes.push(format!("note: `{}` (empty): {message}", f.name)),
+            None if primary => {
+                labels.push(cs::Label::primary(span.file, clamp(span)).with_message(message))
+            }
+            None => labels.push(cs::Label::secondary(span.file, clamp(span)).with_message(message)),
+        }
+    };
+    label(d.primary.span, true, &d.primary.message);
     for s in &d.secondary {
-        labels.push(cs::Label::secondary(s.span.file, clamp(s.span)).with_message(&s.message));
+        label(s.span, false, &s.message);
     }
-    let mut notes: Vec<String> = d.notes.iter().map(|n| format!("note: {n}")).collect();
+    notes.extend(d.notes.iter().map(|n| format!("note: {n}")));
     if let Some(h) = &d.help {
         notes.push(format!("help: {h}"));
     }

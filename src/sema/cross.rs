@@ -13,6 +13,16 @@ fn prop_span(props: &[ast::Prop], key: &str) -> Option<Span> {
         .map(|p| p.value.span)
 }
 
+/// Where the block `item` (head span, properties) sets `key`: its value's span; the head when
+/// the block is not in the main file. None when the key was not written as such: a misspelled
+/// key (`mdoel: m`) is taken as `key` after its E0020, and its value gets no second error.
+fn written(item: Option<(Span, &[ast::Prop])>, key: &str, head: Span) -> Option<Span> {
+    match item {
+        Some((_, props)) => prop_span(props, key),
+        None => Some(head),
+    }
+}
+
 /// Whether the main file declares model `m` (the only place models are declared). A declaration
 /// with errors of its own counts: it has its diagnostic already, so a use of it is not reported
 /// again as undeclared.
@@ -120,10 +130,9 @@ pub(super) fn cross_checks(
         }
     }
     if let super::model::Family::RecursiveMultiplying { model: Some(m), .. } = &s.family {
-        if !declared(m, items) {
-            let span = sched_item
-                .and_then(|(_, props)| prop_span(props, "model"))
-                .unwrap_or(s_head);
+        if let Some(span) = written(sched_item, "model", s_head)
+            && !declared(m, items)
+        {
             unknown_model(elab, m, span, "the schedule", models);
         }
     }
@@ -172,10 +181,9 @@ pub(super) fn cross_checks(
         if let (super::model::TargetKind::Sim, Some(super::model::ModelParam::Word(m))) =
             (t.kind, t.options.get("model"))
         {
-            if !declared(m, items) {
-                let span = t_item
-                    .and_then(|(_, props)| prop_span(props, "model"))
-                    .unwrap_or(t_head);
+            if let Some(span) = written(t_item, "model", t_head)
+                && !declared(m, items)
+            {
                 unknown_model(elab, m, span, "target `sim`", models);
             }
         }

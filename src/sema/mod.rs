@@ -80,7 +80,8 @@ pub fn check(sources: &mut SourceMap, main: FileId, opts: &Options) -> Checked {
         .any(|d| matches!(d.code, Code::Syntax | Code::InvalidToken));
     let mut elab = Elab::new(opts.limits);
     elab.diags.extend(diags);
-    let model = run(&mut elab, sources, &loaded, main, opts);
+    let overrides = command_line(sources, &opts.params);
+    let model = run(&mut elab, sources, &loaded, main, &overrides);
     let mut diagnostics = std::mem::take(&mut elab.diags).sorted();
     if syntax_errors {
         diagnostics.retain(|d| !HIDDEN_AFTER_SYNTAX_ERRORS.contains(&d.code));
@@ -94,6 +95,43 @@ pub fn check(sources: &mut SourceMap, main: FileId, opts: &Options) -> Checked {
         model
     };
     Checked { model, diagnostics }
+}
+
+/// A `--param NAME=VALUE` override, kept as a "<command line>" file of its own so that its
+/// diagnostics (an unknown name, an unknown value, a type mismatch) point at the command line.
+pub(crate) struct CmdParam {
+    pub name: String,
+    /// The whole line, `--param NAME=VALUE`.
+    pub line: String,
+    pub file: FileId,
+    pub name_span: Span,
+    pub value_span: Span,
+}
+
+impl CmdParam {
+    /// The value's text with the line's prefix blanked, so parsed spans index the whole line.
+    pub fn padded_value(&self) -> String {
+        let start = self.value_span.start as usize;
+        format!("{}{}", " ".repeat(start), &self.line[start..])
+    }
+}
+
+fn command_line(sources: &mut SourceMap, params: &[(String, String)]) -> Vec<CmdParam> {
+    params
+        .iter()
+        .map(|(name, value)| {
+            let line = format!("--param {name}={value}");
+            let file = sources.add("<command line>", line.clone());
+            let value_start = line.len() - value.len();
+            CmdParam {
+                name: name.clone(),
+                name_span: Span::new(file, 8, 8 + name.len()),
+                value_span: Span::new(file, value_start, line.len()),
+                line,
+                file,
+            }
+        })
+        .collect()
 }
 
 /// The head of a declaration, from its keyword to its name (`schedule ring`, `target msccl`):

@@ -79,17 +79,21 @@ pub fn model_text(m: &Model) -> String {
     }
     if let (Some(c), Some(t)) = (&m.collective, &m.topology) {
         let _ = writeln!(s, "collective {}", c.kind.name());
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "  {} elements of {} ({}), op {}",
+            "  {} elements of {} ({})",
             c.count,
             c.dtype.name(),
             Quantity {
                 value: num_rational::BigRational::from_integer(c.bytes().into()),
                 dim: Dim::SIZE
             },
-            c.op.name()
         );
+        // Only a reduction has an op: allgather, broadcast and barrier combine nothing.
+        if c.kind.reduces() {
+            let _ = write!(s, ", op {}", c.op.name());
+        }
+        s.push('\n');
         if let Some(r) = c.root {
             let _ = writeln!(s, "  root rank {r} ({})", t.nodes[c.ranks[r]].name);
         }

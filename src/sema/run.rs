@@ -6,7 +6,7 @@ use super::cross::cross_checks;
 use super::elab::{Elab, GenDef};
 use super::head;
 use super::model::Model;
-use super::{Loaded, Options};
+use super::{CmdParam, Loaded};
 use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
 use crate::syntax::{self, ast};
 use std::collections::{BTreeMap, HashMap};
@@ -16,7 +16,7 @@ pub(super) fn run<'a>(
     sources: &SourceMap,
     loaded: &'a [Loaded],
     main: FileId,
-    opts: &Options,
+    cmd_params: &[CmdParam],
 ) -> Option<Model> {
     // Generators from every file.
     let mut gen_spans: HashMap<String, Span> = HashMap::new();
@@ -46,11 +46,11 @@ pub(super) fn run<'a>(
         }
     }
     // Globals, dependencies first.
-    let mut overrides: BTreeMap<String, (String, bool)> = opts
-        .params
+    let mut overrides: BTreeMap<&str, (&CmdParam, bool)> = cmd_params
         .iter()
-        .map(|(k, v)| (k.clone(), (v.clone(), false)))
+        .map(|p| (p.name.as_str(), (p, false)))
         .collect();
+    let mut declared_params: Vec<&str> = Vec::new();
     let mut param_values: BTreeMap<String, String> = BTreeMap::new();
     for l in loaded {
         for item in &l.ast.items {
@@ -75,10 +75,15 @@ pub(super) fn run<'a>(
                 );
                 continue;
             }
-            let v = match overrides.get_mut(&name.name).filter(|_| is_param) {
-                Some((text, used)) => {
+            if is_param {
+                declared_params.push(&name.name);
+            }
+            let mut at = value.span;
+            let v = match overrides.get_mut(name.name.as_str()).filter(|_| is_param) {
+                Some((p, used)) => {
                     *used = true;
-                    override_value(elab, &name.name, text, value.span)
+                    at = p.value_span;
+                    override_value(elab, p)
                 }
                 None => elab.eval(value),
             };
@@ -87,7 +92,7 @@ pub(super) fn run<'a>(
                 continue;
             };
             if let Some(ty) = ty {
-                if !elab.check_type(&v, ty, value.span, &name.name) {
+                if !elab.check_type(&v, ty, at, &name.name) {
                     elab.poisoned.insert(name.name.clone());
                     continue;
                 }
@@ -98,17 +103,25 @@ pub(super) fn run<'a>(
             elab.globals.insert(name.name.clone(), (v, name.span));
         }
     }
-    let file_start = Span::new(main, 0, 0);
-    for (k, (_, used)) in &overrides {
+    for (k, (p, used)) in &overrides {
         if !used {
+            let names = if declared_params.is_empty() {
+                "the file declares none".to_string()
+            } else {
+                format!("the file's params: {}", declared_params.join(", "))
+            };
+            let help = match super::suggest::closest(k, declared_params.iter().copied()) {
+                Some(s) => format!("did you mean `--param {s}=...`? {names}"),
+                None => format!("declare it with `param {k}: int = ...;` or fix the name; {names}"),
+            };
             elab.err(
                 Diagnostic::error(
                     Code::UnknownName,
-                    file_start,
+                    p.name_span,
                     format!("`--param {k}=...` names no `param` of this file"),
                 )
                 .label("unknown parameter")
-                .help("declare it with `param name = default;` or fix the name"),
+                .help(help),
             );
         }
     }
@@ -268,7 +281,7 @@ pub(super) fn run<'a>(
     if schedule.is_none() && !first.contains_key("schedule") && collective.is_some() {
         schedule = Some(super::model::Schedule {
             family: super::model::Family::Auto,
-            span: coll_decl.unwrap_or(file_start),
+            span: coll_decl.unwrap_or(Span::new(main, 0, 0)),
             props: Vec::new(),
         });
     }
@@ -291,49 +304,18 @@ pub(super) fn run<'a>(
     })
 }
 
-fn override_value(
-    elab: &mut Elab<'_>,
-    name: &str,
-    text: &str,
-    span: Span,
-) -> Option<super::value::Value> {
-    let mut tmp = SourceMap::new();
-    let f = tmp.add(format!("--param {name}"), text.to_string());
-    match syntax::parse_expr(f, text) {
-        Ok(e) => {
-            // Spans of the override point at the param's default so diagnostics land in the file.
-            let mut e = e;
-            relocate(&mut e, span);
-            elab.eval(&e)
-        }
+/// Parses and evaluates a `--param` value in its "<command line>" file.
+fn override_value(elab: &mut Elab<'_>, p: &CmdParam) -> Option<super::value::Value> {
+    match syntax::parse_expr(p.file, &p.padded_value()) {
+        Ok(e) => elab.eval(&e),
         Err(msg) => {
             elab.err(
-                Diagnostic::error(Code::Syntax, span, format!("`--param {name}={text}` is not a valid value: {msg}"))
-                    .label("overridden from the command line")
+                Diagnostic::error(Code::Syntax, p.value_span, format!("`{}` is not a valid value: {msg}", p.line))
+                    .label("not a value of the language")
                     .help("pass a value in the language's syntax, e.g. `--param n=16` or `--param bw=\"25 GB/s\"`"),
             );
             None
         }
-    }
-}
-
-fn relocate(e: &mut ast::Expr, span: Span) {
-    e.span = span;
-    match &mut e.kind {
-        ast::ExprKind::Quantity(q) => q.unit_span = span,
-        ast::ExprKind::Index(a, b)
-        | ast::ExprKind::Range(a, b)
-        | ast::ExprKind::Binary(_, a, b) => {
-            relocate(a, span);
-            relocate(b, span);
-        }
-        ast::ExprKind::Unary(_, a) | ast::ExprKind::Field(a, _) => relocate(a, span),
-        ast::ExprKind::List(items) => items.iter_mut().for_each(|i| relocate(i, span)),
-        ast::ExprKind::Call(c) => {
-            c.span = span;
-            c.args.iter_mut().for_each(|a| relocate(&mut a.value, span));
-        }
-        _ => {}
     }
 }
 

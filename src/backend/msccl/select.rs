@@ -1,5 +1,5 @@
 //! When the runtime picks an XML for a call (msccl-xml.md section 1.4, `msccl_lifecycle.cc`):
-//! the reduction op is sum, prod, max or min; the element count is positive; `count *
+//! for a reduction, the op is sum, prod, max or min; the element count is positive; `count *
 //! sizeMultiplier` is a multiple of `nchunksperloop`; `minBytes <= nBytes <= maxBytes`
 //! (`maxBytes` 0: no limit; `nBytes = count * typesize * sizeMultiplier`, `sizeMultiplier` =
 //! ngpus for allgather and reduce-scatter); `ngpus` is the communicator size; the collective
@@ -61,11 +61,14 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
             format!("the file describes {}", c.kind.name())
         }),
     });
-    out.push(Condition {
-        what: "the reduction op is sum, prod, max or min (not avg or a custom op)".into(),
-        holds: call.map(|_| true),
-        detail: call.map_or(String::new(), |c| format!("the file uses {}", c.op.name())),
-    });
+    // Only reductions take an op: allgather and broadcast calls have none to check.
+    if kind.is_none_or(CollectiveKind::reduces) {
+        out.push(Condition {
+            what: "the reduction op is sum, prod, max or min (not avg or a custom op)".into(),
+            holds: call.map(|_| true),
+            detail: call.map_or(String::new(), |c| format!("the file uses {}", c.op.name())),
+        });
+    }
     out.push(Condition {
         what: format!("the communicator has exactly ngpus = {} ranks", a.ngpus),
         holds: call.map(|c| c.ranks == n),
@@ -96,7 +99,7 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
     // count * mult % chunks == 0  <=>  count is a multiple of chunks / gcd(mult, chunks).
     let step = chunks / gcd(mult, chunks);
     out.push(Condition {
-        what: format!("count x {mult} is a multiple of nchunksperloop = {chunks}, i.e. count is a positive multiple of {step} elements"),
+        what: format!("count x {mult} is a multiple of nchunksperloop = {chunks}, i.e. count is a positive multiple of {}", crate::diag::counted(step, "element")),
         holds: call.map(|c| c.count > 0 && (u128::from(c.count) * u128::from(mult)) % u128::from(chunks) == 0),
         detail: call.map_or(String::new(), |c| format!("count = {}", c.count)),
     });

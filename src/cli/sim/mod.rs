@@ -1,13 +1,16 @@
 //! `collc sim FILE` and `collc build FILE --target goal`.
 //!
 //! `collc sim FILE.goal` runs the GOAL schedule under LogGP with LogGOPSim's defaults (L=2500,
-//! o=1500, g=1000, G=6, O=0, S=65535, in ns); `-L -o -g -G -O -S` set each. `collc sim FILE.coll`
+//! o=1500, g=1000, G=6, O=0, S=65535, in ns); `--loggp-L --loggp-o --loggp-g --loggp-G
+//! --loggp-O --loggp-S` set each (LogGOPSim's `-L -g -G -O -S` too; `-o` is the output file, as
+//! everywhere in collc, and a number given to it is refused with a pointer to `--loggp-o`). `collc sim FILE.coll`
 //! checks the file, lowers and verifies its schedule, converts it to GOAL and simulates it under
 //! a declared cost model: `--model NAME`, else the `sim` target's `model`, else the schedule's
 //! `model`, else the only declared postal, pipelining postal or LogGP model, else LogGP with
 //! LogGOPSim's defaults. Reductions take `--reduce-ns` plus the model's `gamma` per byte.
 //! The report follows LogGOPSim's output (`Times:`, `Host r: t`, `Maximum finishing time ...`);
-//! `--trace OUT.json` writes a Chrome trace (Perfetto). A schedule that cannot finish (unmatched
+//! `--trace OUT.json` writes a Chrome trace (Perfetto); `-o FILE` writes the report to FILE
+//! (atomically, nothing on error) instead of standard output; `-b` prints only the time. A schedule that cannot finish (unmatched
 //! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
 //! When no rule names such a model and the file has a topology, or a `flow` model is asked for,
 //! the schedule runs on the file's network under the flow-level model instead: host schedules
@@ -35,24 +38,27 @@ pub(super) struct SimArgs {
     /// The declared cost model to simulate a `.coll` file under.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
-    /// LogGP latency L (ns).
-    #[arg(short = 'L', value_name = "NS")]
+    /// LogGP latency L (ns; LogGOPSim's `-L`).
+    #[arg(long = "loggp-L", short = 'L', value_name = "NS")]
     latency: Option<u64>,
-    /// LogGP overhead o (ns).
-    #[arg(short = 'o', value_name = "NS")]
+    /// LogGP overhead o (ns; LogGOPSim's `-o`, which is `--loggp-o` here: `-o` is the output).
+    #[arg(long = "loggp-o", value_name = "NS")]
     overhead: Option<u64>,
-    /// LogGP gap g (ns).
-    #[arg(short = 'g', value_name = "NS")]
+    /// LogGP gap g (ns; LogGOPSim's `-g`).
+    #[arg(long = "loggp-g", short = 'g', value_name = "NS")]
     gap: Option<u64>,
-    /// LogGP gap per byte G (ns).
-    #[arg(short = 'G', value_name = "NS")]
+    /// LogGP gap per byte G (ns; LogGOPSim's `-G`).
+    #[arg(long = "loggp-G", short = 'G', value_name = "NS")]
     gap_per_byte: Option<u64>,
-    /// LogGP overhead per byte O (ns).
-    #[arg(short = 'O', value_name = "NS")]
+    /// LogGP overhead per byte O (ns; LogGOPSim's `-O`).
+    #[arg(long = "loggp-O", short = 'O', value_name = "NS")]
     overhead_per_byte: Option<u64>,
-    /// LogGP eager limit S (bytes): larger messages use the rendezvous protocol.
-    #[arg(short = 'S', value_name = "BYTES")]
+    /// LogGP eager limit S (bytes; LogGOPSim's `-S`): larger messages use the rendezvous protocol.
+    #[arg(long = "loggp-S", short = 'S', value_name = "BYTES")]
     eager_limit: Option<u64>,
+    /// Write the report to this file instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// Time of every reduction of a `.coll` schedule, on top of the model's gamma (ns).
     #[arg(long, value_name = "NS", default_value_t = 0)]
     reduce_ns: u64,
@@ -110,6 +116,10 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
     let mut files = SourceMap::new();
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
+    if let Some(d) = output_is_a_number(a.output.as_deref(), &mut files) {
+        out.diags(&[d], &files);
+        return 1;
+    }
     rep.phase(Phase::Check, None);
     let id = match read_source(&a.file, &mut files) {
         Ok(id) => id,
@@ -119,11 +129,14 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         }
     };
     let text = files.get(id).text.clone();
-    let is_goal = a.file.extension().is_some_and(|e| e == "goal");
+    // By extension, else by content (`collc sim schedule.txt` holding GOAL text).
+    let is_goal = super::inputs::kind(&a.file, &text) == Some(super::inputs::Kind::Goal);
+    // What `schedule auto` chose, printed above the report.
+    let mut chose = String::new();
     let prepared = if is_goal {
         if let Some(m) = &a.model {
             eprintln!(
-                "error: `--model {m}` names a model of a `.coll` file; a `.goal` file runs under LogGP (set it with -L -o -g -G -O -S)"
+                "error: `--model {m}` names a model of a `.coll` file; a `.goal` file runs under LogGP (set it with --loggp-L, --loggp-o, --loggp-g, --loggp-G, --loggp-O, --loggp-S)"
             );
             return 1;
         }
@@ -143,7 +156,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                 if let Some(p) = pick
                     && !a.batch
                 {
-                    println!("{}", p.describe());
+                    chose = format!("{}\n", p.describe());
                 }
                 m
             }),
@@ -155,11 +168,12 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             None => Err(Vec::new()),
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
                 if a.loggp_flags() {
-                    let f = files.add("<command line>", "-L/-o/-g/-G/-O/-S".to_string());
+                    let flags = "--loggp-L/o/g/G/O/S";
+                    let f = files.add("<command line>", flags.to_string());
                     out.diags(
                         &[Diagnostic::error(
                             Code::BadValue,
-                            Span::new(f, 0, 17),
+                            Span::new(f, 0, flags.len()),
                             "LogGP parameters were given, but this file is simulated on its topology with the flow model",
                         )
                         .label("LogGP flags")
@@ -181,7 +195,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     return match fluid::run(&m, &ask) {
                         Ok(text) => {
                             rep.finish();
-                            super::write_output(None, text.as_bytes())
+                            super::write_output(a.output.as_deref(), (chose + &text).as_bytes())
                         }
                         Err(d) => {
                             out.diags(&d, &files);
@@ -198,7 +212,8 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                 ) {
                     Ok(r) => {
                         rep.finish();
-                        let code = super::write_output(None, r.text.as_bytes());
+                        let text = chose + &r.text;
+                        let code = super::write_output(a.output.as_deref(), text.as_bytes());
                         out.diags(&r.warnings, &files);
                         match (&a.trace, r.trace) {
                             (Some(path), Some(json)) => write_trace(path, &json).max(code),
@@ -236,12 +251,18 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         },
     );
     rep.finish();
-    print!("{}", report(&schedule, &result, &model, unit, a.batch));
+    let text = chose + &report(&schedule, &result, &model, unit, a.batch);
     if !result.complete() {
+        // The queues go to standard output, as LogGOPSim prints them; no file on error.
+        let _ = super::write_output(None, text.as_bytes());
         let fallback = Span::new(id, 0, 0);
         let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
         out.diags(&incomplete(&schedule, &result, at), &files);
         return 1;
+    }
+    let code = super::write_output(a.output.as_deref(), text.as_bytes());
+    if code != 0 {
+        return code;
     }
     if let Some(path) = &a.trace {
         let Some(json) = sim::trace::chrome_json(&schedule, &result, unit) else {
@@ -250,6 +271,28 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         return write_trace(path, &json);
     }
     0
+}
+
+/// `-o 1500`, LogGOPSim's spelling of the overhead: refused (here `-o` is the output file), so
+/// that a LogGOPSim command line does not silently write the report to a file named `1500`.
+fn output_is_a_number(
+    output: Option<&std::path::Path>,
+    files: &mut SourceMap,
+) -> Option<Diagnostic> {
+    let text = output?.to_str()?;
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let f = files.add("<command line>", format!("-o {text}"));
+    Some(
+        Diagnostic::error(
+            Code::BadValue,
+            Span::new(f, 3, 3 + text.len()),
+            format!("`-o` is the output file, so `-o {text}` would write the report to a file named `{text}`"),
+        )
+        .label("a number, not a file name")
+        .help(format!("for LogGOPSim's overhead o write `--loggp-o {text}`; for a file of that name write `-o ./{text}`")),
+    )
 }
 
 /// Writes a Chrome trace; the exit code.

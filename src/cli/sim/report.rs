@@ -27,17 +27,20 @@ pub(in crate::cli) fn fmt_g(v: f64) -> String {
     }
 }
 
-/// The report printed on standard output.
+/// The report printed on standard output; with `batch` (`-b`, LogGOPSim's batch mode) only the
+/// line with the maximum finishing time, or the queues of a run that did not finish.
 pub fn report(s: &GoalSchedule, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -> String {
     let mut out = String::new();
     let p = s.ranks.len();
-    out.push_str(&format!(
-        "{}\nsize: {p} ({} CPUs, {} NICs)\nEvents: {}\n",
-        m.describe(unit),
-        r.cpus,
-        r.nics,
-        r.events
-    ));
+    if !(batch && r.complete()) {
+        out.push_str(&format!(
+            "{}\nsize: {p} ({} CPUs, {} NICs)\nEvents: {}\n",
+            m.describe(unit),
+            r.cpus,
+            r.nics,
+            r.events
+        ));
+    }
     if !r.complete() {
         for q in &r.unexpected {
             out.push_str(&format!(
