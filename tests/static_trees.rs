@@ -131,11 +131,12 @@ fn goal_output_is_read_back_and_simulated() {
         "{}",
         String::from_utf8_lossy(&sim.stderr)
     );
+    // `-b`: the one line of LogGOPSim's batch mode, `Maximum finishing time at host H: T (S s)`.
     let out = String::from_utf8_lossy(&sim.stdout);
+    assert_eq!(out.lines().count(), 1, "{out}");
     let last: u64 = out
-        .lines()
-        .filter_map(|l| l.split_whitespace().next_back()?.parse().ok())
-        .next_back()
+        .split_once(": ")
+        .and_then(|(_, t)| t.split_whitespace().next()?.parse().ok())
         .expect("a time");
     assert!(last > 0, "{out}");
 }

@@ -308,21 +308,32 @@ fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(s) = &m.schedule else {
         return Ok(None);
     };
-    let emit = match s.family {
-        Family::Canary { .. } | Family::StaticTrees { .. } => (
-            "collc build FILE --target goal -o FILE.goal",
-            "write the schedule as GOAL for LogGOPSim",
-        ),
-        _ => (
-            "collc build FILE --target msccl -o FILE.xml",
-            "write the XML above (or `--target goal`, `--target mpi -o DIR`)",
-        ),
+    let in_network = matches!(s.family, Family::Canary { .. } | Family::StaticTrees { .. });
+    let (sim, emit) = if in_network {
+        (
+            (
+                "collc sim FILE --model NAME",
+                "simulate it under a declared `loggp` or postal model (switches as ranks)",
+            ),
+            (
+                "collc build FILE --target goal -o FILE.goal",
+                "write the schedule as GOAL for LogGOPSim",
+            ),
+        )
+    } else {
+        (
+            (
+                "collc sim FILE",
+                "run it on the topology: time, algbw, busbw, finish time per rank, busiest links",
+            ),
+            (
+                "collc build FILE --target msccl -o FILE.xml",
+                "write the XML above (or `--target goal`, `--target mpi -o DIR`)",
+            ),
+        )
     };
     let rows = [
-        (
-            "collc sim FILE",
-            "run it on the topology: time, algbw, busbw, finish time per rank, busiest links",
-        ),
+        sim,
         emit,
         (
             "collc compare FILE",
