@@ -132,9 +132,17 @@ fn goal_output_is_read_back_and_simulated() {
         String::from_utf8_lossy(&sim.stderr)
     );
     let out = String::from_utf8_lossy(&sim.stdout);
+    // LogGOPSim's `-b` line: `Maximum finishing time at host H: T (S s)`.
     let last: u64 = out
         .lines()
-        .filter_map(|l| l.split_whitespace().next_back()?.parse().ok())
+        .filter_map(|l| {
+            l.split_once(": ")?
+                .1
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
         .next_back()
         .expect("a time");
     assert!(last > 0, "{out}");
