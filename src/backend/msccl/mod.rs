@@ -86,25 +86,14 @@ pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
     }
 }
 
-/// How messages are spread over channels (`lower::chans` has the details).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spread {
-    /// Chunk `j` of a part travels on channel `j mod channels`.
-    Chunks,
-    /// ForestColl: trees that share a (sender, receiver) pair get disjoint groups of
-    /// `channels` channels each; a tree's `k`-th message on a pair uses channel `k mod channels`
-    /// of its group.
-    Trees,
-}
-
 /// What `collc build --target msccl` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub proto: Proto,
-    /// Chunk `j` of a part travels on channel `j mod channels` (per tree group with
-    /// [`Spread::Trees`]).
+    /// Channels to spread messages over (`lower::order`): a forwarded chunk keeps its channel,
+    /// other messages take the least used; more when a channel would hold more thread blocks
+    /// than the executor allows. `nchannels` is the number actually used.
     pub channels: u32,
-    pub spread: Spread,
     /// Parallel copies of the whole schedule, each on its own channels and sub-chunks.
     pub instances: u32,
     pub inplace: bool,
@@ -120,7 +109,6 @@ impl Default for Options {
         Options {
             proto: Proto::Simple,
             channels: 1,
-            spread: Spread::Chunks,
             instances: 1,
             inplace: false,
             min_bytes: 0,
@@ -132,15 +120,9 @@ impl Default for Options {
 
 impl Options {
     /// The options of `m`'s `target msccl { proto; channels; instances; inplace; }` block
-    /// (defaults where absent); a `forest` schedule spreads by [`Spread::Trees`].
+    /// (defaults where absent).
     pub fn from_model(m: &Model) -> Options {
         let mut o = Options::default();
-        if m.schedule
-            .as_ref()
-            .is_some_and(|s| matches!(s.family, Family::Forest { .. }))
-        {
-            o.spread = Spread::Trees;
-        }
         let Some(t) = m.targets.iter().find(|t| t.kind == TargetKind::Msccl) else {
             return o;
         };
@@ -170,7 +152,7 @@ pub fn build_span(m: &Model) -> Span {
 }
 
 /// `collc build --target msccl`: lowers and verifies `m`'s schedule, then [`emit`]s it; every
-/// problem as a diagnostic at [`build_span`]. A forest over an executor limit gets advice
+/// problem as a diagnostic at [`build_span`]. A schedule over an executor limit gets advice
 /// ([`advice`]): settings that fit, found by building them.
 pub fn build(m: &Model, opts: &Options) -> Result<Emitted, Vec<Diagnostic>> {
     build_with(m, opts, &crate::progress::Quiet)
@@ -221,12 +203,11 @@ fn build_fixed(
     let at = build_span(m);
     let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
     emitted.map_err(|mut ps| {
-        // A forest over a limit: settings that fit, found by building them.
-        if opts.spread == Spread::Trees && ps.iter().any(|p| p.code == Code::MscclLimit) {
-            if let Some(help) = advice::forest(m, &program, opts) {
-                for p in ps.iter_mut().filter(|p| p.code == Code::MscclLimit) {
-                    p.help = help.clone();
-                }
+        // Over a limit: settings that fit, found by building them.
+        if ps.iter().any(|p| p.code == Code::MscclLimit) {
+            let help = advice::advise(m, &program, opts);
+            for p in ps.iter_mut().filter(|p| p.code == Code::MscclLimit) {
+                p.help = help.clone();
             }
         }
         // All problems point at the same span: say each once, with how often it occurs.
