@@ -28,8 +28,8 @@ pub(super) struct MscclArgs {
     /// MSCCL protocol (default: the `target msccl` block's, else simple).
     #[arg(long, value_enum)]
     proto: Option<ProtoArg>,
-    /// MSCCL channels to spread chunks over (chunk j on channel j mod C); for a forest, per
-    /// group of trees that cross a common link.
+    /// MSCCL channels to spread peers and chunks over (a forwarded chunk keeps its channel,
+    /// other messages take the least used); default: the fewest that fit the executor.
     #[arg(long, value_name = "C")]
     channels: Option<u32>,
     /// MSCCL instances: parallel copies of the schedule on more channels.

@@ -11,7 +11,7 @@
 //! a larger `MSCCL_MAX_NUM_STEPS` (`--max-steps`, up to the legacy runtime's 256), when the
 //! steps per thread block are what does not fit.
 
-use super::{Options, emit, limits};
+use super::{AUTO_CHANNELS, Options, emit, limits};
 use crate::ir::Program;
 use crate::sema::model::{AutoOr, Family, Model};
 
@@ -53,14 +53,18 @@ fn knobs(o: &Options, asked: &Options) -> Option<String> {
 }
 
 /// Channel and instance settings to try, nearest to `asked` first.
+/// With automatic channels (every count was tried) only the instances change.
 fn settings(asked: &Options) -> Vec<Options> {
-    let c = asked.channels.max(1);
+    let c = asked.channels;
     let mut chans: Vec<u32> = [c + 1, 2 * c, 4 * c, 8 * c, limits::MAX_CHANNELS]
         .into_iter()
         .filter(|g| *g > c && *g <= limits::MAX_CHANNELS)
         .collect();
     chans.extend([c / 2, c / 4, 1].into_iter().filter(|g| *g >= 1 && *g < c));
     chans.dedup();
+    if c == AUTO_CHANNELS {
+        chans.clear();
+    }
     let mut out = Vec::new();
     let insts: &[u32] = if asked.instances > 1 {
         &[asked.instances, 1]

@@ -86,13 +86,20 @@ pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
     }
 }
 
+/// `channels` when none was asked for: the fewest that fit ([`emit`] tries these counts).
+pub const AUTO_CHANNELS: u32 = 0;
+
+/// The channel counts `channels: auto` tries, in order.
+const AUTO_TRIES: &[u32] = &[1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
+
 /// What `collc build --target msccl` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub proto: Proto,
     /// Channels to spread messages over (`lower::order`): a forwarded chunk keeps its channel,
     /// other messages take the least used; more when a channel would hold more thread blocks
-    /// than the executor allows. `nchannels` is the number actually used.
+    /// than the executor allows. `nchannels` is the number actually used. 0 (the default,
+    /// [`AUTO_CHANNELS`]): the fewest channels under which the XML fits the executor.
     pub channels: u32,
     /// Parallel copies of the whole schedule, each on its own channels and sub-chunks.
     pub instances: u32,
@@ -108,7 +115,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             proto: Proto::Simple,
-            channels: 1,
+            channels: AUTO_CHANNELS,
             instances: 1,
             inplace: false,
             min_bytes: 0,
@@ -293,7 +300,32 @@ pub struct Emitted {
 }
 
 /// Lowers, writes, reads back, checks and symbolically executes; the XML text on success.
+/// With [`AUTO_CHANNELS`], the first of 1, 2, 3, ... 32 channels under which the XML fits;
+/// when none does, the problems with one channel.
 pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
+    if opts.channels != AUTO_CHANNELS {
+        return emit_fixed(p, opts);
+    }
+    let mut first = None;
+    for &c in AUTO_TRIES {
+        let o = Options {
+            channels: c,
+            ..opts.clone()
+        };
+        match emit_fixed(p, &o) {
+            Ok(e) => return Ok(e),
+            // Only a limit can be met with more channels.
+            Err(ps) if ps.iter().all(|x| x.code == Code::MscclLimit) => {
+                first.get_or_insert(ps);
+            }
+            Err(ps) => return Err(ps),
+        }
+    }
+    Err(first.unwrap_or_default())
+}
+
+/// [`emit`] with the channel count fixed.
+fn emit_fixed(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let algo = lower::lower(p, opts).map_err(|e| vec![e])?;
     let text = write::write(&algo);
     let proof = validate(&text, algo.root, opts.max_steps)

@@ -137,10 +137,10 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
             "in-network schedules need the `p4`, `goal` or `sim` target",
         ));
     }
-    if opts.channels == 0 || opts.instances == 0 {
+    if opts.instances == 0 {
         return Err(err(
-            "channels and instances must be at least 1".into(),
-            "give `--channels 1` or more and `--instances 1` or more",
+            "instances must be at least 1".into(),
+            "give `--instances 1` or more",
         ));
     }
     let n = spec.ranks;
