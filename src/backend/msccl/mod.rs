@@ -217,25 +217,35 @@ fn build_fixed(
                 p.help = help.clone();
             }
         }
-        // All problems point at the same span: say each once, with how often it occurs.
-        let mut once: Vec<(&Problem, usize)> = Vec::new();
+        // All problems point at the same span: say each kind once (messages that differ only
+        // in their numbers are one kind), with how often it occurs.
+        let kind = |p: &Problem| {
+            let m: String = p
+                .message
+                .chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect();
+            (p.code, m)
+        };
+        let mut once: Vec<(&Problem, usize, bool)> = Vec::new();
         for p in &ps {
-            match once
-                .iter_mut()
-                .find(|(q, _)| q.code == p.code && q.message == p.message)
-            {
-                Some((_, n)) => *n += 1,
-                None => once.push((p, 0)),
+            match once.iter_mut().find(|(q, _, _)| kind(q) == kind(p)) {
+                Some((q, n, same)) => {
+                    *n += 1;
+                    *same &= q.message == p.message;
+                }
+                None => once.push((p, 0, true)),
             }
         }
         once.into_iter()
-            .map(|(p, more)| {
+            .map(|(p, more, same)| {
                 let d = p.diagnostic(at);
                 if more == 0 {
                     d
                 } else {
                     d.note(format!(
-                        "the same holds in {more} more place{} of the XML (at most 32 problems are listed)",
+                        "the same {} in {more} more place{} of the XML (at most 32 problems are listed)",
+                        if same { "holds" } else { "limit is exceeded" },
                         if more == 1 { "" } else { "s" }
                     ))
                 }

@@ -14,9 +14,9 @@
 //! - a send of exactly what a receive of the same rank wrote (a chunk forwarded along a ring,
 //!   a tree or a recursive stage) keeps that receive's channel, so the two can fuse into one
 //!   `rcs`/`rrs`/`rrcs` step;
-//! - any other send takes the channel its sender and receiver have used least so far (ties: the
-//!   first from the sender's rank modulo `C`), so a rank's peers and a part's chunks spread
-//!   evenly over the channels.
+//! - any other send (a message that starts a chunk's journey) takes the channel its sender and
+//!   receiver have used least so far (ties: round robin over such messages, in the order they
+//!   are placed), so a rank's peers and a part's chunks spread evenly over the channels.
 //!
 //! A channel on which the rank already has 32 thread blocks that send (or the receiver 32 that
 //! receive) to other peers is skipped (the executor's `MSCCL_MAX_NUM_THREAD_BLOCKS_PER_CHANNEL`),
@@ -207,7 +207,7 @@ pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
     let mut ready: VecDeque<u32> = VecDeque::new();
     let mut seq = Vec::with_capacity(total);
     let mut pos = vec![NONE; total];
-    let mut origins = vec![0u32; p.procs.len()];
+    let mut origins = 0u32;
     // Op `g`'s own dependencies are done: is it ready?
     let settle = |g: u32,
                   local: &[u32],
@@ -388,14 +388,14 @@ fn pick(
     r: u32,
     channels: u32,
     from: Option<u32>,
-    origins: &mut [u32],
+    origins: &mut u32,
 ) -> u32 {
     let room = |c: u32| load[s as usize].room(true, r, c) && load[r as usize].room(false, s, c);
     if let Some(c) = from.filter(|c| room(*c)) {
         return c;
     }
-    let first = (s + origins[s as usize]) % channels;
-    origins[s as usize] += 1;
+    let first = *origins % channels;
+    *origins += 1;
     let cost = |c: u32| load[s as usize].msgs(true, c) + load[r as usize].msgs(false, c);
     let best = (0..channels)
         .map(|i| (first + i) % channels)
