@@ -30,11 +30,7 @@ fn source(n: u32, kind: &str, extra: &str, schedule: &str) -> String {
 
 /// The channels the thread blocks use.
 fn used(a: &Algo) -> BTreeSet<i64> {
-    a.gpus
-        .iter()
-        .flat_map(|g| &g.tbs)
-        .map(|t| t.chan)
-        .collect()
+    a.gpus.iter().flat_map(|g| &g.tbs).map(|t| t.chan).collect()
 }
 
 /// Most thread blocks with a send (or receive) peer on one channel of one GPU.

@@ -163,7 +163,9 @@ fn forest(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>, opts: &Options) -> Opt
     }
     best.map(|(kk, o)| {
         let more = knobs(&o, opts).map_or(String::new(), |s| format!(" with {s}"));
-        format!("fix k to {kk} (`k: {kk};`){more}: fewer trees per rank, so fewer messages per rank")
+        format!(
+            "fix k to {kk} (`k: {kk};`){more}: fewer trees per rank, so fewer messages per rank"
+        )
     })
 }
 

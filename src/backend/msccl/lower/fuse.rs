@@ -60,12 +60,10 @@ impl Conns {
             _ => return false,
         };
         let (lo, hi) = (a.min(b), a.max(b));
-        self.0
-            .get(&(send, peer, chans.raw(r, o)))
-            .is_some_and(|v| {
-                let i = v.partition_point(|x| *x <= lo);
-                v.get(i).is_some_and(|x| *x < hi)
-            })
+        self.0.get(&(send, peer, chans.raw(r, o))).is_some_and(|v| {
+            let i = v.partition_point(|x| *x <= lo);
+            v.get(i).is_some_and(|x| *x < hi)
+        })
     }
 }
 

@@ -242,7 +242,14 @@ pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
     for g in 0..total as u32 {
         if local[g as usize] == 0 {
             settle(
-                g, &local, &head, &sent, &pos, &mut early, &mut blocked, &mut ready,
+                g,
+                &local,
+                &head,
+                &sent,
+                &pos,
+                &mut early,
+                &mut blocked,
+                &mut ready,
             );
         }
     }
@@ -316,7 +323,14 @@ pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
                 local[x as usize] -= 1;
                 if local[x as usize] == 0 {
                     settle(
-                        x, &local, &head, &sent, &pos, &mut early, &mut blocked, &mut ready,
+                        x,
+                        &local,
+                        &head,
+                        &sent,
+                        &pos,
+                        &mut early,
+                        &mut blocked,
+                        &mut ready,
                     );
                 }
             }
@@ -382,14 +396,7 @@ pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
 /// The channel of a message from `s` to `r` (see the module doc): `from` (a forward's) when it
 /// has room, else the least loaded of the `channels` asked for with room, else the first of the
 /// executor's other channels with room, else the least loaded.
-fn pick(
-    load: &[Load],
-    s: u32,
-    r: u32,
-    channels: u32,
-    from: Option<u32>,
-    origins: &mut u32,
-) -> u32 {
+fn pick(load: &[Load], s: u32, r: u32, channels: u32, from: Option<u32>, origins: &mut u32) -> u32 {
     let room = |c: u32| load[s as usize].room(true, r, c) && load[r as usize].room(false, s, c);
     if let Some(c) = from.filter(|c| room(*c)) {
         return c;
