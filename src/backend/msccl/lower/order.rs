@@ -438,3 +438,226 @@ fn pick_idle(
             )
         })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Deps, Op, Slice, Spec};
+    use crate::sema::model::{CollectiveKind, Dtype, ReduceOp};
+
+    fn program(ranks: u32) -> Program {
+        let spec = Spec {
+            kind: CollectiveKind::Allreduce,
+            ranks,
+            part_elements: 4,
+            chunks_per_part: 4,
+            dtype: Dtype::F32,
+            op: ReduceOp::Sum,
+            root: None,
+        };
+        Program::new("t", spec)
+    }
+
+    fn push(p: &mut Program, r: u32, kind: OpKind, deps: &[u32]) {
+        p.procs[r as usize].ops.push(Op {
+            kind,
+            deps: deps.iter().copied().collect::<Deps>(),
+        });
+    }
+
+    fn s(buf: Buf, i: u32) -> Slice {
+        Slice::new(buf, i, 1)
+    }
+
+    /// Per connection (sender, receiver, channel), the receives come in the order of the sends.
+    fn connections_keep_order(p: &Program, o: &Order) {
+        let mut sends: Vec<(u32, u32, u32, u32)> = Vec::new();
+        let mut recvs: Vec<(u32, u32, u32, u32)> = Vec::new();
+        for (pi, proc) in p.procs.iter().enumerate() {
+            for (oi, op) in proc.ops.iter().enumerate() {
+                let g = o.base[pi] + oi as u32;
+                match op.kind {
+                    OpKind::Send { peer, tag, .. } => sends.push((pi as u32, peer, tag, g)),
+                    OpKind::Recv { peer, tag, .. } | OpKind::RecvReduce { peer, tag, .. } => {
+                        recvs.push((peer, pi as u32, tag, g))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        sends.sort_unstable();
+        recvs.sort_unstable();
+        let mut by_conn: FxHashMap<(u32, u32, u32), Vec<(u32, u32)>> = FxHashMap::default();
+        for (a, b) in sends.iter().zip(&recvs) {
+            assert_eq!(
+                o.chan[a.3 as usize], o.chan[b.3 as usize],
+                "both ends agree"
+            );
+            by_conn
+                .entry((a.0, a.1, o.chan[a.3 as usize]))
+                .or_default()
+                .push((o.pos[a.3 as usize], o.pos[b.3 as usize]));
+        }
+        for (conn, mut v) in by_conn {
+            v.sort_unstable();
+            assert!(
+                v.windows(2).all(|w| w[0].1 < w[1].1),
+                "connection {conn:?} receives out of send order: {v:?}"
+            );
+        }
+    }
+
+    /// Rank 2 sums two in-trees whose children come in opposite orders (tree 0: rank 0 then
+    /// rank 1; tree 1: rank 1 then rank 0). Both children send tree 0 first; rank 1's tree 0
+    /// message is held back until rank 2 can take it, so one channel serves both trees.
+    #[test]
+    fn receives_that_wait_on_other_children_keep_one_order() {
+        let mut p = program(3);
+        for r in 0..2 {
+            push(
+                &mut p,
+                r,
+                OpKind::Send {
+                    peer: 2,
+                    src: s(Buf::Input, 0),
+                    tag: 0,
+                },
+                &[],
+            );
+            push(
+                &mut p,
+                r,
+                OpKind::Send {
+                    peer: 2,
+                    src: s(Buf::Input, 1),
+                    tag: 1,
+                },
+                &[],
+            );
+        }
+        let rr = |peer, i, tag| OpKind::RecvReduce {
+            peer,
+            dst: s(Buf::Scratch, i),
+            tag,
+        };
+        let copy = |i| OpKind::Copy {
+            dst: s(Buf::Scratch, i),
+            src: s(Buf::Input, i),
+        };
+        push(&mut p, 2, copy(0), &[]);
+        push(&mut p, 2, rr(0, 0, 0), &[0]);
+        push(&mut p, 2, rr(1, 0, 0), &[1]);
+        push(&mut p, 2, copy(1), &[]);
+        push(&mut p, 2, rr(1, 1, 1), &[3]);
+        push(&mut p, 2, rr(0, 1, 1), &[4]);
+        let o = global_order(&p, 1).expect("acyclic");
+        assert_eq!(o.width, 1);
+        connections_keep_order(&p, &o);
+    }
+
+    /// A chain 0 -> 1 -> 2 with two chunks on two channels: the chunks start on different
+    /// channels and each forward keeps the channel its chunk arrived on.
+    #[test]
+    fn forwards_keep_their_channel_and_chunks_spread() {
+        let mut p = program(3);
+        for i in 0..2 {
+            push(
+                &mut p,
+                0,
+                OpKind::Send {
+                    peer: 1,
+                    src: s(Buf::Input, i),
+                    tag: 0,
+                },
+                &[],
+            );
+        }
+        for i in 0..2u32 {
+            push(
+                &mut p,
+                1,
+                OpKind::Recv {
+                    peer: 0,
+                    dst: s(Buf::Output, i),
+                    tag: 0,
+                },
+                &[],
+            );
+            push(
+                &mut p,
+                1,
+                OpKind::Send {
+                    peer: 2,
+                    src: s(Buf::Output, i),
+                    tag: 0,
+                },
+                &[2 * i],
+            );
+            push(
+                &mut p,
+                2,
+                OpKind::Recv {
+                    peer: 1,
+                    dst: s(Buf::Output, i),
+                    tag: 0,
+                },
+                &[],
+            );
+        }
+        let o = global_order(&p, 2).expect("acyclic");
+        assert_eq!(o.width, 2);
+        let b1 = o.base[1] as usize;
+        assert_ne!(o.chan[b1], o.chan[b1 + 2], "the two chunks spread");
+        assert_eq!(
+            o.chan[b1],
+            o.chan[b1 + 1],
+            "chunk 0 forwarded on its channel"
+        );
+        assert_eq!(
+            o.chan[b1 + 2],
+            o.chan[b1 + 3],
+            "chunk 1 forwarded on its channel"
+        );
+        connections_keep_order(&p, &o);
+    }
+
+    /// Rank 0 hears from 40 peers: one channel holds 32 receiving thread blocks, so the peers
+    /// are split over two even when one channel is asked for.
+    #[test]
+    fn more_peers_than_a_channel_holds_open_channels() {
+        let mut p = program(41);
+        for r in 1..41 {
+            push(
+                &mut p,
+                r,
+                OpKind::Send {
+                    peer: 0,
+                    src: s(Buf::Input, 0),
+                    tag: 0,
+                },
+                &[],
+            );
+            push(
+                &mut p,
+                0,
+                OpKind::Recv {
+                    peer: r,
+                    dst: s(Buf::Scratch, r),
+                    tag: 0,
+                },
+                &[],
+            );
+        }
+        let o = global_order(&p, 1).expect("acyclic");
+        assert_eq!(o.width, 2);
+        let mut per: FxHashMap<u32, u32> = FxHashMap::default();
+        for g in o.base[0]..o.base[1] {
+            *per.entry(o.chan[g as usize]).or_default() += 1;
+        }
+        assert!(
+            per.values().all(|n| *n <= limits::MAX_TBS_PER_CHANNEL),
+            "{per:?}"
+        );
+        connections_keep_order(&p, &o);
+    }
+}
