@@ -150,11 +150,25 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         kind: spec.kind,
         cpp,
     };
-    let Some(order) = order::global_order(p, opts.channels) else {
-        return Err(err(
-            "the schedule's dependencies have a cycle".into(),
-            "this is a bug in collc's lowering; please report it",
-        ));
+    let order = match order::global_order(p, opts.channels) {
+        Ok(o) => o,
+        Err(order::Stuck::Cycle) => {
+            return Err(err(
+                "the schedule's dependencies have a cycle".into(),
+                "this is a bug in collc's lowering; please report it",
+            ));
+        }
+        Err(order::Stuck::Channels(a, b)) => {
+            return Err(Problem::new(
+                Code::MscclLimit,
+                super::At::Algo,
+                format!(
+                    "rank {b} takes rank {a}'s messages in an order that needs more than {} channels to keep (the executor pairs messages first in, first out per peer and channel)",
+                    limits::MAX_CHANNELS
+                ),
+                "use fewer chunks or trees",
+            ));
+        }
     };
     let chans = chans::Channels::new(p, &order);
     if chans.width.saturating_mul(opts.instances) > limits::MAX_CHANNELS {

@@ -28,7 +28,13 @@
 //! connection were all sent after it (preferring the `C` channels; one with nothing in flight
 //! always qualifies), which keeps both ends in one order and cannot deadlock.
 //!
-//! Linear in the number of ops and dependencies, times `C` per send.
+//! A send is placed only once its receive's own dependencies are done (while anything else can
+//! run), so messages enter a connection in about the order the receiver takes them: a leaf
+//! that sends to the same parent in several trees does not fill the connection with messages
+//! the parent needs last.
+//!
+//! Linear in the number of ops and dependencies, times `C` per send (and a logarithm for the
+//! held-back sends and receives).
 
 use crate::backend::msccl::limits;
 use crate::ir::{Buf, OpKind, Program};
@@ -105,9 +111,18 @@ impl Load {
     }
 }
 
-/// The order and channels of `p` with `channels` channels asked for (see the module doc); None
-/// when `p`'s dependencies have a cycle (a verified program has none).
-pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
+/// Why no order was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Stuck {
+    /// The dependencies have a cycle (a verified program has none).
+    Cycle,
+    /// Keeping the connection from the first rank to the second in one order needs more
+    /// channels than the executor has.
+    Channels(u32, u32),
+}
+
+/// The order and channels of `p` with `channels` channels asked for (see the module doc).
+pub(super) fn global_order(p: &Program, channels: u32) -> Result<Order, Stuck> {
     let channels = channels.clamp(1, limits::MAX_CHANNELS);
     let base = p.op_base();
     let total = base[p.procs.len()] as usize;
@@ -346,17 +361,19 @@ pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
         // Every receive that could run waits behind an older message of its connection: the
         // oldest such message goes first on a channel whose messages in flight on this
         // connection were all sent after it (or none), so both ends keep one order.
-        let (sp, r) = blocked.pop_first()?;
+        let (sp, r) = blocked.pop_first().ok_or(Stuck::Cycle)?;
         let s = send_of[r as usize];
         let (from, to, old) = (proc_of[s as usize], proc_of[r as usize], chan[r as usize]);
-        queues.get_mut(&(from, to, old))?.retain(|x| *x != r);
+        if let Some(q) = queues.get_mut(&(from, to, old)) {
+            q.retain(|x| *x != r);
+        }
         let later = |c: u32| {
             queues
                 .get(&(from, to, c))
                 .and_then(|q| q.front())
                 .is_none_or(|f| pos[send_of[*f as usize] as usize] > sp)
         };
-        let c = pick_idle(&load, from, to, channels, &later)?;
+        let c = pick_idle(&load, from, to, channels, &later).ok_or(Stuck::Channels(from, to))?;
         load[from as usize].add(true, to, c);
         load[to as usize].add(false, from, c);
         chan[s as usize] = c;
@@ -384,7 +401,7 @@ pub(super) fn global_order(p: &Program, channels: u32) -> Option<Order> {
     for c in chan.iter_mut().filter(|c| **c != NONE) {
         *c = dense[*c as usize];
     }
-    Some(Order {
+    Ok(Order {
         seq,
         base,
         pos,
@@ -550,7 +567,7 @@ mod tests {
         push(&mut p, 2, copy(1), &[]);
         push(&mut p, 2, rr(1, 1, 1), &[3]);
         push(&mut p, 2, rr(0, 1, 1), &[4]);
-        let o = global_order(&p, 1).expect("acyclic");
+        let o = global_order(&p, 1).expect("an order");
         assert_eq!(o.width, 1);
         connections_keep_order(&p, &o);
     }
@@ -604,7 +621,7 @@ mod tests {
                 &[],
             );
         }
-        let o = global_order(&p, 2).expect("acyclic");
+        let o = global_order(&p, 2).expect("an order");
         assert_eq!(o.width, 2);
         let b1 = o.base[1] as usize;
         assert_ne!(o.chan[b1], o.chan[b1 + 2], "the two chunks spread");
@@ -648,7 +665,7 @@ mod tests {
                 &[],
             );
         }
-        let o = global_order(&p, 1).expect("acyclic");
+        let o = global_order(&p, 1).expect("an order");
         assert_eq!(o.width, 2);
         let mut per: FxHashMap<u32, u32> = FxHashMap::default();
         for g in o.base[0]..o.base[1] {
