@@ -304,10 +304,9 @@ proptest! {
         };
         let p = build(&c, chunks, &make);
         prop_assert!(verify(&p).is_ok(), "{:?}", verify(&p).err().map(|f| f[0].message.clone()));
-        // And as MSCCL XML (trees on channels of their own), validated by symbolic execution.
+        // And as MSCCL XML (trees sharing channels), validated by symbolic execution.
         if n > 1 {
             let o = collc::backend::msccl::Options {
-                spread: collc::backend::msccl::Spread::Trees,
                 inplace: seed & 2 != 0,
                 ..Default::default()
             };

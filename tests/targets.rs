@@ -157,10 +157,10 @@ schedule ring;
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("E0042"), "{}", stderr(&o));
     assert!(!d.join("p").exists());
-    let o = collc(&["build", &half, "--target", "msccl", "--channels", "0"]);
+    let o = collc(&["build", &half, "--target", "msccl", "--instances", "0"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(
-        stderr(&o).contains("`channels` must be at least 1"),
+        stderr(&o).contains("`instances` must be at least 1"),
         "{}",
         stderr(&o)
     );

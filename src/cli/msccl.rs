@@ -29,8 +29,8 @@ pub(super) struct MscclArgs {
     /// MSCCL protocol (default: the `target msccl` block's, else simple).
     #[arg(long, value_enum)]
     proto: Option<ProtoArg>,
-    /// MSCCL channels to spread chunks over (chunk j on channel j mod C); for a forest, per
-    /// group of trees that cross a common link.
+    /// MSCCL channels to spread peers and chunks over (a forwarded chunk keeps its channel,
+    /// other messages take the least used); default: the fewest that fit the executor.
     #[arg(long, value_name = "C")]
     channels: Option<u32>,
     /// MSCCL instances: parallel copies of the schedule on more channels.
@@ -100,7 +100,7 @@ pub(super) fn overrides(a: &MscclArgs, o: &mut target::Options) {
 pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
     let mut o = target::Options::from_model(m, TargetKind::Msccl);
     overrides(a, &mut o);
-    target::msccl::options(m, &o)
+    target::msccl::options(&o)
 }
 
 /// Lowers, verifies and emits; the XML and what it established, or diagnostics.

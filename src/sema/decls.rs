@@ -19,6 +19,8 @@ struct P {
     default: Option<&'static str>,
     words: &'static [&'static str],
     at_least_one: bool,
+    /// Absent means "let collc choose" (no default, not required).
+    optional: bool,
 }
 
 const fn q(name: &'static str, dim: Dim, default: Option<&'static str>) -> P {
@@ -28,6 +30,7 @@ const fn q(name: &'static str, dim: Dim, default: Option<&'static str>) -> P {
         default,
         words: &[],
         at_least_one: false,
+        optional: false,
     }
 }
 
@@ -38,6 +41,7 @@ const fn count(name: &'static str, default: &'static str) -> P {
         default: Some(default),
         words: &[],
         at_least_one: true,
+        optional: false,
     }
 }
 
@@ -48,6 +52,7 @@ const fn w(name: &'static str, words: &'static [&'static str], default: Option<&
         default,
         words,
         at_least_one: false,
+        optional: false,
     }
 }
 
@@ -88,7 +93,15 @@ const FLOW: &[P] = &[
 ];
 const MSCCL: &[P] = &[
     w("proto", &["simple", "ll", "ll128"], Some("simple")),
-    count("channels", "1"),
+    // No default: absent means the fewest channels that fit (`backend::msccl::AUTO_CHANNELS`).
+    P {
+        name: "channels",
+        dim: Some(Dim::NONE),
+        default: None,
+        words: &[],
+        at_least_one: true,
+        optional: true,
+    },
     count("instances", "1"),
     w("inplace", &["true", "false"], Some("false")),
     q("min_bytes", Dim::SIZE, Some("0 B")),
@@ -245,6 +258,7 @@ impl Elab<'_> {
                     (Some(d), Some(dim)) => ModelParam::Quantity(parse_default(d, dim)),
                     (Some(d), None) => ModelParam::Word(d.to_string()),
                     (None, None) => continue,
+                    (None, Some(_)) if p.optional => continue,
                     (None, Some(dim)) => {
                         self.missing(span, p.name, what, super::eval::example_unit(dim));
                         ok = false;

@@ -13,9 +13,9 @@ use crate::sema::model::{Model, TargetKind};
 
 pub(super) struct Msccl;
 
-/// The backend's options for `m` under `o`.
-pub fn options(m: &Model, o: &Options) -> msccl::Options {
-    msccl::Options::new(m, &o.values)
+/// The backend's options under `o`.
+pub fn options(o: &Options) -> msccl::Options {
+    msccl::Options::new(&o.values)
 }
 
 impl Target for Msccl {
@@ -45,19 +45,17 @@ impl Target for Msccl {
                 ),
             );
         }
-        let opts = options(m, o);
-        for (name, v) in [("channels", opts.channels), ("instances", opts.instances)] {
-            if v == 0 {
-                d.push(
-                    Diagnostic::error(
-                        Code::BadValue,
-                        o.span,
-                        format!("MSCCL `{name}` must be at least 1"),
-                    )
-                    .label(format!("{name}: 0"))
-                    .help(format!("give `--{name} 1` or more")),
-                );
-            }
+        // `channels: 0` (or none) asks for the fewest that fit; no instances is wrong.
+        if options(o).instances == 0 {
+            d.push(
+                Diagnostic::error(
+                    Code::BadValue,
+                    o.span,
+                    "MSCCL `instances` must be at least 1",
+                )
+                .label("instances: 0")
+                .help("give `--instances 1` or more"),
+            );
         }
         d
     }
@@ -68,7 +66,7 @@ impl Target for Msccl {
         o: &Options,
         progress: &dyn Progress,
     ) -> Result<Emitted<'a>, Vec<Diagnostic>> {
-        let e = msccl::build_with(m, &options(m, o), progress)?;
+        let e = msccl::build_with(m, &options(o), progress)?;
         Ok(Emitted {
             artifact: Artifact::File(e.text.into_bytes()),
             warnings: e.warnings,
@@ -91,7 +89,7 @@ impl Target for Msccl {
             .as_ref()
             .and_then(|c| c.root)
             .and_then(|r| u32::try_from(r).ok());
-        match msccl::validate(text, root, options(m, o).max_steps) {
+        match msccl::validate(text, root, options(o).max_steps) {
             Ok(_) => Vec::new(),
             Err(ps) => ps.into_iter().map(|(p, _)| p.diagnostic(o.span)).collect(),
         }

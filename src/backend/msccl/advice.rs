@@ -1,16 +1,17 @@
-//! What to change when a ForestColl schedule exceeds a limit of the MSCCL executor (issue 5:
-//! "a coded error and advice such as `fix k to N`").
+//! What to change when a schedule exceeds a limit of the MSCCL executor (E0040): the help line
+//! names a setting that was built and validated exactly as `collc build --target msccl` would
+//! build it, or says that none of the knobs tried fits.
 //!
-//! The knobs, cheapest first: channels per tree group (`channels` in `target msccl`: more
-//! spread fewer steps over more thread blocks, fewer need fewer channels), one instance instead
-//! of several, fewer pipelined chunks (fewer steps per thread block), and a smaller `k` (fewer
-//! trees, so fewer groups of trees that share a link and fewer channels). Every candidate is
-//! built and validated exactly as `collc build --target msccl` would, so the advice names a
-//! setting that is known to fit. `k` is scanned upwards from 1 (the paper's practical rule:
-//! small k) while the trees still fit in the executor's channels; the largest `k` that builds
-//! is the advice.
+//! The knobs, cheapest first, for every family: more channels (`channels` in `target msccl`
+//! or `--channels`: a rank's messages spread over more thread blocks, so fewer steps each),
+//! fewer channels or instances (when the XML needs more than the executor's 32 channels), and
+//! one instance instead of several. For ForestColl also fewer pipelined chunks (fewer steps per
+//! thread block) and a smaller `k` (fewer trees; `k` is scanned upwards from 1, the paper's
+//! practical rule, and the largest `k` that builds is the advice). Last, a runtime built with
+//! a larger `MSCCL_MAX_NUM_STEPS` (`--max-steps`, up to the legacy runtime's 256), when the
+//! steps per thread block are what does not fit.
 
-use super::{Options, emit, limits, lower::channels_needed};
+use super::{AUTO_CHANNELS, Options, emit, limits};
 use crate::ir::Program;
 use crate::sema::model::{AutoOr, Family, Model};
 
@@ -25,79 +26,121 @@ fn lower_with(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>) -> Option<Program>
     crate::lower::lower(&m2).ok()
 }
 
-/// Whether `p` under `o` fits the executor's channels and then builds and validates.
+/// Whether `p` under `o` builds and validates.
 fn fits(p: &Program, o: &Options) -> bool {
-    let (width, _) = channels_needed(p, o);
-    width.saturating_mul(o.instances) <= limits::MAX_CHANNELS && emit(p, o).is_ok()
+    emit(p, o).is_ok()
 }
 
-/// A help line naming settings under which `m`'s forest (lowered as `p`) fits the executor,
-/// or saying that none of the knobs helps; None when `m` is not a forest schedule.
-pub(super) fn forest(m: &Model, p: &Program, opts: &Options) -> Option<String> {
-    let Some(Family::Forest { k, chunks }) = m.schedule.as_ref().map(|s| s.family.clone()) else {
-        return None;
-    };
-    let (_, colours) = channels_needed(
-        p,
-        &Options {
-            channels: 1,
-            ..opts.clone()
-        },
-    );
-    // Channels per tree group, with the instances asked for, then with one instance.
-    let tries: &[u32] = if opts.instances > 1 {
-        &[opts.instances, 1]
+/// How a setting is written in the help line: in `target msccl`, and on the command line.
+fn knobs(o: &Options, asked: &Options) -> Option<String> {
+    let mut file = Vec::new();
+    let mut flags = Vec::new();
+    if o.channels != asked.channels {
+        file.push(format!("`channels: {};`", o.channels));
+        flags.push(format!("`--channels {}`", o.channels));
+    }
+    if o.instances != asked.instances {
+        file.push(format!("`instances: {};`", o.instances));
+        flags.push(format!("`--instances {}`", o.instances));
+    }
+    (!file.is_empty()).then(|| {
+        format!(
+            "{} in `target msccl`, or {}",
+            file.join(" and "),
+            flags.join(" ")
+        )
+    })
+}
+
+/// Channel and instance settings to try, nearest to `asked` first.
+/// With automatic channels (every count was tried) only the instances change.
+fn settings(asked: &Options) -> Vec<Options> {
+    let c = asked.channels;
+    let mut chans: Vec<u32> = [c + 1, 2 * c, 4 * c, 8 * c, limits::MAX_CHANNELS]
+        .into_iter()
+        .filter(|g| *g > c && *g <= limits::MAX_CHANNELS)
+        .collect();
+    chans.extend([c / 2, c / 4, 1].into_iter().filter(|g| *g >= 1 && *g < c));
+    chans.dedup();
+    if c == AUTO_CHANNELS {
+        chans.clear();
+    }
+    let mut out = Vec::new();
+    let insts: &[u32] = if asked.instances > 1 {
+        &[asked.instances, 1]
     } else {
         &[1]
     };
-    for &inst in tries {
-        let most = limits::MAX_CHANNELS / colours.saturating_mul(inst).max(1);
-        // Most channels first (fewest steps per block); more than a few tries rarely help
-        // (spreading does not shorten a rank's step list) and each is a full build.
-        let candidates = (1..=most)
-            .rev()
-            .filter(|&g| (g, inst) != (opts.channels, opts.instances))
-            .take(3);
-        for g in candidates {
-            let o = Options {
+    for &inst in insts {
+        if inst != asked.instances {
+            out.push(Options {
+                instances: inst,
+                ..asked.clone()
+            });
+        }
+        for &g in &chans {
+            out.push(Options {
                 channels: g,
                 instances: inst,
+                ..asked.clone()
+            });
+        }
+    }
+    out
+}
+
+/// A help line naming settings under which `m`'s schedule (lowered as `p`) fits the executor,
+/// or saying that none of the knobs tried helps.
+pub(super) fn advise(m: &Model, p: &Program, opts: &Options) -> String {
+    for o in settings(opts) {
+        if fits(p, &o) {
+            return format!("use {}", knobs(&o, opts).unwrap_or_default());
+        }
+    }
+    if let Some(Family::Forest { k, chunks }) = m.schedule.as_ref().map(|s| s.family.clone()) {
+        if let Some(help) = forest(m, k, chunks, opts) {
+            return help;
+        }
+    }
+    // A runtime with more steps per thread block.
+    if opts.max_steps < 256 {
+        let mut s = opts.max_steps.max(1) * 2;
+        while s <= 256 {
+            let o = Options {
+                max_steps: s,
                 ..opts.clone()
             };
             if fits(p, &o) {
-                let one = if inst == opts.instances {
-                    String::new()
-                } else {
-                    " and one instance (`instances: 1;`)".into()
-                };
-                return Some(format!(
-                    "use {g} channel{} per group of trees (`channels: {g};` in `target msccl`, or `--channels {g}`){one}",
-                    if g == 1 { "" } else { "s" }
-                ));
+                return format!(
+                    "no setting of channels or instances fits the executor's {} steps per thread block; a runtime built with MSCCL_MAX_NUM_STEPS={s} runs it (`--max-steps {s}`)",
+                    opts.max_steps
+                );
             }
+            s *= 2;
         }
     }
-    // Fewer pipelined chunks, when the trees fit the channels at all: half the count the
-    // program was lowered with (`chunks: auto`'s choice when it was auto), and so on.
-    if colours <= limits::MAX_CHANNELS {
-        let mut c = lowered_chunks(m, k, chunks) / 2;
-        while c >= 1 {
-            let o = Options {
-                channels: opts
-                    .channels
-                    .min(limits::MAX_CHANNELS / colours.max(1))
-                    .max(1),
-                instances: 1,
-                ..opts.clone()
-            };
-            if lower_with(m, k, AutoOr::Fixed(c)).is_some_and(|q| fits(&q, &o)) {
-                return Some(format!(
-                    "use fewer chunks (`chunks: {c};`){}",
-                    settings(&o, opts)
-                ));
+    "no setting of channels, instances, chunks or k that collc tried fits; use another schedule for MSCCL, or another target".into()
+}
+
+/// Forest knobs: fewer pipelined chunks, then fewer trees.
+fn forest(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>, opts: &Options) -> Option<String> {
+    // Half the count the program was lowered with (`chunks: auto`'s choice when it was auto),
+    // and so on, with the channels asked for and one instance.
+    let one = Options {
+        instances: 1,
+        ..opts.clone()
+    };
+    let mut c = lowered_chunks(m, k, chunks) / 2;
+    while c >= 1 {
+        if let Some(q) = lower_with(m, k, AutoOr::Fixed(c)) {
+            for o in std::iter::once(one.clone()).chain(settings(&one)) {
+                if fits(&q, &o) {
+                    let more = knobs(&o, opts).map_or(String::new(), |s| format!(" with {s}"));
+                    return Some(format!("use fewer chunks (`chunks: {c};`){more}"));
+                }
             }
-            c /= 2;
         }
+        c /= 2;
     }
     // Fewer trees.
     let top = match k {
@@ -105,37 +148,24 @@ pub(super) fn forest(m: &Model, p: &Program, opts: &Options) -> Option<String> {
         AutoOr::Auto => MAX_K,
     };
     let mut best = None;
-    let mut first = None;
     for kk in 1..=top {
         let Some(q) = lower_with(m, AutoOr::Fixed(kk), chunks) else {
             break;
         };
-        let o = Options {
-            channels: 1,
-            instances: 1,
-            ..opts.clone()
-        };
-        let (width, colours) = channels_needed(&q, &o);
-        first.get_or_insert(colours);
-        if width > limits::MAX_CHANNELS {
-            break;
-        }
-        if fits(&q, &o) {
-            best = Some((kk, o));
+        match std::iter::once(one.clone())
+            .chain(settings(&one))
+            .find(|o| fits(&q, o))
+        {
+            Some(o) => best = Some((kk, o)),
+            None if best.is_some() => break,
+            None => {}
         }
     }
-    if let Some((kk, o)) = best {
-        return Some(format!(
-            "fix k to {kk} (`k: {kk};`){}: fewer trees per rank, so fewer groups of trees that cross a common link",
-            settings(&o, opts)
-        ));
-    }
-    Some(match first {
-        Some(c) if c > limits::MAX_CHANNELS => format!(
-            "no setting fits: even with k = 1 the trees form {c} groups that cross a common link, and each needs a channel of its own (the executor has {}); use `schedule ring;` for MSCCL",
-            limits::MAX_CHANNELS
-        ),
-        _ => "no setting of channels, chunks or k that collc tried fits; use `schedule ring;` for MSCCL, or a runtime with a larger MSCCL_MAX_NUM_STEPS (`--max-steps`)".into(),
+    best.map(|(kk, o)| {
+        let more = knobs(&o, opts).map_or(String::new(), |s| format!(" with {s}"));
+        format!(
+            "fix k to {kk} (`k: {kk};`){more}: fewer trees per rank, so fewer messages per rank"
+        )
     })
 }
 
@@ -148,21 +178,5 @@ pub(super) fn lowered_chunks(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>) -> 
             .as_ref()
             .and_then(|c| crate::lower::forest::solve_chunked(m, c, k, chunks, c.span).ok())
             .map_or(1, |(_, ch)| ch.chunks),
-    }
-}
-
-/// ", with one channel per group and one instance" when `o` differs from what was asked.
-fn settings(o: &Options, asked: &Options) -> String {
-    let mut v = Vec::new();
-    if o.channels != asked.channels {
-        v.push(format!("`channels: {};`", o.channels));
-    }
-    if o.instances != asked.instances {
-        v.push(format!("`instances: {};`", o.instances));
-    }
-    if v.is_empty() {
-        String::new()
-    } else {
-        format!(" with {} in `target msccl`", v.join(" and "))
     }
 }

@@ -86,25 +86,21 @@ pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
     }
 }
 
-/// How messages are spread over channels (`lower::chans` has the details).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spread {
-    /// Chunk `j` of a part travels on channel `j mod channels`.
-    Chunks,
-    /// ForestColl: trees that share a (sender, receiver) pair get disjoint groups of
-    /// `channels` channels each; a tree's `k`-th message on a pair uses channel `k mod channels`
-    /// of its group.
-    Trees,
-}
+/// `channels` when none was asked for: the fewest that fit ([`emit`] tries these counts).
+pub const AUTO_CHANNELS: u32 = 0;
+
+/// The channel counts `channels: auto` tries, in order.
+const AUTO_TRIES: &[u32] = &[1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
 
 /// What `collc build --target msccl` is asked for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Options {
     pub proto: Proto,
-    /// Chunk `j` of a part travels on channel `j mod channels` (per tree group with
-    /// [`Spread::Trees`]).
+    /// Channels to spread messages over (`lower::order`): a forwarded chunk keeps its channel,
+    /// other messages take the least used; more when a channel would hold more thread blocks
+    /// than the executor allows. `nchannels` is the number actually used. 0 (the default,
+    /// [`AUTO_CHANNELS`]): the fewest channels under which the XML fits the executor.
     pub channels: u32,
-    pub spread: Spread,
     /// Parallel copies of the whole schedule, each on its own channels and sub-chunks.
     pub instances: u32,
     pub inplace: bool,
@@ -119,8 +115,7 @@ impl Default for Options {
     fn default() -> Options {
         Options {
             proto: Proto::Simple,
-            channels: 1,
-            spread: Spread::Chunks,
+            channels: AUTO_CHANNELS,
             instances: 1,
             inplace: false,
             min_bytes: 0,
@@ -134,20 +129,14 @@ impl Options {
     /// The options of `m`'s `target msccl` block (defaults where absent), without flags.
     pub fn from_model(m: &Model) -> Options {
         let block = m.targets.iter().find(|t| t.kind == TargetKind::Msccl);
-        Options::new(m, &block.map(|t| t.options.clone()).unwrap_or_default())
+        Options::new(&block.map(|t| t.options.clone()).unwrap_or_default())
     }
 
-    /// The options for `m` from the values of its `target msccl` block (with the command
+    /// The options from the values of a `target msccl` block (with the command
     /// line's overrides: `proto`, `channels`, `instances`, `inplace`, `min_bytes`, `max_bytes`,
-    /// `max_steps`), defaults where absent; a `forest` schedule spreads by [`Spread::Trees`].
-    pub fn new(m: &Model, values: &std::collections::BTreeMap<String, ModelParam>) -> Options {
+    /// `max_steps`), defaults where absent (`channels`: [`AUTO_CHANNELS`]).
+    pub fn new(values: &std::collections::BTreeMap<String, ModelParam>) -> Options {
         let mut o = Options::default();
-        if m.schedule
-            .as_ref()
-            .is_some_and(|s| matches!(s.family, Family::Forest { .. }))
-        {
-            o.spread = Spread::Trees;
-        }
         // Counts and sizes (in bytes, their base unit), as the checker stored them.
         let number = |k: &str| match values.get(k) {
             Some(ModelParam::Quantity(q)) if q.value.is_integer() => {
@@ -181,7 +170,7 @@ pub fn build_span(m: &Model) -> Span {
 }
 
 /// `collc build --target msccl`: lowers and verifies `m`'s schedule, then [`emit`]s it; every
-/// problem as a diagnostic at [`build_span`]. A forest over an executor limit gets advice
+/// problem as a diagnostic at [`build_span`]. A schedule over an executor limit gets advice
 /// ([`advice`]): settings that fit, found by building them.
 pub fn build(m: &Model, opts: &Options) -> Result<Emitted, Vec<Diagnostic>> {
     build_with(m, opts, &crate::progress::Quiet)
@@ -232,33 +221,42 @@ fn build_fixed(
     let at = build_span(m);
     let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
     emitted.map_err(|mut ps| {
-        // A forest over a limit: settings that fit, found by building them.
-        if opts.spread == Spread::Trees && ps.iter().any(|p| p.code == Code::MscclLimit) {
-            if let Some(help) = advice::forest(m, &program, opts) {
-                for p in ps.iter_mut().filter(|p| p.code == Code::MscclLimit) {
-                    p.help = help.clone();
-                }
+        // Over a limit: settings that fit, found by building them.
+        if ps.iter().any(|p| p.code == Code::MscclLimit) {
+            let help = advice::advise(m, &program, opts);
+            for p in ps.iter_mut().filter(|p| p.code == Code::MscclLimit) {
+                p.help = help.clone();
             }
         }
-        // All problems point at the same span: say each once, with how often it occurs.
-        let mut once: Vec<(&Problem, usize)> = Vec::new();
+        // All problems point at the same span: say each kind once (messages that differ only
+        // in their numbers are one kind), with how often it occurs.
+        let kind = |p: &Problem| {
+            let m: String = p
+                .message
+                .chars()
+                .map(|c| if c.is_ascii_digit() { '#' } else { c })
+                .collect();
+            (p.code, m)
+        };
+        let mut once: Vec<(&Problem, usize, bool)> = Vec::new();
         for p in &ps {
-            match once
-                .iter_mut()
-                .find(|(q, _)| q.code == p.code && q.message == p.message)
-            {
-                Some((_, n)) => *n += 1,
-                None => once.push((p, 0)),
+            match once.iter_mut().find(|(q, _, _)| kind(q) == kind(p)) {
+                Some((q, n, same)) => {
+                    *n += 1;
+                    *same &= q.message == p.message;
+                }
+                None => once.push((p, 0, true)),
             }
         }
         once.into_iter()
-            .map(|(p, more)| {
+            .map(|(p, more, same)| {
                 let d = p.diagnostic(at);
                 if more == 0 {
                     d
                 } else {
                     d.note(format!(
-                        "the same holds in {more} more place{} of the XML (at most 32 problems are listed)",
+                        "the same {} in {more} more place{} of the XML (at most 32 problems are listed)",
+                        if same { "holds" } else { "limit is exceeded" },
                         if more == 1 { "" } else { "s" }
                     ))
                 }
@@ -323,7 +321,32 @@ pub struct Emitted {
 }
 
 /// Lowers, writes, reads back, checks and symbolically executes; the XML text on success.
+/// With [`AUTO_CHANNELS`], the first of 1, 2, 3, ... 32 channels under which the XML fits;
+/// when none does, the problems with one channel.
 pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
+    if opts.channels != AUTO_CHANNELS {
+        return emit_fixed(p, opts);
+    }
+    let mut first = None;
+    for &c in AUTO_TRIES {
+        let o = Options {
+            channels: c,
+            ..opts.clone()
+        };
+        match emit_fixed(p, &o) {
+            Ok(e) => return Ok(e),
+            // Only a limit can be met with more channels.
+            Err(ps) if ps.iter().all(|x| x.code == Code::MscclLimit) => {
+                first.get_or_insert(ps);
+            }
+            Err(ps) => return Err(ps),
+        }
+    }
+    Err(first.unwrap_or_default())
+}
+
+/// [`emit`] with the channel count fixed.
+fn emit_fixed(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let algo = lower::lower(p, opts).map_err(|e| vec![e])?;
     let text = write::write(&algo);
     let proof = validate(&text, algo.root, opts.max_steps)

@@ -6,9 +6,11 @@
 //! value it reads (the same in every order the dependencies allow: the program is race-free),
 //! how many ops read each written value and whether it is overwritten later.
 
+use super::chans::Channels;
 use super::{Layout, MOp, MSlice, NO, map_op};
 use crate::backend::msccl::MBuf;
-use crate::ir::Program;
+use crate::ir::{OpKind, Program};
+use rustc_hash::FxHashMap;
 
 pub(super) struct Fusion {
     pub mops: Vec<MOp>,
@@ -18,6 +20,8 @@ pub(super) struct Fusion {
     pub dead: Vec<bool>,
     /// A receive folded into the reduction that consumed it: that reduction's op id.
     pub moved: Vec<u32>,
+    /// The reverse of `moved`: for such a reduction, the receive's op id.
+    pub absorbed: Vec<u32>,
     /// Dependencies on top of the IR's that the XML's (aliased) buffers need.
     pub hazards: Vec<Vec<u32>>,
 }
@@ -27,8 +31,53 @@ fn slots(s: MSlice, at: &[u32; 3]) -> std::ops::Range<usize> {
     b..b + s.cnt as usize
 }
 
+/// The global positions of a rank's sends (and receives) per (peer, channel), to keep every
+/// connection's order under fusion: a step that moves may not pass another of its connection.
+struct Conns(FxHashMap<(bool, u32, u32), Vec<u32>>);
+
+impl Conns {
+    fn new(p: &Program, r: u32, ops: &[u32], pos: &[u32], chans: &Channels) -> Conns {
+        let mut m: FxHashMap<(bool, u32, u32), Vec<u32>> = FxHashMap::default();
+        for &o in ops {
+            let (send, peer) = match p.procs[r as usize].ops[o as usize].kind {
+                OpKind::Send { peer, .. } => (true, peer),
+                OpKind::Recv { peer, .. } | OpKind::RecvReduce { peer, .. } => (false, peer),
+                _ => continue,
+            };
+            m.entry((send, peer, chans.raw(r, o)))
+                .or_default()
+                .push(pos[o as usize]);
+        }
+        Conns(m)
+    }
+
+    /// Whether the connection of op `o` (a send or receive) has another message strictly
+    /// between global positions `a` and `b`.
+    fn between(&self, p: &Program, r: u32, chans: &Channels, o: u32, a: u32, b: u32) -> bool {
+        let (send, peer) = match p.procs[r as usize].ops[o as usize].kind {
+            OpKind::Send { peer, .. } => (true, peer),
+            OpKind::Recv { peer, .. } | OpKind::RecvReduce { peer, .. } => (false, peer),
+            _ => return false,
+        };
+        let (lo, hi) = (a.min(b), a.max(b));
+        self.0.get(&(send, peer, chans.raw(r, o))).is_some_and(|v| {
+            let i = v.partition_point(|x| *x <= lo);
+            v.get(i).is_some_and(|x| *x < hi)
+        })
+    }
+}
+
 /// `ops`: the rank's op ids in global order; `pos`: global positions indexed by op id.
-pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) -> Fusion {
+pub(super) fn fuse(
+    p: &Program,
+    r: u32,
+    ops: &[u32],
+    pos: &[u32],
+    l: &Layout,
+    chans: &Channels,
+) -> Fusion {
+    let conns = Conns::new(p, r, ops, pos, chans);
+    let rank = r;
     let proc = &p.procs[r as usize];
     let n = proc.ops.len();
     let mut mops: Vec<MOp> = proc.ops.iter().map(|o| map_op(&o.kind, r, l)).collect();
@@ -110,6 +159,7 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
     // A receive whose value only a reduction reads, and which is dead afterwards, fuses with
     // that reduction (`rrc`), at the reduction's place; its other dependents come later.
     let mut moved = vec![NO; n];
+    let mut absorbed = vec![NO; n];
     // The two earliest dependents of every op: (position, op).
     let mut first_two = vec![[(u32::MAX, NO); 2]; n];
     for &o in ops {
@@ -139,7 +189,11 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
         let f = first_two[r as usize];
         let other = if f[0].1 == o { f[1].0 } else { f[0].0 };
         let others_later = other == u32::MAX || other > pos[o as usize];
-        if rd == src && dead && others_later {
+        // Moving the receive to the reduction's place must not pass another receive of its
+        // connection.
+        let keeps = !conns.between(p, rank, chans, r, pos[r as usize], pos[o as usize]);
+        if rd == src && dead && others_later && keeps {
+            absorbed[o as usize] = r;
             mops[o as usize] = MOp::RecvReduce {
                 peer,
                 src: dst,
@@ -195,6 +249,16 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
         {
             continue;
         }
+        // Fusing moves the send back to the receive's place (a folded receive's channel is
+        // the one the fused step uses): never ahead of another send on its connection.
+        let rc = if absorbed[w as usize] != NO {
+            chans.raw(rank, absorbed[w as usize])
+        } else {
+            chans.raw(rank, w)
+        };
+        if rc != chans.raw(rank, o) || conns.between(p, rank, chans, o, pw, pos[o as usize]) {
+            continue;
+        }
         partner[w as usize] = o;
         partner[o as usize] = w;
         dead[w as usize] = reduce
@@ -206,6 +270,7 @@ pub(super) fn fuse(p: &Program, r: u32, ops: &[u32], pos: &[u32], l: &Layout) ->
         partner,
         dead,
         moved,
+        absorbed,
         hazards,
     }
 }

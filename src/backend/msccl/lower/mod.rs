@@ -1,12 +1,17 @@
 //! Lowering a verified [`Program`] into an MSCCL [`Algo`]: buffers, fusion, thread blocks,
 //! channels and steps.
 //!
-//! 1. **Order.** One global topological order of all ops (local dependencies and each send
-//!    before its matched receive; Kahn's algorithm, FIFO). Every thread block lists its steps in
-//!    this order, every cross-block wait points backwards in it, and every send precedes its
-//!    receive, so the executor's dependency graph (steps in order per thread block, waits,
-//!    FIFO pairing per connection) is acyclic: the XML cannot hang. Sends are modelled as
-//!    buffered, as in msccl-tools (`passes.py`) and NCCL's connection FIFOs.
+//! 1. **Order and channels** ([`order`]). One global topological order of all ops (local
+//!    dependencies and each send before its matched receive; Kahn's algorithm, FIFO), in which
+//!    every connection's receives come in the order of its sends, and the channel of every
+//!    message, chosen as its send is placed: a forwarded chunk keeps the channel it arrived on,
+//!    any other message takes the channel its two ends have used least, among the `channels`
+//!    asked for (more when a channel would hold more thread blocks than the executor allows).
+//!    Every thread block lists its steps in this order, every cross-block wait points
+//!    backwards in it, and every send precedes its receive, so the executor's dependency graph
+//!    (steps in order per thread block, waits, FIFO pairing per connection) is acyclic: the XML
+//!    cannot hang. Sends are modelled as buffered, as in msccl-tools (`passes.py`) and NCCL's
+//!    connection FIFOs. Channels are numbered densely, so `nchannels` is the number used.
 //! 2. **Buffers** ([`Layout`]): IR input, output and scratch become `i`, `o` and `s`. In place,
 //!    input and output are one buffer, as the runtime's in-place calls make them (allreduce,
 //!    broadcast and reduce: `i`; allgather: `o`, rank r's input at part r; reduce-scatter: `i`,
@@ -16,26 +21,23 @@
 //!    (`rrc` with `src = in[x]`); a send of exactly what a receive(-reduce) just wrote, with no
 //!    other dependency after that receive, fuses with it into `rcs` (receive) or `rrcs`
 //!    (receive-reduce); `rrcs` becomes `rrs` when the stored value is never read again and is
-//!    overwritten later (a dead store), as for the ring's partial sums.
-//! 4. **Thread blocks and channels.** [`chans`]: chunk `j` of a part travels on channel
-//!    `j mod channels` (a message and its receive carry the same chunks, and so does a fused
-//!    step, so both ends agree); for ForestColl, trees that share a link get channels of their
-//!    own. Per (rank, channel) a send peer and a receive peer each get at most one thread
-//!    block; a fused step needs the block of its (send, receive) pair and is split back into
-//!    two steps when the two peers are already bound to different blocks, or travel on
-//!    different channels. Local copies and reductions go to the block of their latest
-//!    dependency (or, with none, of their first dependent). The validator re-derives the
-//!    FIFO pairing per connection from the XML and checks it. Both ends of a connection list
-//!    its messages in the global order, except that fusion moves a forwarding send back to
-//!    its receive's place; that cannot reorder messages of one tree (each of its connections
-//!    is fused for every chunk or for none), but it can move one tree's send ahead of another
-//!    tree's that the receiver expects first, which is why trees get their own channels.
+//!    overwritten later (a dead store), as for the ring's partial sums. A fusion moves a step:
+//!    a forwarding send back to its receive's place, a receive folded into its reduction
+//!    forward to the reduction's. It is made only when the two share a channel and the step
+//!    passes no other message of its connection (same peer and channel), so both ends of every
+//!    connection keep the order of step 1 and many trees or peers can share one channel.
+//! 4. **Thread blocks.** Per (rank, channel) a send peer and a receive peer each get at most one
+//!    thread block; a fused step needs the block of its (send, receive) pair and is split back
+//!    into two steps when the two peers are already bound to different blocks. Local copies and
+//!    reductions go to the block of their latest dependency (or, with none, of their first
+//!    dependent). The validator re-derives the FIFO pairing per connection from the XML and
+//!    checks it.
 //! 5. **Steps.** Dependencies inside a block are implicit. Of the waits on other blocks only
 //!    the latest step per block is kept; all but one become preceding `nop`s (the executor
 //!    allows one wait per step), and every step waited on gets `hasdep="1"`. A slice is split
 //!    into steps of at most 71 chunks (`cnt` < 72), and with instances at part boundaries.
 //! 6. **Instances.** Instance `i` is a copy of every thread block on channels
-//!    `c + i * W` (`W`: the channels of one instance), with its own sub-chunks: IR slot `part * cpp + j` is chunk
+//!    `c + i * W` (`W`: the channels one instance uses), with its own sub-chunks: IR slot `part * cpp + j` is chunk
 //!    `part * cpp * I + i * cpp + j` of the XML (so `nchunksperloop` grows by `I`).
 //!
 //! Work is linear in the number of ops (plus sorting the messages once).
@@ -44,8 +46,6 @@ mod chans;
 mod fuse;
 mod order;
 mod tbs;
-
-pub use chans::channels_needed;
 
 use super::{Algo, Gpu, MBuf, Options, Problem, Step, StepType, Tb, coll_name, limits};
 use crate::diag::Code;
@@ -118,20 +118,6 @@ pub(super) enum MOp {
     },
 }
 
-impl MOp {
-    /// The slice whose first chunk picks the channel.
-    fn lead(&self) -> Option<MSlice> {
-        match *self {
-            MOp::Dropped => None,
-            MOp::Send { src, .. } => Some(src),
-            MOp::Recv { dst, .. }
-            | MOp::RecvReduce { dst, .. }
-            | MOp::Copy { dst, .. }
-            | MOp::Reduce { dst, .. } => Some(dst),
-        }
-    }
-}
-
 fn err(message: String, help: &str) -> Problem {
     Problem::new(Code::TargetUnsupported, super::At::Algo, message, help)
 }
@@ -151,10 +137,10 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
             "in-network schedules need the `p4`, `goal` or `sim` target",
         ));
     }
-    if opts.channels == 0 || opts.instances == 0 {
+    if opts.instances == 0 {
         return Err(err(
-            "channels and instances must be at least 1".into(),
-            "give `--channels 1` or more and `--instances 1` or more",
+            "instances must be at least 1".into(),
+            "give `--instances 1` or more",
         ));
     }
     let n = spec.ranks;
@@ -164,11 +150,41 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         kind: spec.kind,
         cpp,
     };
-    let chans = chans::assign(p, opts.spread, opts.channels, cpp);
+    let order = match order::global_order(p, opts.channels) {
+        Ok(o) => o,
+        Err(order::Stuck::Cycle) => {
+            return Err(err(
+                "the schedule's dependencies have a cycle".into(),
+                "this is a bug in collc's lowering; please report it",
+            ));
+        }
+        Err(order::Stuck::Channels(a, b)) => {
+            return Err(Problem::new(
+                Code::MscclLimit,
+                super::At::Algo,
+                format!(
+                    "rank {b} takes rank {a}'s messages in an order that needs more than {} channels to keep (the executor pairs messages first in, first out per peer and channel)",
+                    limits::MAX_CHANNELS
+                ),
+                "use fewer chunks or trees",
+            ));
+        }
+    };
+    let chans = chans::Channels::new(p, &order);
     if chans.width.saturating_mul(opts.instances) > limits::MAX_CHANNELS {
-        return Err(chans::too_many(&chans, opts));
+        return Err(Problem::new(
+            Code::MscclLimit,
+            super::At::Algo,
+            format!(
+                "{} channels per instance times {} instances need {} channels; the executor has {}",
+                chans.width,
+                opts.instances,
+                chans.width.saturating_mul(opts.instances),
+                limits::MAX_CHANNELS
+            ),
+            "use fewer instances or channels (channels used x instances at most 32)",
+        ));
     }
-    let order = order::global_order(p);
     let mut gpus = Vec::with_capacity(n as usize);
     let mut per_rank: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
     for &(r, o) in &order.seq {
@@ -178,8 +194,8 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
     for (r, ops) in per_rank.iter().enumerate() {
         let r = r as u32;
         let pos = &order.pos[order.base[r as usize] as usize..];
-        let mops = fuse::fuse(p, r, ops, pos, &layout);
-        let tbs = tbs::thread_blocks(p, r, ops, &mops, pos, opts, &chans);
+        let mops = fuse::fuse(p, r, ops, pos, &layout, &chans);
+        let tbs = tbs::thread_blocks(p, r, ops, &mops, pos, opts, &chans, cpp);
         let (tbs, top) = instances(tbs, opts, cpp, chans.width);
         max_chan = max_chan.max(top);
         let (i_chunks, o_chunks) = match (opts.inplace, spec.kind) {
@@ -226,11 +242,6 @@ fn scratch_used(tbs: &[Tb]) -> i64 {
         }
     }
     top
-}
-
-/// The channel of an op: its lead chunk modulo the channel count.
-pub(super) fn channel(op: &MOp, cpp: u32, channels: u32) -> u32 {
-    op.lead().map_or(0, |s| (s.off % cpp) % channels)
 }
 
 /// Pieces `(relative start, count)` of a slice: at most `MAX_COUNT - 1` chunks each, and not

@@ -211,6 +211,7 @@ impl State<'_> {
 }
 
 /// The thread blocks of rank `r` (instance 0). `ops`: the rank's ops in global order.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn thread_blocks(
     p: &Program,
     r: u32,
@@ -219,8 +220,8 @@ pub(super) fn thread_blocks(
     pos: &[u32],
     opts: &Options,
     chans: &Channels,
+    cpp: u32,
 ) -> Vec<Tb> {
-    let cpp = chans.cpp;
     let n = p.procs[r as usize].ops.len();
     let mut st = State {
         p,

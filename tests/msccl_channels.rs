@@ -1,0 +1,273 @@
+//! MSCCL channels and limits (issue 18, points 13 to 15): `--channels` spreads peers and chunks
+//! for every family and never declares a channel it does not use (a property test over random
+//! schedules, and one test per family); schedules with more peers than a channel holds are
+//! split over channels automatically (`[a38]` on 38 ranks, a 38-rank collapse); and every
+//! E0040 help line names a change that, applied, builds and validates.
+
+use collc::backend::msccl::{self, Algo, Options};
+use collc::diag::{Code, Diagnostic, SourceMap};
+use collc::sema::{Options as SemaOptions, check};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// Checks `text` and builds it for MSCCL under `opts`.
+fn build(text: &str, opts: &Options) -> Result<msccl::Emitted, Vec<Diagnostic>> {
+    let mut files = SourceMap::new();
+    let id = files.add("x.coll", text);
+    let c = check(&mut files, id, &SemaOptions::default());
+    assert!(c.diagnostics.is_empty(), "{text}: {:?}", c.diagnostics);
+    let m = c.model.expect("a model");
+    msccl::build(&m, opts)
+}
+
+fn source(n: u32, kind: &str, extra: &str, schedule: &str) -> String {
+    format!(
+        "import ring;\ntopology t = ring(n: {n}, bw: 25 GB/s);\ncollective {kind} {{ count: {}; dtype: f32; {extra} }}\nschedule {schedule}\n",
+        n * 24
+    )
+}
+
+/// The channels the thread blocks use.
+fn used(a: &Algo) -> BTreeSet<i64> {
+    a.gpus.iter().flat_map(|g| &g.tbs).map(|t| t.chan).collect()
+}
+
+/// Most thread blocks with a send (or receive) peer on one channel of one GPU.
+fn most_per_channel(a: &Algo) -> usize {
+    let mut most = 0;
+    for g in &a.gpus {
+        for c in used(a) {
+            let on = g.tbs.iter().filter(|t| t.chan == c);
+            let s = on.clone().filter(|t| t.send >= 0).count();
+            let r = on.filter(|t| t.recv >= 0).count();
+            most = most.max(s).max(r);
+        }
+    }
+    most
+}
+
+/// Every channel `0 .. nchannels` carries a thread block.
+fn declared_are_used(a: &Algo) -> bool {
+    used(a) == (0..a.nchannels).collect()
+}
+
+/// A schedule of every family on `n` ranks (`pick` chooses which).
+fn schedule(n: u32, pick: usize) -> String {
+    match pick % 9 {
+        0 => source(n, "allreduce", "", "ring;"),
+        1 => source(n, "allgather", "", "ring;"),
+        2 => source(n, "reduce_scatter", "", "ring;"),
+        3 => source(n, "allreduce", "", "recursive_doubling;"),
+        4 => source(n, "broadcast", "root: node[1];", "binomial;"),
+        5 => source(n, "reduce", "root: node[0];", "binomial;"),
+        6 => source(
+            n,
+            "allreduce",
+            "",
+            &format!("recursive_multiplying {{ stages: [a{n}]; }}"),
+        ),
+        7 => source(n, "allgather", "", "forest { k: 1; chunks: 1; }"),
+        _ => source(n, "allreduce", "", "forest { k: 2; chunks: 2; }"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Random schedules and options: the XML builds, declares exactly the channels it uses, and
+    /// uses no more than `channels x instances` (no schedule here has more than 32 peers).
+    #[test]
+    fn every_declared_channel_is_used(
+        n in 2u32..=10,
+        pick in 0usize..9,
+        channels in 1u32..=6,
+        instances in 1u32..=2,
+        inplace: bool,
+    ) {
+        let text = schedule(n, pick);
+        let o = Options { channels, instances, inplace, ..Options::default() };
+        let e = build(&text, &o).map_err(|d| TestCaseError::fail(format!("{text}: {}", d[0].message)))?;
+        prop_assert!(declared_are_used(&e.algo), "{text}: nchannels {} but uses {:?}", e.algo.nchannels, used(&e.algo));
+        prop_assert!(e.algo.nchannels as u32 <= channels * instances, "{text}: {} > {channels} x {instances}", e.algo.nchannels);
+    }
+}
+
+/// Every family spreads over the channels asked for where it has something to spread: rings
+/// and recursive doubling/multiplying use all of them, binomial trees one per subtree of the
+/// root (three for 8 ranks), forests one per message that starts a tree.
+#[test]
+fn channels_spread_every_family() {
+    let n = 8;
+    for (pick, want4) in [
+        (0, 4),
+        (1, 4),
+        (2, 4),
+        (3, 4),
+        (4, 3),
+        (5, 4),
+        (6, 4),
+        (7, 4),
+        (8, 4),
+    ] {
+        let text = schedule(n, pick);
+        for (c, want) in [(1, 1), (2, 2), (4, want4)] {
+            let o = Options {
+                channels: c,
+                ..Options::default()
+            };
+            let e = build(&text, &o).unwrap_or_else(|d| panic!("{text}: {}", d[0].message));
+            assert_eq!(e.algo.nchannels, want, "{text} with {c} channels");
+            assert!(declared_are_used(&e.algo), "{text}");
+        }
+    }
+}
+
+/// Point 15: a stage with 37 peers (`[a38]`, and a collapse of 38 ranks into one) needs more
+/// thread blocks than one channel holds (32 per direction); the peers are split over channels
+/// automatically, even when one channel is asked for.
+#[test]
+fn many_peers_are_split_over_channels() {
+    for stages in ["[a38]", "[c38m38, e38m38]"] {
+        let text = source(
+            38,
+            "allreduce",
+            "",
+            &format!("recursive_multiplying {{ stages: {stages}; }}"),
+        );
+        for c in [1, 2] {
+            let o = Options {
+                channels: c,
+                ..Options::default()
+            };
+            let e = build(&text, &o).unwrap_or_else(|d| panic!("{stages}: {}", d[0].message));
+            assert!(e.algo.nchannels >= 2, "{stages}");
+            assert!(most_per_channel(&e.algo) <= 32, "{stages}");
+            assert!(declared_are_used(&e.algo), "{stages}");
+        }
+    }
+}
+
+/// Applies the change a help line names (`channels: N;`, `instances: N;`, `chunks: N;`,
+/// `k: N;`, `--max-steps N`) to a source and options; None when it names none.
+fn apply(help: &str, text: &str, opts: &Options) -> Option<(String, Options)> {
+    let num = |key: &str| -> Option<u64> {
+        let i = help.find(key)? + key.len();
+        let digits: String = help[i..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().ok()
+    };
+    let mut t = text.to_string();
+    let mut o = opts.clone();
+    let mut changed = false;
+    if let Some(c) = num("`channels: ") {
+        o.channels = c as u32;
+        changed = true;
+    }
+    if let Some(i) = num("`instances: ") {
+        o.instances = i as u32;
+        changed = true;
+    }
+    if let Some(s) = num("`--max-steps ") {
+        o.max_steps = s as u32;
+        changed = true;
+    }
+    for key in ["chunks", "k"] {
+        if let Some(v) = num(&format!("`{key}: ")) {
+            let at = t.find(&format!(" {key}: ")).expect("the property") + 1;
+            let end = at + t[at..].find(';').expect("a semicolon");
+            t.replace_range(at..end, &format!("{key}: {v}"));
+            changed = true;
+        }
+    }
+    changed.then_some((t, o))
+}
+
+/// Builds `text` under `opts`, expects E0040, and checks that the help line names a change
+/// that then builds; returns the help line.
+fn advice_works(text: &str, opts: &Options) -> String {
+    let d = build(text, opts).expect_err("over a limit");
+    let e = d
+        .iter()
+        .find(|x| x.code == Code::MscclLimit)
+        .unwrap_or_else(|| panic!("no E0040: {:?}", d[0].message));
+    let help = e.help.clone().expect("a help line");
+    let (t2, o2) =
+        apply(&help, text, opts).unwrap_or_else(|| panic!("the help names no change: {help}"));
+    if let Err(d) = build(&t2, &o2) {
+        panic!("`{help}` does not build: {}", d[0].message);
+    }
+    help
+}
+
+/// Point 14: each help line names a change collc built and validated, and applying it builds.
+#[test]
+fn every_limit_help_names_a_change_that_builds() {
+    let one = Options {
+        channels: 1,
+        ..Options::default()
+    };
+    // Ring allreduce on 40 ranks: 79 steps in a thread block.
+    let h = advice_works(&source(40, "allreduce", "", "ring;"), &one);
+    assert!(h.contains("`--channels 2`"), "{h}");
+    // Ring allgather on 66 ranks: 65 steps; the parts spread over channels, so more helps.
+    let h = advice_works(&source(66, "allgather", "", "ring;"), &one);
+    assert!(h.contains("--channels"), "{h}");
+    // Channels x instances over 32: recursive schedules are not told about `k`.
+    let wide = Options {
+        channels: 8,
+        instances: 8,
+        ..Options::default()
+    };
+    for s in ["recursive_doubling;", "ring;"] {
+        let h = advice_works(&source(8, "allreduce", "", s), &wide);
+        assert!(!h.contains("k:") && !h.contains("fix k"), "{s}: {h}");
+    }
+    // A forest with two steps per thread block: fewer chunks (and channels) fit.
+    let fig2 = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/forestcoll_fig2.coll"),
+    )
+    .expect("example");
+    let two = Options {
+        max_steps: 2,
+        ..Options::default()
+    };
+    let h = advice_works(&fig2, &two);
+    assert!(h.contains("chunks") || h.contains("k:"), "{h}");
+}
+
+/// Point 16: MI250 2x16 at its optimal k (83 trees per rank, 235 distinct trees) reaches the
+/// 354.13 GB/s optimum and, with trees sharing channels, fits the executor's 32 channels; the
+/// example uses it.
+#[test]
+fn mi250_2x16_at_the_optimum_fits_32_channels() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(["build", "examples/mi250_2x16.coll", "--emit", "report"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("collc runs");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{report}");
+    let ag = report
+        .lines()
+        .find(|l| l.trim_start().starts_with("allgather ") && l.contains("GB/s"))
+        .expect("an allgather row");
+    assert!(
+        ag.matches("354.13 GB/s (exactly 5312/15 GB/s)").count() == 2,
+        "this k reaches the optimum: {ag}"
+    );
+    let xml = report
+        .lines()
+        .find(|l| l.starts_with("XML: "))
+        .expect("an XML line");
+    let n: u32 = xml
+        .split("nchannels=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .expect("nchannels");
+    assert!((2..=32).contains(&n), "{xml}");
+    assert!(report.contains("validated: read back"), "{report}");
+}
