@@ -73,6 +73,16 @@ struct CheckArgs {
     /// Most loop iterations while generating a topology.
     #[arg(long, default_value_t = Limits::default().max_iterations)]
     max_iterations: u64,
+    /// Most ops a lowered program may have (estimated before lowering).
+    #[arg(long, default_value_t = Limits::MAX_OPS)]
+    max_ops: u64,
+    /// Most buffer slots (chunks, all processes) a program may have, lowered or read from
+    /// `.ir` or `.xml`.
+    #[arg(long, default_value_t = Limits::MAX_SLOTS)]
+    max_slots: u64,
+    /// Most events a simulation may process.
+    #[arg(long, default_value_t = Limits::MAX_EVENTS)]
+    max_events: u64,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -188,6 +198,9 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
             max_nodes: a.max_nodes,
             max_links: a.max_links,
             max_iterations: a.max_iterations,
+            max_ops: a.max_ops,
+            max_slots: a.max_slots,
+            max_events: a.max_events,
             ..Limits::default()
         },
         params,
@@ -267,11 +280,11 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
                     }
                     Ok(id) if p.extension().is_some_and(|e| e == "xml") => {
                         let text = files.get(id).text.clone();
-                        diags.extend(msccl::check_xml(id, &text));
+                        diags.extend(msccl::check_xml(id, &text, opts.limits.max_slots));
                     }
                     Ok(id) if p.extension().is_some_and(|e| e == "ir") => {
                         let text = files.get(id).text.clone();
-                        diags.extend(crate::ir::check_text(id, &text));
+                        diags.extend(crate::ir::check_text_with(id, &text, opts.limits.max_slots));
                     }
                     Ok(id) => diags.extend(sema::check(&mut files, id, &opts).diagnostics),
                     Err(d) => diags.push(*d),

@@ -13,6 +13,7 @@
 //! meaning. Lowerings never scan all ranks per rank: work is linear in the ops emitted.
 
 mod builder;
+pub mod estimate;
 pub mod forest;
 pub mod recursive;
 mod ring;
@@ -148,12 +149,19 @@ pub fn lower_with(
         // A forest reports solving, then lowering, itself.
         progress.phase(Phase::Lower, None);
     }
+    let (stages, auto) = match &family {
+        Family::RecursiveMultiplying { stages, model: m } => match stages {
+            AutoOr::Fixed(s) => (s.clone(), false),
+            AutoOr::Auto => (auto_stages(model, c, m.as_deref()), true),
+        },
+        Family::RecursiveDoubling => (crate::cost::doubling_stages(n), false),
+        _ => (Vec::new(), false),
+    };
+    if let Some(e) = estimate::estimate(c, &family, &stages) {
+        estimate::check(c, &family, e, &model.limits, span).map_err(|d| vec![d])?;
+    }
     let program = match &family {
-        Family::RecursiveMultiplying { stages, model: m } => {
-            let (stages, auto) = match stages {
-                AutoOr::Fixed(s) => (s.clone(), false),
-                AutoOr::Auto => (auto_stages(model, c, m.as_deref()), true),
-            };
+        Family::RecursiveMultiplying { .. } => {
             if let Some(p) = stage_problem(&stages, n) {
                 let code = match p {
                     StageProblem::Product { .. } => Code::StageProduct,
@@ -176,7 +184,6 @@ pub fn lower_with(
             rm(c, name, &stages, span)
         }
         Family::RecursiveDoubling => {
-            let stages = crate::cost::doubling_stages(n);
             let name = format!("recursive_doubling {}", stage_list(&stages));
             rm(c, name, &stages, span)
         }

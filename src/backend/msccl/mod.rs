@@ -332,6 +332,18 @@ pub fn validate(
     root: Option<u32>,
     max_steps: u32,
 ) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
+    validate_with(text, root, max_steps, crate::sema::elab::Limits::MAX_SLOTS)
+}
+
+/// [`validate`], refusing (E0046) an XML whose buffers would need more than `max_slots` slots in
+/// all to execute symbolically, before they are allocated.
+#[allow(clippy::type_complexity)]
+pub fn validate_with(
+    text: &str,
+    root: Option<u32>,
+    max_steps: u32,
+    max_slots: u64,
+) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
     let (mut algo, spans) = read::read(text).map_err(|p| {
         let r = match p.at {
             At::Byte(b) => b..b,
@@ -348,12 +360,20 @@ pub fn validate(
     if !problems.is_empty() {
         return Err(problems.into_iter().map(locate).collect());
     }
+    if let Some(p) = rules::too_large(&algo, max_slots) {
+        return Err(vec![locate(p)]);
+    }
     exec::verify(&algo).map_err(|ps| ps.into_iter().map(locate).collect())
 }
 
 /// `collc check FILE.xml`: every problem of an XML file as a diagnostic.
 pub fn check(file: FileId, text: &str) -> Vec<Diagnostic> {
-    match validate(text, None, limits::MAX_STEPS) {
+    check_with(file, text, crate::sema::elab::Limits::MAX_SLOTS)
+}
+
+/// [`check`] with at most `max_slots` buffer slots (`--max-slots`).
+pub fn check_with(file: FileId, text: &str, max_slots: u64) -> Vec<Diagnostic> {
+    match validate_with(text, None, limits::MAX_STEPS, max_slots) {
         Ok(_) => Vec::new(),
         Err(ps) => ps
             .into_iter()
