@@ -145,6 +145,7 @@ pub fn main() -> i32 {
         format: cli.error_format,
         color,
     };
+    output::install_signal_cleanup();
     // A generous stack: elaboration recurses over the (depth-limited) syntax tree.
     let worker = std::thread::Builder::new()
         .name("collc".into())
@@ -157,18 +158,25 @@ pub fn main() -> i32 {
             .join()
             .unwrap_or(Err(Box::new("worker thread failed"))),
         Err(e) => {
-            eprintln!("error: cannot start the compiler thread: {e}");
+            output::say(&format!("error: cannot start the compiler thread: {e}\n"));
             return 2;
         }
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(_) => {
-            eprintln!(
-                "error: internal compiler error; please report it with the input that caused it"
-            );
+            output::say(&format!(
+                "error[{}]: internal compiler error; please report it with the input that caused it\n",
+                Code::Internal
+            ));
             2
         }
+    };
+    // What could not be said is an output collc could not write.
+    if output::stderr_lost() {
+        code.max(2)
+    } else {
+        code
     }
 }
 

@@ -96,22 +96,23 @@ pub fn to_text(diags: &[Diagnostic], files: &SourceMap) -> String {
     out
 }
 
-/// Writes diagnostics to stderr, in colour when `color` is set.
-pub fn to_stderr(diags: &[Diagnostic], files: &SourceMap, color: bool) {
-    use term::termcolor::{ColorChoice, StandardStream};
-    let choice = if color {
-        ColorChoice::Always
+/// The human rendering of `diags`, with ANSI colours when `color` is set, in memory: printing
+/// it is one write (a file with many diagnostics used to take a system call per fragment).
+pub fn to_bytes(diags: &[Diagnostic], files: &SourceMap, color: bool) -> Vec<u8> {
+    use term::termcolor::Buffer;
+    let mut buf = if color {
+        Buffer::ansi()
     } else {
-        ColorChoice::Never
+        Buffer::no_color()
     };
-    let stream = StandardStream::stderr(choice);
-    let mut lock = stream.lock();
     let config = term::Config::default();
     for d in diags {
-        if term::emit_to_write_style(&mut lock, &config, files, &to_codespan(d, files)).is_err() {
-            eprintln!("error[{}]: {}", d.code, d.message);
+        if term::emit_to_write_style(&mut buf, &config, files, &to_codespan(d, files)).is_err() {
+            let line = format!("error[{}]: {}\n", d.code, d.message);
+            let _ = std::io::Write::write_all(&mut buf, line.as_bytes());
         }
     }
+    buf.into_inner()
 }
 
 #[derive(Serialize)]

@@ -155,7 +155,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                 if let Some(p) = pick
                     && !a.batch
                 {
-                    println!("{}", p.describe());
+                    super::write_output(None, format!("{}\n", p.describe()).as_bytes());
                 }
                 m
             }),
@@ -240,18 +240,29 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         }
     };
     rep.phase(Phase::Simulate, None);
-    let result = sim::simulate(
+    let result = sim::simulate_bounded(
         &schedule,
         &SimOptions {
             model,
             trace: a.trace.is_some(),
         },
+        opts.limits.max_events,
     );
     rep.finish();
-    print!("{}", report(&schedule, &result, &model, unit, a.batch));
+    let fallback = Span::new(id, 0, 0);
+    let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
+    if let Some(d) = report::out_of_bounds(&result, opts.limits.max_events, at) {
+        out.diags(&[d], &files);
+        return 1;
+    }
+    let code = super::write_output(
+        None,
+        report(&schedule, &result, &model, unit, a.batch).as_bytes(),
+    );
+    if code != 0 {
+        return code;
+    }
     if !result.complete() {
-        let fallback = Span::new(id, 0, 0);
-        let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
         out.diags(&incomplete(&schedule, &result, at), &files);
         return 1;
     }
