@@ -86,6 +86,32 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
     }
 }
 
+/// E0046 when the program the model's schedule lowers to would exceed the model's limits
+/// (estimated from the model, [`estimate`]); what [`lower_with`] checks first, for callers that
+/// do expensive work of their own (reports, simulations of alternatives) before lowering.
+pub fn check_size(model: &Model) -> Result<(), Vec<Diagnostic>> {
+    let (Some(c), Some(s)) = (&model.collective, &model.schedule) else {
+        return Ok(());
+    };
+    let family = family_of(model, c.kind);
+    let n = c.ranks.len() as u64;
+    let stages = match &family {
+        Family::RecursiveMultiplying {
+            stages: AutoOr::Fixed(st),
+            ..
+        } => st.clone(),
+        // `stages: auto` picks among lists of similar size: recursive doubling's estimate.
+        Family::RecursiveMultiplying { .. } | Family::RecursiveDoubling => {
+            crate::cost::doubling_stages(n)
+        }
+        _ => Vec::new(),
+    };
+    match estimate::estimate(c, &family, &stages) {
+        Some(e) => estimate::check(c, &family, e, &model.limits, s.span).map_err(|d| vec![d]),
+        None => Ok(()),
+    }
+}
+
 /// Lowers the model's collective under its schedule.
 pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
     lower_with(model, &Quiet).map(|(p, _)| p)

@@ -183,6 +183,19 @@ pub fn build_with(
     opts: &Options,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Emitted, Vec<Diagnostic>> {
+    // One <gpu> per rank: over the reader's limit no XML can run, so say so before lowering.
+    let ranks = m.collective.as_ref().map_or(0, |c| c.ranks.len());
+    if ranks > limits::MAX_SUBS as usize {
+        return Err(vec![
+            Problem::new(
+                Code::MscclLimit,
+                At::Algo,
+                format!("{ranks} gpus, but the executor's reader keeps at most {} children per element (MAX_SUBS, unchecked: it overflows)", limits::MAX_SUBS),
+                "MSCCL cannot run on more than 1024 ranks with one XML; use the `mpi` target or fewer ranks",
+            )
+            .diagnostic(build_span(m)),
+        ]);
+    }
     // `chunks: auto` on a forest means the best count the executor can run: the model's choice
     // is often hundreds of chunks (src/forest/chunking.rs), far over the steps a thread block
     // may take, so try at most `max_steps` chunks, halving until the XML fits, before lowering
