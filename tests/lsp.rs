@@ -1004,3 +1004,67 @@ fn the_server_keeps_serving_after_a_malformed_message() {
     );
     assert_eq!(out.status.code(), Some(0));
 }
+
+fn codes_of(p: &Value) -> Vec<String> {
+    p["diagnostics"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|d| d["code"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn internal_errors_are_a_coded_diagnostic() {
+    let mut c = Client::new();
+    c.engine.inject_fault("boom");
+    let uri = "file:///project/fault.coll";
+    let p = c.open(uri, "let a = bogus;\n");
+    assert_eq!(codes_of(&p), ["E0003"]);
+    let p = c.change(uri, 2, json!([{ "text": "let a = bogus; // boom\n" }]));
+    // Only the failure: the earlier E0003 may no longer be true.
+    assert_eq!(codes_of(&p[0]), ["E0048"], "{}", p[0]);
+    assert_eq!(p[0]["version"], 2);
+    // The server carries on: the next version is checked again.
+    let p = c.change(uri, 3, json!([{ "text": "let a = 1;\n" }]));
+    assert_eq!(codes_of(&p[0]), Vec::<String>::new());
+}
+
+#[test]
+fn renaming_a_declaration_back_while_broken_drops_the_stale_unknown_name() {
+    // Issue 19: rename `param hosts` to `hostz`, delete a `;`, rename back: the unknown name
+    // `hosts` must not stay while the syntax error does.
+    let mut c = Client::new();
+    let uri = "file:///project/stale.coll";
+    let good = "param hosts: int = 4;\n\
+                topology t { compute h[hosts]; for i in 0..hosts - 1 { link h[i] <-> h[i + 1] : 1 GB/s; } }\n\
+                collective allreduce { count: 8; }\n";
+    let p = c.open(uri, good);
+    assert_eq!(codes_of(&p), Vec::<String>::new(), "{p}");
+    let renamed = good.replacen("param hosts", "param hostz", 1);
+    let p = c.change(uri, 2, json!([{ "text": renamed }]));
+    assert!(codes_of(&p[0]).iter().all(|c| c == "E0003"), "{}", p[0]);
+    assert!(!codes_of(&p[0]).is_empty());
+    let broken = renamed.replacen("count: 8;", "count: 8", 1);
+    let p = c.change(uri, 3, json!([{ "text": broken }]));
+    // Still true: `hosts` is still undeclared, so it is carried beside the syntax error.
+    assert!(codes_of(&p[0]).contains(&"E0003".to_string()), "{}", p[0]);
+    assert!(codes_of(&p[0]).contains(&"E0001".to_string()), "{}", p[0]);
+    let back = broken.replacen("param hostz", "param hosts", 1);
+    let p = c.change(uri, 4, json!([{ "text": back }]));
+    assert_eq!(codes_of(&p[0]), ["E0001"], "{}", p[0]);
+}
+
+#[test]
+fn a_document_generating_millions_of_links_does_not_block_the_editor() {
+    let mut c = Client::new();
+    let uri = "file:///project/huge.coll";
+    let text = "topology t {\n    compute h[1000];\n    for i in 0..1000 { for j in 0..1000 { link h[i] -> h[j] : 1 GB/s, parallel 2; } }\n}\ncollective allreduce { count: 8; }\n";
+    let start = std::time::Instant::now();
+    let p = c.open(uri, text);
+    let took = start.elapsed();
+    assert!(codes_of(&p).contains(&"E0018".to_string()), "{p}");
+    assert!(took < std::time::Duration::from_secs(3), "took {took:?}");
+}
