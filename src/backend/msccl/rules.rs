@@ -362,13 +362,13 @@ fn steps_of(a: &Algo, gi: usize, ti: usize, o: &mut Out) {
                     continue;
                 }
                 let len = size(b);
-                if off < 0 || off + s.cnt > len {
+                let end = i128::from(off) + i128::from(s.cnt);
+                if off < 0 || end > i128::from(len) {
                     o.invalid(
                         at,
                         format!(
-                            "{what} {}[{off}..{}] is outside the {} chunks of buffer {}",
+                            "{what} {}[{off}..{end}] is outside the {} chunks of buffer {}",
                             b.name(),
-                            off + s.cnt,
                             len,
                             b.name()
                         ),
