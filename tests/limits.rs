@@ -417,3 +417,23 @@ fn stale_temporaries_of_dead_processes_are_removed() {
     assert!(!stale.exists(), "the stale temporary is still there");
     assert!(live.exists(), "a live process's temporary was removed");
 }
+
+#[test]
+fn long_lines_are_shown_truncated() {
+    // 60,000 ops on one line, 1.8 MB: each diagnostic shows a window of the line around its
+    // labels, with the real column, instead of echoing megabytes.
+    let d = tmp();
+    let ops: Vec<String> = (0..60_000)
+        .map(|i| format!("l{i}: send 8b to 5 tag {i}"))
+        .collect();
+    let f = write(
+        &d,
+        "oneline.goal",
+        &format!("num_ranks 2 rank 0 {{ {} }} rank 1 {{ }}\n", ops.join(" ")),
+    );
+    let out = run(&["check", path(&f)], 10);
+    expect(&out, 1, "E0037");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.len() < 4000, "{} bytes of diagnostics", err.len());
+    assert!(err.contains("oneline.goal:1:45"), "{err}");
+}
