@@ -893,3 +893,178 @@ proptest! {
         type_prefix(&mut c, uri, text, &cuts, &mut version);
     }
 }
+
+/// Frames `body` as LSP's base protocol does.
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut v = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// The bodies of the frames `collc lsp` wrote.
+fn bodies(out: &[u8]) -> Vec<Value> {
+    let text = String::from_utf8_lossy(out);
+    let mut rest = text.as_ref();
+    let mut v = Vec::new();
+    while let Some(at) = rest.find("\r\n\r\n") {
+        let len: usize = rest[..at]
+            .trim()
+            .strip_prefix("Content-Length: ")
+            .and_then(|n| n.parse().ok())
+            .expect("a Content-Length header");
+        let body = &rest[at + 4..at + 4 + len];
+        v.push(serde_json::from_str(body).expect("JSON"));
+        rest = &rest[at + 4 + len..];
+    }
+    v
+}
+
+#[test]
+fn malformed_messages_are_answered_with_parse_errors_through_the_binary() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut input = Vec::new();
+    let msg = |v: Value| frame(v.to_string().as_bytes());
+    input.extend(msg(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+    ));
+    input.extend(msg(
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    ));
+    // A body that is not JSON, one cut short by a wrong Content-Length, and JSON that is not a
+    // message.
+    input.extend(frame(b"{not json"));
+    input.extend(b"Content-Length: 5\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":7}\r\n");
+    input.extend(frame(b"[1, 2]"));
+    // A length no one should allocate.
+    input.extend(b"Content-Length: 99999999999999\r\n\r\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("collc lsp runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    stdin.write_all(&input).expect("writable");
+    drop(stdin);
+    let out = child.wait_with_output().expect("collc lsp ends");
+    let got = bodies(&out.stdout);
+    let codes: Vec<i64> = got
+        .iter()
+        .filter_map(|b| b["error"]["code"].as_i64())
+        .collect();
+    assert_eq!(codes, [-32700, -32700, -32700, -32600, -32700], "{got:?}");
+    assert!(
+        got.iter()
+            .any(|b| b["id"] == 1 && b["result"]["capabilities"].is_object()),
+        "the server answered initialize: {got:?}"
+    );
+    // The input ended without `exit`: 1, as before, not a crash.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn the_server_keeps_serving_after_a_malformed_message() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let msg = |v: Value| frame(v.to_string().as_bytes());
+    let mut input = Vec::new();
+    input.extend(msg(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+    ));
+    input.extend(frame(b"{\"jsonrpc\": \"2.0\", \"method\": "));
+    input.extend(msg(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "shutdown"}),
+    ));
+    input.extend(msg(json!({"jsonrpc": "2.0", "method": "exit"})));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("collc lsp runs");
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(&input)
+        .expect("writable");
+    let out = child.wait_with_output().expect("collc lsp ends");
+    let got = bodies(&out.stdout);
+    assert!(got.iter().any(|b| b["error"]["code"] == -32700), "{got:?}");
+    assert!(
+        got.iter().any(|b| b["id"] == 2),
+        "shutdown answered: {got:?}"
+    );
+    assert_eq!(out.status.code(), Some(0));
+}
+
+fn codes_of(p: &Value) -> Vec<String> {
+    p["diagnostics"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|d| d["code"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn internal_errors_are_a_coded_diagnostic() {
+    let mut c = Client::new();
+    c.engine.inject_fault("boom");
+    let uri = "file:///project/fault.coll";
+    let p = c.open(uri, "let a = bogus;\n");
+    assert_eq!(codes_of(&p), ["E0003"]);
+    let p = c.change(uri, 2, json!([{ "text": "let a = bogus; // boom\n" }]));
+    // Only the failure: the earlier E0003 may no longer be true.
+    assert_eq!(codes_of(&p[0]), ["E0048"], "{}", p[0]);
+    assert_eq!(p[0]["version"], 2);
+    // The server carries on: the next version is checked again.
+    let p = c.change(uri, 3, json!([{ "text": "let a = 1;\n" }]));
+    assert_eq!(codes_of(&p[0]), Vec::<String>::new());
+}
+
+#[test]
+fn renaming_a_declaration_back_while_broken_drops_the_stale_unknown_name() {
+    // Issue 19: rename `param hosts` to `hostz`, delete a `;`, rename back: the unknown name
+    // `hosts` must not stay while the syntax error does.
+    let mut c = Client::new();
+    let uri = "file:///project/stale.coll";
+    let good = "param hosts: int = 4;\n\
+                topology t { compute h[hosts]; for i in 0..hosts - 1 { link h[i] <-> h[i + 1] : 1 GB/s; } }\n\
+                collective allreduce { count: 8; }\n";
+    let p = c.open(uri, good);
+    assert_eq!(codes_of(&p), Vec::<String>::new(), "{p}");
+    let renamed = good.replacen("param hosts", "param hostz", 1);
+    let p = c.change(uri, 2, json!([{ "text": renamed }]));
+    assert!(codes_of(&p[0]).iter().all(|c| c == "E0003"), "{}", p[0]);
+    assert!(!codes_of(&p[0]).is_empty());
+    let broken = renamed.replacen("count: 8;", "count: 8", 1);
+    let p = c.change(uri, 3, json!([{ "text": broken }]));
+    // Still true: `hosts` is still undeclared, so it is carried beside the syntax error.
+    assert!(codes_of(&p[0]).contains(&"E0003".to_string()), "{}", p[0]);
+    assert!(codes_of(&p[0]).contains(&"E0001".to_string()), "{}", p[0]);
+    let back = broken.replacen("param hostz", "param hosts", 1);
+    let p = c.change(uri, 4, json!([{ "text": back }]));
+    assert_eq!(codes_of(&p[0]), ["E0001"], "{}", p[0]);
+}
+
+#[test]
+fn a_document_generating_millions_of_links_does_not_block_the_editor() {
+    let mut c = Client::new();
+    let uri = "file:///project/huge.coll";
+    let text = "topology t {\n    compute h[1000];\n    for i in 0..1000 { for j in 0..1000 { link h[i] -> h[j] : 1 GB/s, parallel 2; } }\n}\ncollective allreduce { count: 8; }\n";
+    let start = std::time::Instant::now();
+    let p = c.open(uri, text);
+    let took = start.elapsed();
+    assert!(codes_of(&p).contains(&"E0018".to_string()), "{p}");
+    assert!(took < std::time::Duration::from_secs(3), "took {took:?}");
+}

@@ -235,7 +235,11 @@ fn ui() {
 }
 
 /// Codes that no input file can produce, and the test that covers each instead.
-const NOT_FROM_A_FILE: &[(&str, &str)] = &[("E0029", "missing_input_file_is_e0029")];
+const NOT_FROM_A_FILE: &[(&str, &str)] = &[
+    ("E0029", "missing_input_file_is_e0029"),
+    ("E0047", "limits::goal_time_overflow_is_e0047"),
+    ("E0048", "lsp::internal_errors_are_a_coded_diagnostic"),
+];
 
 #[test]
 fn every_code_has_a_ui_file() {

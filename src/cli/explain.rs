@@ -15,10 +15,7 @@ pub fn page(code: Code) -> Option<&'static str> {
 pub(super) fn explain(arg: &str) -> i32 {
     match Code::parse(arg) {
         Some(code) => match page(code) {
-            Some(text) => {
-                print!("{text}");
-                0
-            }
+            Some(text) => super::write_output(None, text.as_bytes()),
             None => {
                 eprintln!(
                     "error: {code} ({}) has no documentation page; this is a bug in collc",

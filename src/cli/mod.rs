@@ -76,6 +76,16 @@ struct CheckArgs {
     /// Most loop iterations while generating a topology.
     #[arg(long, default_value_t = Limits::default().max_iterations)]
     max_iterations: u64,
+    /// Most ops a lowered program may have (estimated before lowering).
+    #[arg(long, default_value_t = Limits::MAX_OPS)]
+    max_ops: u64,
+    /// Most buffer slots (chunks, all processes) a program may have, lowered or read from
+    /// `.ir` or `.xml`.
+    #[arg(long, default_value_t = Limits::MAX_SLOTS)]
+    max_slots: u64,
+    /// Most events a simulation may process.
+    #[arg(long, default_value_t = Limits::MAX_EVENTS)]
+    max_events: u64,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -138,6 +148,7 @@ pub fn main() -> i32 {
         format: cli.error_format,
         color,
     };
+    output::install_signal_cleanup();
     // A generous stack: elaboration recurses over the (depth-limited) syntax tree.
     let worker = std::thread::Builder::new()
         .name("collc".into())
@@ -150,18 +161,25 @@ pub fn main() -> i32 {
             .join()
             .unwrap_or(Err(Box::new("worker thread failed"))),
         Err(e) => {
-            eprintln!("error: cannot start the compiler thread: {e}");
+            output::say(&format!("error: cannot start the compiler thread: {e}\n"));
             return 2;
         }
     };
-    match result {
+    let code = match result {
         Ok(code) => code,
         Err(_) => {
-            eprintln!(
-                "error: internal compiler error; please report it with the input that caused it"
-            );
+            output::say(&format!(
+                "error[{}]: internal compiler error; please report it with the input that caused it\n",
+                Code::Internal
+            ));
             2
         }
+    };
+    // What could not be said is an output collc could not write.
+    if output::stderr_lost() {
+        code.max(2)
+    } else {
+        code
     }
 }
 
@@ -191,6 +209,9 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
             max_nodes: a.max_nodes,
             max_links: a.max_links,
             max_iterations: a.max_iterations,
+            max_ops: a.max_ops,
+            max_slots: a.max_slots,
+            max_events: a.max_events,
             ..Limits::default()
         },
         params,
@@ -291,8 +312,14 @@ fn check(paths: Vec<PathBuf>, args: &CheckArgs, out: &Out) -> i32 {
                     let text = files.get(id).text.clone();
                     match inputs::kind(&p, &text) {
                         Some(inputs::Kind::Goal) => diags.extend(sim::check_goal(id, &text)),
-                        Some(inputs::Kind::Xml) => diags.extend(msccl::check_xml(id, &text)),
-                        Some(inputs::Kind::Ir) => diags.extend(crate::ir::check_text(id, &text)),
+                        Some(inputs::Kind::Xml) => {
+                            diags.extend(msccl::check_xml(id, &text, opts.limits.max_slots))
+                        }
+                        Some(inputs::Kind::Ir) => diags.extend(crate::ir::check_text_with(
+                            id,
+                            &text,
+                            opts.limits.max_slots,
+                        )),
                         Some(inputs::Kind::Coll) => {
                             diags.extend(sema::check(&mut files, id, &opts).diagnostics)
                         }

@@ -109,6 +109,6 @@ pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagn
 }
 
 /// `collc check FILE.xml`.
-pub(super) fn check_xml(id: FileId, text: &str) -> Vec<Diagnostic> {
-    msccl::check(id, text)
+pub(super) fn check_xml(id: FileId, text: &str, max_slots: u64) -> Vec<Diagnostic> {
+    msccl::check_with(id, text, max_slots)
 }

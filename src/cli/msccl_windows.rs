@@ -97,6 +97,5 @@ pub(super) fn build(
             return 2;
         }
     }
-    print!("{summary}");
-    0
+    super::write_output(None, summary.as_bytes())
 }

@@ -45,6 +45,8 @@ pub(super) fn report(
     m: &Model,
     a: &MscclArgs,
 ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
+    // The sections lower and simulate alternatives too: refuse an oversized program first.
+    crate::lower::check_size(m)?;
     let mut out = String::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     for f in SECTIONS {

@@ -73,6 +73,9 @@ codes! {
     ForestUnschedulable = "E0043", "no forest schedule fits this topology and collective";
     ForestFixedK = "E0044", "the fixed number of trees per rank cannot be scheduled";
     ForestChunksLose = "E0045", "too few pipelined chunks for the forest's trees (warning)";
+    ProgramTooLarge = "E0046", "the program exceeds collc's limit on ops, buffer slots or events";
+    SimTimeOverflow = "E0047", "a simulated time or size is beyond what the simulator counts";
+    Internal = "E0048", "internal compiler error";
 }
 
 impl Serialize for Code {

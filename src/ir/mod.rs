@@ -302,7 +302,16 @@ pub fn finding_diagnostic(f: &verify::Finding, span: crate::diag::Span) -> crate
 
 /// Parses and verifies IR text (`collc check FILE.ir`); every problem as a diagnostic.
 pub fn check_text(file: crate::diag::FileId, src: &str) -> Vec<crate::diag::Diagnostic> {
-    let parsed = match text::parse(file, src) {
+    check_text_with(file, src, crate::sema::elab::Limits::MAX_SLOTS)
+}
+
+/// [`check_text`] with at most `max_slots` buffer slots in all (`--max-slots`).
+pub fn check_text_with(
+    file: crate::diag::FileId,
+    src: &str,
+    max_slots: u64,
+) -> Vec<crate::diag::Diagnostic> {
+    let parsed = match text::parse_with(file, src, max_slots) {
         Ok(p) => p,
         Err(d) => return vec![d],
     };

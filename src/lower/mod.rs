@@ -14,6 +14,7 @@
 //! meaning. Lowerings never scan all ranks per rank: work is linear in the ops emitted.
 
 mod builder;
+pub mod estimate;
 pub mod forest;
 pub mod recursive;
 mod ring;
@@ -87,6 +88,32 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
     }
 }
 
+/// E0046 when the program the model's schedule lowers to would exceed the model's limits
+/// (estimated from the model, [`estimate`]); what [`lower_with`] checks first, for callers that
+/// do expensive work of their own (reports, simulations of alternatives) before lowering.
+pub fn check_size(model: &Model) -> Result<(), Vec<Diagnostic>> {
+    let (Some(c), Some(s)) = (&model.collective, &model.schedule) else {
+        return Ok(());
+    };
+    let family = family_of(model, c.kind);
+    let n = c.ranks.len() as u64;
+    let stages = match &family {
+        Family::RecursiveMultiplying {
+            stages: AutoOr::Fixed(st),
+            ..
+        } => st.clone(),
+        // `stages: auto` picks among lists of similar size: recursive doubling's estimate.
+        Family::RecursiveMultiplying { .. } | Family::RecursiveDoubling => {
+            crate::cost::doubling_stages(n)
+        }
+        _ => Vec::new(),
+    };
+    match estimate::estimate(c, &family, &stages) {
+        Some(e) => estimate::check(c, &family, e, &model.limits, s.span).map_err(|d| vec![d]),
+        None => Ok(()),
+    }
+}
+
 /// Lowers the model's collective under its schedule.
 pub fn lower(model: &Model) -> Result<Program, Vec<Diagnostic>> {
     lower_with(model, &Quiet).map(|(p, _)| p)
@@ -150,12 +177,19 @@ pub fn lower_with(
         // A forest reports solving, then lowering, itself.
         progress.phase(Phase::Lower, None);
     }
+    let (stages, auto) = match &family {
+        Family::RecursiveMultiplying { stages, model: m } => match stages {
+            AutoOr::Fixed(s) => (s.clone(), false),
+            AutoOr::Auto => (auto_stages(model, c, m.as_deref()), true),
+        },
+        Family::RecursiveDoubling => (crate::cost::doubling_stages(n), false),
+        _ => (Vec::new(), false),
+    };
+    if let Some(e) = estimate::estimate(c, &family, &stages) {
+        estimate::check(c, &family, e, &model.limits, span).map_err(|d| vec![d])?;
+    }
     let program = match &family {
-        Family::RecursiveMultiplying { stages, model: m } => {
-            let (stages, auto) = match stages {
-                AutoOr::Fixed(s) => (s.clone(), false),
-                AutoOr::Auto => (auto_stages(model, c, m.as_deref()), true),
-            };
+        Family::RecursiveMultiplying { .. } => {
             if let Some(p) = stage_problem(&stages, n) {
                 let code = match p {
                     StageProblem::Product { .. } => Code::StageProduct,
@@ -178,7 +212,6 @@ pub fn lower_with(
             rm(c, name, &stages, span)
         }
         Family::RecursiveDoubling => {
-            let stages = crate::cost::doubling_stages(n);
             let name = format!("recursive_doubling {}", stage_list(&stages));
             rm(c, name, &stages, span)
         }

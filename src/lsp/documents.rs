@@ -12,9 +12,11 @@
 //!   typing half a statement does not blank those diagnostics elsewhere in the file, the ones of
 //!   the last version without syntax errors are *carried*: moved through every edit since
 //!   ([`DocDiag::shift`]) and published along with the new ones, except where an edit touched
-//!   them. Once the text parses again, the checker's own set replaces them.
-//! - If the checker panics (a bug in collc), the diagnostics published last, moved through the
-//!   edits, are published again with one internal-error diagnostic at the top of the file.
+//!   them or touched a name they mention (renaming a declaration back can make "unknown name"
+//!   false: a carried diagnostic must never be older than the text). Once the text parses
+//!   again, the checker's own set replaces them.
+//! - If the checker panics (a bug in collc), one diagnostic E0048 (internal compiler error) at
+//!   the top of the file is published in place of the others, which may no longer be true.
 
 use super::analysis::Analysis;
 use super::requests::diagnostics::DocDiag;
@@ -79,11 +81,14 @@ impl Document {
                 Some(_) => c.text,
                 None => c.text[start..c.text.len() - (self.text.len() - end)].to_string(),
             };
+            let mut touched = words_in(&self.text, start, end);
             self.text.replace_range(start..end, &new_text);
             self.lines = LineIndex::new(&self.text);
             let n = new_text.len();
+            touched.extend(words_in(&self.text, start, start + n));
             self.published = shift_all(&self.published, start, end, n);
             self.carried = shift_all(&self.carried, start, end, n);
+            self.carried.retain(|d| still_true(d, &touched));
         }
         self.version = version;
         self.revision += 1;
@@ -94,6 +99,44 @@ impl Document {
     pub fn full_range(&self) -> Range {
         Range::new(Position::new(0, 0), self.lines.end(&self.text))
     }
+}
+
+/// The identifiers of `text[a..b]`, the region widened to whole words.
+fn words_in(text: &str, a: usize, b: usize) -> Vec<String> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let a = text[..a]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| word(*c))
+        .last()
+        .map_or(a, |(i, _)| i);
+    let b = b + text[b..]
+        .chars()
+        .take_while(|c| word(*c))
+        .map(char::len_utf8)
+        .sum::<usize>();
+    text[a..b]
+        .split(|c: char| !word(c))
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether a carried diagnostic can still be true after an edit that touched the identifiers
+/// `touched`: not when it names (in backticks) one of them (renaming `hostz` back to `hosts`
+/// makes "unknown name `hosts`" false), nor when it names nothing, so nothing tells.
+fn still_true(d: &DocDiag, touched: &[String]) -> bool {
+    if touched.is_empty() {
+        return true;
+    }
+    // The message's first line names what it is about; help lines name keywords too.
+    let first = d.message.lines().next().unwrap_or("");
+    let named: Vec<&str> = first.split('`').skip(1).step_by(2).collect();
+    !named.is_empty()
+        && !named.iter().any(|n| {
+            n.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|w| touched.iter().any(|t| t == w))
+        })
 }
 
 fn shift_all(diags: &[DocDiag], start: usize, end: usize, new_len: usize) -> Vec<DocDiag> {

@@ -41,7 +41,22 @@ pub struct Engine {
     exit: bool,
     /// Documents closed since the last [`Engine::idle`]: their diagnostics are cleared.
     closed: Vec<Uri>,
+    /// Text that makes checking panic ([`Engine::inject_fault`]).
+    fault: Option<String>,
 }
+
+/// The topology limits while typing: a tenth of the command line's, so that a few lines that
+/// generate millions of links are refused (E0018) in well under a second instead of blocking the
+/// editor for seconds at every keystroke.
+pub const LSP_LIMITS: crate::sema::elab::Limits = crate::sema::elab::Limits {
+    max_nodes: 100_000,
+    max_links: 400_000,
+    max_iterations: 2_000_000,
+    max_depth: 32,
+    max_ops: crate::sema::elab::Limits::MAX_OPS,
+    max_slots: crate::sema::elab::Limits::MAX_SLOTS,
+    max_events: crate::sema::elab::Limits::MAX_EVENTS,
+};
 
 impl Default for Engine {
     fn default() -> Self {
@@ -56,12 +71,23 @@ impl Engine {
             docs: Documents::default(),
             caps: ClientCaps::default(),
             stdlib,
-            opts: sema::Options::default(),
+            opts: sema::Options {
+                limits: LSP_LIMITS,
+                ..sema::Options::default()
+            },
             initialized: false,
             shutting_down: false,
             exit: false,
             closed: Vec::new(),
+            fault: None,
         }
+    }
+
+    /// Makes checking panic on every document whose text contains `marker`, as a bug in collc
+    /// would: for tests of how the server reports its own failures (E0048).
+    #[doc(hidden)]
+    pub fn inject_fault(&mut self, marker: &str) {
+        self.fault = Some(marker.to_string());
     }
 
     /// The server's capabilities, as answered to `initialize`.
@@ -269,7 +295,9 @@ impl Engine {
         }
         let name = uri::source_name(uri.as_str());
         let (text, version) = (doc.text.clone(), doc.version);
+        let fault = self.fault.as_deref().is_some_and(|f| text.contains(f));
         match catch_unwind(AssertUnwindSafe(|| {
+            assert!(!fault, "an injected fault");
             Analysis::new(&name, &text, version, &opts)
         })) {
             Ok(a) => {
@@ -320,26 +348,15 @@ impl Engine {
                     new
                 }
             }
-            _ => {
-                let mut kept: Vec<DocDiag> = doc
-                    .published
-                    .iter()
-                    .filter(|d| d.code.is_some())
-                    .cloned()
-                    .collect();
-                kept.insert(
-                    0,
-                    DocDiag {
-                        start: 0,
-                        end: 0,
-                        code: None,
-                        severity: Severity::Error,
-                        message: "internal error: collc failed while checking this version of the file; the other diagnostics are from an earlier version\nhelp: please report it with the file".into(),
-                        related: Vec::new(),
-                    },
-                );
-                kept
-            }
+            // Only the failure itself: diagnostics of an earlier version may no longer be true.
+            _ => vec![DocDiag {
+                start: 0,
+                end: 0,
+                code: Some(crate::diag::Code::Internal),
+                severity: Severity::Error,
+                message: "internal compiler error: collc failed while checking this version of the file\nhelp: please report it with the file (`collc explain E0048`)".into(),
+                related: Vec::new(),
+            }],
         };
         let lsp = diags
             .iter()

@@ -11,9 +11,11 @@
 //! - [`analysis`]: one checked version of a document, with its trees and index;
 //! - [`index`]: declarations and uses of names; [`describe`]: words for hover and completion;
 //! - [`requests`]: one file per request;
-//! - [`text`] and [`uri`]: positions (UTF-16) and addresses (`file:` URIs, stdlib files).
+//! - [`text`] and [`uri`]: positions (UTF-16) and addresses (`file:` URIs, stdlib files);
+//! - [`transport`]: the base protocol on stdio, answering malformed messages (-32700) instead
+//!   of exiting.
 //!
-//! This module is the stdio loop over lsp-server's [`Connection`]: messages go to the engine in
+//! This module is the message loop over lsp-server's [`Connection`]: messages go to the engine in
 //! order; whenever no message is waiting, the engine checks what changed and publishes, so a
 //! burst of edits is checked once.
 
@@ -24,6 +26,7 @@ pub mod engine;
 pub mod index;
 pub mod requests;
 pub mod text;
+pub mod transport;
 pub mod uri;
 
 pub use engine::Engine;
@@ -33,16 +36,7 @@ use lsp_server::{Connection, Message};
 /// Serves LSP on standard input and output until the client sends `exit`; returns the process
 /// exit code (0 after an orderly `shutdown`, 1 otherwise, 2 if the transport failed).
 pub fn run_stdio() -> i32 {
-    let (connection, io_threads) = Connection::stdio();
-    let code = serve(&connection, Engine::default());
-    drop(connection);
-    match io_threads.join() {
-        Ok(()) => code,
-        Err(e) => {
-            eprintln!("collc lsp: {e}");
-            2
-        }
-    }
+    transport::run_stdio(Engine::default())
 }
 
 /// Runs `engine` over a connection until `exit` (or until the client goes away).

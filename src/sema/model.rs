@@ -396,6 +396,8 @@ pub struct Model {
     pub targets: Vec<Target>,
     /// Top-level parameters with their final values (after command-line overrides).
     pub params: BTreeMap<String, String>,
+    /// The limits the file was checked under; lowering and simulation keep to them too.
+    pub limits: crate::sema::elab::Limits,
 }
 
 impl Model {
@@ -432,6 +434,7 @@ impl Model {
             models: Vec::new(),
             targets: Vec::new(),
             params: BTreeMap::new(),
+            limits: crate::sema::elab::Limits::default(),
         }
     }
 

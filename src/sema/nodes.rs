@@ -167,7 +167,7 @@ impl Elab<'_> {
         let mut ranges: Vec<(i64, i64)> = Vec::with_capacity(info.dims.len());
         for (d, &len) in info.dims.iter().enumerate() {
             let (a, b) = match p.sels.get(d) {
-                Some(Sel::One(i)) => (*i, *i + 1),
+                Some(Sel::One(i)) => (*i, i.saturating_add(1)),
                 Some(Sel::Range(a, b)) => (*a, *b),
                 None => (0, len as i64),
             };

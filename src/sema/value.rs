@@ -38,3 +38,9 @@ impl Value {
         Value::Num(Quantity::int(n))
     }
 }
+
+/// How many integers the half-open range `a..b` holds (0 when `b <= a`), computed without
+/// overflow: `-9223372036854775808..2` holds 2^63 + 2 of them, more than an `i64` counts.
+pub fn range_len(a: i64, b: i64) -> u64 {
+    (i128::from(b) - i128::from(a)).max(0) as u64
+}

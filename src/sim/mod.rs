@@ -39,7 +39,7 @@ pub mod fluid;
 pub mod stdsort;
 pub mod trace;
 
-pub use engine::simulate;
+pub use engine::{simulate, simulate_bounded};
 
 use crate::sema::model::{CostModel, CostModelKind, Family, Model as Checked, ModelParam};
 use num_bigint::BigInt;
@@ -260,6 +260,11 @@ pub struct SimResult {
     pub unmatched: Vec<Leftover>,
     /// Per op, when traced: `timeline[rank][op]`, None for ops that never ran.
     pub timeline: Option<Vec<Vec<Option<OpSpan>>>>,
+    /// The first op (rank, op) whose simulated time went past `u64::MAX` ticks (or below 0);
+    /// the run stopped there.
+    pub overflow: Option<(u32, u32)>,
+    /// Whether the run stopped at the event limit.
+    pub stopped: bool,
 }
 
 impl SimResult {

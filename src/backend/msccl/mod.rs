@@ -183,6 +183,19 @@ pub fn build_with(
     opts: &Options,
     progress: &dyn crate::progress::Progress,
 ) -> Result<Emitted, Vec<Diagnostic>> {
+    // One <gpu> per rank: over the reader's limit no XML can run, so say so before lowering.
+    let ranks = m.collective.as_ref().map_or(0, |c| c.ranks.len());
+    if ranks > limits::MAX_SUBS as usize {
+        return Err(vec![
+            Problem::new(
+                Code::MscclLimit,
+                At::Algo,
+                format!("{ranks} gpus, but the executor's reader keeps at most {} children per element (MAX_SUBS, unchecked: it overflows)", limits::MAX_SUBS),
+                "MSCCL cannot run on more than 1024 ranks with one XML; use the `mpi` target or fewer ranks",
+            )
+            .diagnostic(build_span(m)),
+        ]);
+    }
     // `chunks: auto` on a forest means the best count the executor can run: the model's choice
     // is often hundreds of chunks (src/forest/chunking.rs), far over the steps a thread block
     // may take, so try at most `max_steps` chunks, halving until the XML fits, before lowering
@@ -366,6 +379,18 @@ pub fn validate(
     root: Option<u32>,
     max_steps: u32,
 ) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
+    validate_with(text, root, max_steps, crate::sema::elab::Limits::MAX_SLOTS)
+}
+
+/// [`validate`], refusing (E0046) an XML whose buffers would need more than `max_slots` slots in
+/// all to execute symbolically, before they are allocated.
+#[allow(clippy::type_complexity)]
+pub fn validate_with(
+    text: &str,
+    root: Option<u32>,
+    max_steps: u32,
+    max_slots: u64,
+) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
     let (mut algo, spans) = read::read(text).map_err(|p| {
         let r = match p.at {
             At::Byte(b) => b..b,
@@ -382,12 +407,20 @@ pub fn validate(
     if !problems.is_empty() {
         return Err(problems.into_iter().map(locate).collect());
     }
+    if let Some(p) = rules::too_large(&algo, max_slots) {
+        return Err(vec![locate(p)]);
+    }
     exec::verify(&algo).map_err(|ps| ps.into_iter().map(locate).collect())
 }
 
 /// `collc check FILE.xml`: every problem of an XML file as a diagnostic.
 pub fn check(file: FileId, text: &str) -> Vec<Diagnostic> {
-    match validate(text, None, limits::MAX_STEPS) {
+    check_with(file, text, crate::sema::elab::Limits::MAX_SLOTS)
+}
+
+/// [`check`] with at most `max_slots` buffer slots (`--max-slots`).
+pub fn check_with(file: FileId, text: &str, max_slots: u64) -> Vec<Diagnostic> {
+    match validate_with(text, None, limits::MAX_STEPS, max_slots) {
         Ok(_) => Vec::new(),
         Err(ps) => ps
             .into_iter()

@@ -142,6 +142,65 @@ fn header(a: &Algo, o: &mut Out) {
     }
 }
 
+/// E0046 when executing `a` symbolically needs more than `max_slots` buffer slots in all (the
+/// input and output buffers of `nchunksperloop` chunks, scratch, and for `rrs` steps a region as
+/// large again), or a buffer beyond what a slot index counts; `a` passed [`check`].
+pub fn too_large(a: &Algo, max_slots: u64) -> Option<Problem> {
+    let n = a.nchunksperloop.max(0) as u64;
+    let mut total = 0u64;
+    for (gi, g) in a.gpus.iter().enumerate() {
+        let s = g.s_chunks.max(0) as u64;
+        let rrs = g
+            .tbs
+            .iter()
+            .any(|t| t.steps.iter().any(|s| s.ty == StepType::RecvReduceSend));
+        let scratch = if rrs {
+            s.saturating_mul(2).saturating_add(n.saturating_mul(2))
+        } else {
+            s
+        };
+        total = total
+            .saturating_add(n.saturating_mul(2))
+            .saturating_add(scratch);
+        // A buffer must also stay indexable by the `u32` slots of the IR.
+        if n.max(scratch) > u64::from(u32::MAX / 4) {
+            total = u64::MAX;
+        }
+        if total > max_slots {
+            let at = if s > n { At::Gpu(gi) } else { At::Algo };
+            return Some(Problem::new(
+                Code::ProgramTooLarge,
+                at,
+                format!(
+                    "nchunksperloop=\"{}\" with s_chunks=\"{}\" needs {} buffer slots on gpus 0 to {gi} to check, more than the limit of {max_slots}",
+                    a.nchunksperloop,
+                    g.s_chunks,
+                    if total == u64::MAX {
+                        "more".to_string()
+                    } else {
+                        total.to_string()
+                    },
+                ),
+                if total == u64::MAX {
+                    format!(
+                        "check nchunksperloop and s_chunks: collc checks buffers of at most {} chunks",
+                        u32::MAX / 4
+                    )
+                } else {
+                    format!(
+                        "check nchunksperloop and s_chunks; if the size is intended, raise the limit with `--max-slots {}`",
+                        total
+                            .saturating_add(1)
+                            .checked_next_power_of_two()
+                            .unwrap_or(u64::MAX)
+                    )
+                },
+            ));
+        }
+    }
+    None
+}
+
 /// The chunk count of each buffer of gpu `g` (i, o) the runtime passes, for collectives collc
 /// knows; None for the others.
 fn buffers(a: &Algo, g: i64) -> Option<(i64, i64)> {
@@ -303,13 +362,13 @@ fn steps_of(a: &Algo, gi: usize, ti: usize, o: &mut Out) {
                     continue;
                 }
                 let len = size(b);
-                if off < 0 || off + s.cnt > len {
+                let end = i128::from(off) + i128::from(s.cnt);
+                if off < 0 || end > i128::from(len) {
                     o.invalid(
                         at,
                         format!(
-                            "{what} {}[{off}..{}] is outside the {} chunks of buffer {}",
+                            "{what} {}[{off}..{end}] is outside the {} chunks of buffer {}",
                             b.name(),
-                            off + s.cnt,
                             len,
                             b.name()
                         ),

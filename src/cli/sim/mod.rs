@@ -243,20 +243,28 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         }
     };
     rep.phase(Phase::Simulate, None);
-    let result = sim::simulate(
+    let result = sim::simulate_bounded(
         &schedule,
         &SimOptions {
             model,
             trace: a.trace.is_some(),
         },
+        opts.limits.max_events,
     );
     rep.finish();
+    let fallback = Span::new(id, 0, 0);
+    let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
+    if let Some(d) = report::out_of_bounds(&result, opts.limits.max_events, at) {
+        out.diags(&[d], &files);
+        return 1;
+    }
     let text = chose + &report(&schedule, &result, &model, unit, a.batch);
     if !result.complete() {
         // The queues go to standard output, as LogGOPSim prints them; no file on error.
-        let _ = super::write_output(None, text.as_bytes());
-        let fallback = Span::new(id, 0, 0);
-        let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
+        let code = super::write_output(None, text.as_bytes());
+        if code != 0 {
+            return code;
+        }
         out.diags(&incomplete(&schedule, &result, at), &files);
         return 1;
     }

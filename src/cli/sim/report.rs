@@ -72,6 +72,38 @@ pub fn report(s: &GoalSchedule, r: &SimResult, m: &Model, unit: TimeUnit, batch:
 }
 
 /// Why a run did not finish, as E0038 diagnostics located by `at`.
+/// E0047 for a run whose simulated time overflowed, E0046 for one stopped at the event limit.
+pub(super) fn out_of_bounds(
+    r: &SimResult,
+    max_events: u64,
+    at: impl Fn(At) -> Span,
+) -> Option<Diagnostic> {
+    if let Some((rank, op)) = r.overflow {
+        return Some(
+            Diagnostic::error(
+                Code::SimTimeOverflow,
+                at(At::Op(rank, op)),
+                format!("the simulated time of this op on rank {rank} goes past 2^64 ticks"),
+            )
+            .label("its size times the per-byte gap overflows")
+            .help("check the op's size and the model's parameters (-G, -O, -L); times are counted in 64-bit ticks")
+            .note("LogGOPSim wraps such times around and reports a finish time that is too early"),
+        );
+    }
+    r.stopped.then(|| {
+        Diagnostic::error(
+            Code::ProgramTooLarge,
+            at(At::Schedule),
+            format!("the simulation stopped after {} events, the limit", r.events),
+        )
+        .label("too many events")
+        .help(format!(
+            "simulate fewer ranks or ops; if the size is intended, raise the limit with `--max-events {}`",
+            max_events.saturating_add(1).checked_next_power_of_two().unwrap_or(u64::MAX)
+        ))
+    })
+}
+
 pub(super) fn incomplete(
     s: &GoalSchedule,
     r: &SimResult,

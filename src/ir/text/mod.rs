@@ -103,6 +103,12 @@ fn lookup<T: Copy>(table: &[(&str, T)], w: &str) -> Option<T> {
 
 /// Parses the textual form. Stops at the first error (IR text is machine-written).
 pub fn parse(file: FileId, src: &str) -> Result<Parsed, Diagnostic> {
+    parse_with(file, src, crate::sema::elab::Limits::MAX_SLOTS)
+}
+
+/// [`parse`], refusing (E0046) a program whose buffers hold more than `max_slots` slots in all,
+/// before anything is allocated for them: a 300-byte file can ask for billions.
+pub fn parse_with(file: FileId, src: &str, max_slots: u64) -> Result<Parsed, Diagnostic> {
     let mut lines = Vec::new();
     let mut off = 0;
     for l in src.split_inclusive('\n') {
@@ -186,6 +192,9 @@ pub fn parse(file: FileId, src: &str) -> Result<Parsed, Diagnostic> {
     let mut procs = Vec::new();
     let mut op_spans = Vec::new();
     let mut proc_spans = Vec::new();
+    let rank_slots = (u64::from(spec.input_parts()) + u64::from(spec.output_parts()))
+        * u64::from(spec.chunks_per_part);
+    let mut slots = 0u64;
     while let Some((o, l)) = it.next() {
         let mut lx = Lexer::new(file, o, l);
         let head = Span::new(file, o, o + l.len());
@@ -207,6 +216,16 @@ pub fn parse(file: FileId, src: &str) -> Result<Parsed, Diagnostic> {
         let scratch: u32 = lx.int("the scratch slot count")?;
         lx.keyword("{")?;
         lx.end()?;
+        let mine = u64::from(scratch)
+            + if kind == ProcKind::Rank {
+                rank_slots
+            } else {
+                0
+            };
+        slots = slots.saturating_add(mine);
+        if slots > max_slots || mine - u64::from(scratch) > u64::from(u32::MAX) / 2 {
+            return Err(too_many_slots(head, &spec, id, scratch, slots, max_slots));
+        }
         let mut ops = Vec::new();
         let mut spans = Vec::new();
         loop {
@@ -294,4 +313,27 @@ pub fn parse(file: FileId, src: &str) -> Result<Parsed, Diagnostic> {
         op_spans,
         proc_spans,
     })
+}
+
+/// E0046 for a program whose buffers reach `slots` slots by process `id`.
+fn too_many_slots(
+    head: Span,
+    spec: &Spec,
+    id: usize,
+    scratch: u32,
+    slots: u64,
+    max_slots: u64,
+) -> Diagnostic {
+    Diagnostic::error(
+        Code::ProgramTooLarge,
+        head,
+        format!(
+            "the buffers of processes 0 to {id} hold {slots} slots, more than the limit of {max_slots}"
+        ),
+    )
+    .label(format!("scratch {scratch}, and {} chunks per part on {} ranks", spec.chunks_per_part, spec.ranks))
+    .help(format!(
+        "check `chunks_per_part` and the `scratch` counts; if the size is intended, raise the limit with `--max-slots {}`",
+        slots.saturating_add(1).checked_next_power_of_two().unwrap_or(u64::MAX)
+    ))
 }

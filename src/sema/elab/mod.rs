@@ -27,6 +27,23 @@ pub struct Limits {
     pub max_iterations: u64,
     /// Generator nesting depth.
     pub max_depth: usize,
+    /// Ops of a lowered program (estimated from the model before lowering) or of a program read
+    /// from `.ir`, `.xml` or `.goal` text.
+    pub max_ops: u64,
+    /// Buffer slots (chunks) of all processes of a program, summed, before any is allocated.
+    pub max_slots: u64,
+    /// Events a simulation may process.
+    pub max_events: u64,
+}
+
+impl Limits {
+    /// The most ops a program may have unless `--max-ops` says otherwise: about a gigabyte
+    /// while lowering, proving and emitting.
+    pub const MAX_OPS: u64 = 1 << 23;
+    /// The most buffer slots unless `--max-slots` says otherwise.
+    pub const MAX_SLOTS: u64 = 1 << 24;
+    /// The most simulated events unless `--max-events` says otherwise.
+    pub const MAX_EVENTS: u64 = 1 << 27;
 }
 
 impl Default for Limits {
@@ -36,6 +53,9 @@ impl Default for Limits {
             max_links: 4_000_000,
             max_iterations: 20_000_000,
             max_depth: 32,
+            max_ops: Limits::MAX_OPS,
+            max_slots: Limits::MAX_SLOTS,
+            max_events: Limits::MAX_EVENTS,
         }
     }
 }

@@ -113,7 +113,7 @@ impl<'a> Elab<'a> {
     fn iteration_values(&mut self, iter: &Expr) -> Option<Vec<Value>> {
         match self.eval(iter)? {
             Value::Range(a, b) => {
-                let n = (b - a).max(0) as u64;
+                let n = crate::sema::value::range_len(a, b);
                 if self.iterations.saturating_add(n) > self.limits.max_iterations {
                     self.limit_hit(
                         iter.span,

@@ -206,7 +206,24 @@ impl Elab<'_> {
                 match &args[0].0 {
                     Value::List(v) => Some(Value::int(v.len() as i64)),
                     Value::Nodes(v) => Some(Value::int(v.len() as i64)),
-                    Value::Range(a, b) => Some(Value::int((b - a).max(0))),
+                    Value::Range(a, b) => {
+                        let n = crate::sema::value::range_len(*a, *b);
+                        match i64::try_from(n) {
+                            Ok(n) => Some(Value::int(n)),
+                            Err(_) => {
+                                self.err(
+                                    Diagnostic::error(
+                                        Code::Arithmetic,
+                                        args[0].1,
+                                        format!("the range holds {n} integers, more than an integer can count"),
+                                    )
+                                    .label("too long to count")
+                                    .help(format!("integers run from {} to {}; use bounds closer together", i64::MIN, i64::MAX)),
+                                );
+                                None
+                            }
+                        }
+                    }
                     Value::Str(s) => Some(Value::int(s.chars().count() as i64)),
                     other => {
                         self.err(

@@ -31,6 +31,34 @@ use timeline::{complete_send, record, span};
 
 /// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
 pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
+    simulate_bounded(s, opts, crate::sema::elab::Limits::MAX_EVENTS)
+}
+
+/// Simulated-time arithmetic. LogGOPSim computes times in wrapping 64-bit integers, so a
+/// 2^64-1 byte send "finishes" early; here every time is computed exactly and the first op
+/// whose time leaves `0..=u64::MAX` is remembered (and the run stops: E0047 for the caller).
+#[derive(Default)]
+struct Clock {
+    overflow: Option<(u32, u32)>,
+}
+
+impl Clock {
+    /// `base + add + steps * per`, the shape of every simulated time (LogGP's `steps` is
+    /// `size - 1`, -1 for an empty message as in LogGOPSim); `u64::MAX` after an overflow.
+    fn time(&mut self, at: (u32, u32), base: u64, add: u64, steps: i128, per: u64) -> u64 {
+        let v = steps
+            .checked_mul(i128::from(per))
+            .and_then(|x| x.checked_add(i128::from(base) + i128::from(add)))
+            .and_then(|v| u64::try_from(v).ok());
+        v.unwrap_or_else(|| {
+            self.overflow.get_or_insert(at);
+            u64::MAX
+        })
+    }
+}
+
+/// [`simulate`], stopping after `max_events` events (the result says so).
+pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) -> SimResult {
     let p = s.ranks.len();
     let (nodes, mut g) = build(s);
     let ncpus = nodes.iter().map(|n| usize::from(n.cpu)).max().unwrap_or(0) + 1;
@@ -85,14 +113,20 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
         }
     }
     let mut free: Vec<(u8, u32)> = Vec::new();
+    let mut clock = Clock::default();
+    let mut stopped = false;
     while let Some(mut ev) = aq.pop() {
+        if aqtime > max_events || clock.overflow.is_some() {
+            stopped = aqtime > max_events;
+            break;
+        }
         let (h, t) = (ev.host, ev.time);
         match ev.ty {
             CALC => {
                 let n = node(h, ev.node);
                 let oi = o_idx(h, n.cpu);
                 if nexto[oi] <= t {
-                    let end = t.wrapping_add(n.size);
+                    let end = clock.time((h, ev.node), t, n.size, 0, 0);
                     nexto[oi] = end;
                     st.started(h, ev.node);
                     st.done(h, ev.node);
@@ -125,19 +159,17 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
                 ops_run += 1;
                 let (cpu_end, arrival, eager) = match opts.model {
                     Model::LogGP(m) => {
-                        let s1 = n.size.wrapping_sub(1);
-                        nextgs[ni] = t.wrapping_add(m.g).wrapping_add(s1.wrapping_mul(m.G));
+                        let at = (h, ev.node);
+                        nextgs[ni] = clock.time(at, t, m.g, i128::from(n.size) - 1, m.G);
                         (
-                            t.wrapping_add(m.o).wrapping_add(s1.wrapping_mul(m.O)),
-                            t.wrapping_add(m.o).wrapping_add(m.L),
+                            clock.time(at, t, m.o, i128::from(n.size) - 1, m.O),
+                            clock.time(at, t, m.o, 1, m.L),
                             n.size <= m.S,
                         )
                     }
                     Model::Postal(m) => {
-                        let end = t
-                            .wrapping_add(m.alpha_r)
-                            .wrapping_add(n.size.wrapping_mul(m.beta));
-                        (end, end.wrapping_add(m.alpha_p), true)
+                        let end = clock.time((h, ev.node), t, m.alpha_r, n.size.into(), m.beta);
+                        (end, clock.time((h, ev.node), end, m.alpha_p, 0, 0), true)
                     }
                 };
                 nexto[oi] = cpu_end;
@@ -157,7 +189,7 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
                     let c = if postal.is_some() {
                         cpu_end
                     } else {
-                        t.wrapping_add(loggp.map_or(0, |m| m.o))
+                        clock.time((h, ev.node), t, loggp.map_or(0, |m| m.o), 0, 0)
                     };
                     last_done[h as usize] = last_done[h as usize].max(c);
                     c
@@ -221,12 +253,12 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
                             aq.push(ev);
                             continue;
                         }
-                        let s1 = sn.size.wrapping_sub(1);
-                        let end = t
-                            .wrapping_add(m.o)
-                            .wrapping_add(s1.wrapping_mul(m.O).max(s1.wrapping_mul(m.G)));
+                        let at = (ev.src, ev.node);
+                        let end = clock
+                            .time(at, t, m.o, i128::from(sn.size) - 1, m.O)
+                            .max(clock.time(at, t, m.o, i128::from(sn.size) - 1, m.G));
                         nexto[oi] = end;
-                        nextgr[ni] = t.wrapping_add(m.g).wrapping_add(s1.wrapping_mul(m.G));
+                        nextgr[ni] = clock.time(at, t, m.g, i128::from(sn.size) - 1, m.G);
                         (t, end)
                     }
                     None => (t, t),
@@ -374,5 +406,7 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
         unexpected,
         unmatched,
         timeline,
+        overflow: clock.overflow,
+        stopped,
     }
 }
