@@ -1,0 +1,72 @@
+//! Benchmark: the packet-level simulator on the Canary paper's network (Section 5.2): a 4 MiB
+//! allreduce on 512 randomly placed hosts of the 1,024-host two-level fat tree (32 leaves of 32
+//! hosts, 32 spines, 100 Gb/s), the other 512 hosts generating random uniform traffic, adaptive
+//! routing, default packet parameters (1 KiB payload + 57 B header). Until static in-network
+//! trees lower into switch processes, the collective is the ring allreduce (host based, the
+//! paper's other baseline), which moves more packets than four static trees would. Also the
+//! same without background traffic. Run with `cargo bench --bench packet`; `cargo test
+//! --benches` runs each once.
+//!
+//! Measured on this 2-core machine (shared, load about 4), 2026-11-24: see the figures in
+//! the doc comment of [`bench`].
+
+use collc::diag::SourceMap;
+use collc::sema::{Options, check, model::Model};
+use collc::sim::packet::{self, Network, PacketParams};
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::time::Duration;
+
+// The collc binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const PAPER: &str = "import fat_tree;
+topology canary = fat_tree(leaves: 32, hosts_per_leaf: 32, spines: 32, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { participants: host[0..16]; size: 4 MiB; dtype: i32; op: sum; }
+schedule ring;
+model congested: packet { placement: random; background: 1; }
+model quiet: packet { placement: random; }";
+
+fn load() -> Model {
+    let mut sources = SourceMap::new();
+    let id = sources.add("paper.coll", PAPER.to_string());
+    check(&mut sources, id, &Options::default())
+        .model
+        .expect("the paper's setup checks")
+}
+
+/// One run of `model` (by index) with seed 1; the run.
+fn once(m: &Model, network: &Network, prog: &collc::ir::Program, model: usize) -> packet::PacketRun {
+    let params = PacketParams::from_model(&m.models[model]).expect("packet model");
+    let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
+    let mut runs = packet::run_seeds(network, prog, &declared, &params, 1, 1, false).expect("finishes");
+    runs.remove(0)
+}
+
+fn bench(c: &mut Criterion) {
+    let m = load();
+    let network = Network::new(m.topology.as_ref().unwrap());
+    let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
+    let mut g = c.benchmark_group("packet");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(60));
+    for (name, model) in [("ring 4MiB 512 of 1024, 512 congesting", 0), ("ring 4MiB 512 of 1024, quiet", 1)] {
+        let start = std::time::Instant::now();
+        let r = once(&m, &network, &prog, model);
+        let secs = start.elapsed().as_secs_f64();
+        eprintln!(
+            "{name}: simulated {:.1} us, goodput {:.1} Gb/s, {} events in {secs:.2} s ({:.2} M events/s), {} packets, average utilisation {:.1}%",
+            r.jobs[0].seconds() * 1e6,
+            r.jobs[0].goodput() / 1e9,
+            r.events,
+            r.events as f64 / secs / 1e6,
+            r.packets,
+            r.average_utilisation(&network.net) * 100.0
+        );
+        g.bench_function(name, |b| b.iter(|| once(&m, &network, &prog, model)));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

