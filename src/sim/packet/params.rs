@@ -206,3 +206,20 @@ impl PacketParams {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::PacketParams;
+
+    #[test]
+    fn packets_carry_the_payload_and_a_header_each() {
+        let p = PacketParams::default();
+        assert_eq!(p.payload(), 1024);
+        assert_eq!((p.packets(0), p.wire(0, 0)), (1, 57));
+        assert_eq!(p.packets(1024), 1);
+        assert_eq!(p.packets(1025), 2);
+        assert_eq!((p.wire(1025, 0), p.wire(1025, 1)), (1081, 58));
+        let total: u64 = (0..p.packets(10_000)).map(|i| p.wire(10_000, i)).sum();
+        assert_eq!(total, 10_000 + 10 * 57);
+    }
+}
