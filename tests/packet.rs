@@ -400,3 +400,43 @@ fn the_cli_runs_a_packet_model_with_seeds() {
     assert_eq!(unused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unused.stderr).contains("E0024"));
 }
+
+#[test]
+fn concurrent_collectives_on_disjoint_hosts_share_the_network() {
+    let m = model(
+        "import fat_tree;
+topology t = fat_tree(leaves: 2, hosts_per_leaf: 4, spines: 2, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { participants: host[0][0..2]; size: 1 MiB; dtype: f32; }
+schedule ring;",
+    );
+    let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
+    let network = Network::new(m.topology.as_ref().unwrap());
+    let params = PacketParams::default();
+    // Each job's ranks alternate between the leaves, so every ring crosses the spines.
+    let sets: [Vec<u32>; 2] = [vec![0, 4], vec![1, 5]];
+    let solo = |hosts: &Vec<u32>| run(&m, &prog, hosts.clone(), &params).jobs[0].end;
+    let setup = Setup {
+        jobs: sets
+            .iter()
+            .map(|h| Job {
+                program: &prog,
+                hosts: h.clone(),
+                bytes: packet::data_bytes(&prog),
+            })
+            .collect(),
+        background: vec![2, 3, 6, 7],
+        seed: 9,
+        trace: true,
+    };
+    let both = packet::simulate(&network.net, &network.switch, &params, &setup).expect("finishes");
+    assert_eq!(both.jobs.len(), 2);
+    for (j, hosts) in sets.iter().enumerate() {
+        assert_eq!(&both.jobs[j].hosts, hosts);
+        assert!(both.jobs[j].end >= solo(hosts), "job {j}");
+    }
+    assert_eq!(both.end, both.jobs.iter().map(|j| j.end).max().unwrap());
+    assert!(both.bg_messages >= 4);
+    let trace = both.chrome_json().expect("traced");
+    // Job 1's processes follow job 0's two in the trace.
+    assert!(trace.contains("\"pid\":3"));
+}

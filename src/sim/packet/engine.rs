@@ -121,6 +121,9 @@ struct Sim<'a> {
     msgs: Vec<Msg>,
     pkts: Vec<Pkt>,
     free: Vec<u32>,
+    /// Message slots whose packets have all arrived, for reuse.
+    free_msgs: Vec<u32>,
+    job_messages: u64,
     jobs: Vec<JobState>,
     job_end: Vec<u64>,
     jobs_left: usize,
@@ -200,6 +203,8 @@ pub fn simulate(
         msgs: Vec::new(),
         pkts: Vec::new(),
         free: Vec::new(),
+        free_msgs: Vec::new(),
+        job_messages: 0,
         job_end: vec![u64::MAX; jobs.len()],
         jobs_left: jobs.len(),
         jobs,
@@ -256,14 +261,19 @@ impl Sim<'_> {
     }
 
     fn new_msg(&mut self, src: u32, dst: u32, bytes: u64, owner: u32, op: u32, hosted: bool) -> u32 {
-        let id = self.msgs.len() as u32;
-        let key = mix(u64::from(owner), u64::from(id));
+        if owner == BG {
+            self.bg_messages += 1;
+        } else {
+            self.job_messages += 1;
+        }
+        // The flow id counts every message ever made, so reused slots hash afresh.
+        let key = mix(u64::from(owner), self.bg_messages + self.job_messages);
         let path = if self.params.routing == Routing::Minimal && src != dst {
             self.router.path(src, dst)
         } else {
             NONE
         };
-        self.msgs.push(Msg {
+        let msg = Msg {
             src,
             dst,
             bytes,
@@ -275,8 +285,17 @@ impl Sim<'_> {
             owner,
             op,
             hosted,
-        });
-        id
+        };
+        match self.free_msgs.pop() {
+            Some(id) => {
+                self.msgs[id as usize] = msg;
+                id
+            }
+            None => {
+                self.msgs.push(msg);
+                (self.msgs.len() - 1) as u32
+            }
+        }
     }
 
     fn new_pkt(&mut self, msg: u32, idx: u32) -> u32 {
@@ -445,6 +464,9 @@ impl Sim<'_> {
         let msg = &mut self.msgs[m as usize];
         msg.arrived += 1;
         let (owner, op, npk, arrived) = (msg.owner, msg.op, msg.npk, msg.arrived);
+        if arrived == npk {
+            self.free_msgs.push(m);
+        }
         if owner == BG {
             self.bg_bytes += wire.saturating_sub(self.params.header);
             return;
@@ -468,7 +490,6 @@ impl Sim<'_> {
         }
         let dst = self.bg_hosts[j as usize];
         let m = self.new_msg(src, dst, self.params.background_size, BG, k, true);
-        self.bg_messages += 1;
         if self.params.overhead == 0 {
             self.inject(m);
         } else {
@@ -601,7 +622,7 @@ impl Sim<'_> {
             link_bytes: self.ports.iter().map(|p| p.bytes).collect(),
             events: self.events,
             packets: self.packets,
-            messages: self.msgs.len() as u64 - self.bg_messages,
+            messages: self.job_messages,
             bg_hosts: self.bg_hosts.len() as u64,
             bg_messages: self.bg_messages,
             bg_bytes: self.bg_bytes,

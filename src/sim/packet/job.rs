@@ -105,23 +105,23 @@ impl JobState {
         let mut cnt_base = Vec::with_capacity(total + 1);
         let mut cnt = Vec::new();
         let mut rcount = vec![0u32; total + 1];
-        // Static matching by (sender, receiver, tag), in program order.
-        let mut sends: BTreeMap<(u32, u32, u32), Vec<u32>> = BTreeMap::new();
-        let mut recvs: BTreeMap<(u32, u32, u32), Vec<u32>> = BTreeMap::new();
+        // Static matching by (sender, receiver, tag), in program order (op ids grow with it).
+        let mut sends: Vec<((u32, u32, u32), u32)> = Vec::new();
+        let mut recvs: Vec<((u32, u32, u32), u32)> = Vec::new();
         for (pi, proc) in p.procs.iter().enumerate() {
             for (oi, op) in proc.ops.iter().enumerate() {
                 let g = base[pi] + oi as u32;
                 let (k, b) = match op.kind {
                     OpKind::Send { peer, src, tag } => {
-                        sends.entry((pi as u32, peer, tag)).or_default().push(g);
+                        sends.push(((pi as u32, peer, tag), g));
                         (Kind::Send, p.slice_bytes(src))
                     }
                     OpKind::Recv { peer, dst, tag } => {
-                        recvs.entry((peer, pi as u32, tag)).or_default().push(g);
+                        recvs.push(((peer, pi as u32, tag), g));
                         (Kind::Recv, p.slice_bytes(dst))
                     }
                     OpKind::RecvReduce { peer, dst, tag } => {
-                        recvs.entry((peer, pi as u32, tag)).or_default().push(g);
+                        recvs.push(((peer, pi as u32, tag), g));
                         (Kind::RecvReduce, p.slice_bytes(dst))
                     }
                     OpKind::Reduce { dst, .. } => (Kind::Reduce, p.slice_bytes(dst)),
@@ -147,27 +147,30 @@ impl JobState {
         }
         cnt_base.push(cnt.len() as u32);
         let mut peer_recv = vec![u32::MAX; total];
-        for (key, ss) in &sends {
-            let rs = recvs.get(key).map(Vec::as_slice).unwrap_or(&[]);
-            if rs.len() != ss.len() {
-                return Err(format!(
-                    "process {} sends {} messages with tag {} to process {}, which receives {}",
-                    key.0,
-                    ss.len(),
-                    key.2,
-                    key.1,
-                    rs.len()
-                ));
+        sends.sort_unstable();
+        recvs.sort_unstable();
+        let (mut a, mut b) = (0, 0);
+        while a < sends.len() || b < recvs.len() {
+            match (sends.get(a), recvs.get(b)) {
+                (Some(s), Some(r)) if s.0 == r.0 => {
+                    peer_recv[s.1 as usize] = r.1;
+                    a += 1;
+                    b += 1;
+                }
+                (Some(s), r) if r.is_none_or(|r| s.0 < r.0) => {
+                    return Err(format!(
+                        "process {} sends more messages with tag {} to process {} than it receives",
+                        s.0.0, s.0.2, s.0.1
+                    ));
+                }
+                (_, Some(r)) => {
+                    return Err(format!(
+                        "process {} receives more messages with tag {} from process {} than it sends",
+                        r.0.1, r.0.2, r.0.0
+                    ));
+                }
+                _ => break,
             }
-            for (s, r) in ss.iter().zip(rs) {
-                peer_recv[*s as usize] = *r;
-            }
-        }
-        if let Some((key, _)) = recvs.iter().find(|(k, _)| !sends.contains_key(k)) {
-            return Err(format!(
-                "process {} receives with tag {} from process {}, which never sends to it",
-                key.1, key.2, key.0
-            ));
         }
         for i in 0..total {
             rcount[i + 1] += rcount[i];
