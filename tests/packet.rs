@@ -440,3 +440,30 @@ schedule ring;",
     // Job 1's processes follow job 0's two in the trace.
     assert!(trace.contains("\"pid\":3"));
 }
+
+#[path = "packet_support/trees.rs"]
+mod trees;
+
+#[test]
+fn static_trees_as_switch_processes_beat_the_ring_without_congestion() {
+    // The paper's Fig. 2 shape at small scale: in-network trees move each byte over each host
+    // link once in each direction, the ring twice, so trees reach about twice its goodput.
+    let m = model(
+        "import fat_tree;
+topology t = fat_tree(leaves: 4, hosts_per_leaf: 4, spines: 4, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { participants: all; size: 1 MiB; dtype: i32; }
+schedule ring;",
+    );
+    let network = Network::new(m.topology.as_ref().unwrap());
+    let hosts: Vec<u32> = (0..16).collect();
+    let (ring, _) = collc::lower::lower_and_verify(&m).expect("lowers");
+    let params = PacketParams::default();
+    let ring_t = run(&m, &ring, hosts.clone(), &params).jobs[0].end;
+    for t in [1, 4] {
+        let prog = trees::static_trees(&network.net, &hosts, t, 16, 1 << 20, 3);
+        collc::ir::verify::verify(&prog).expect("the trees are a correct allreduce");
+        let r = run(&m, &prog, hosts.clone(), &params);
+        let ratio = ring_t as f64 / r.jobs[0].end as f64;
+        assert!((1.6..2.2).contains(&ratio), "{t} trees: {ratio:.2}x the ring's goodput");
+    }
+}

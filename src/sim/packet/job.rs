@@ -214,11 +214,12 @@ impl JobState {
         self.kind.len()
     }
 
-    /// The units ready at the start (no deps, not waiting for a message).
+    /// The units ready at the start (no deps, not waiting for a message), pushed last op first
+    /// so that popping runs them in program order.
     pub fn initial(&self, ready: &mut Vec<(u32, u32)>) {
-        for g in 0..self.ops() {
+        for g in (0..self.ops()).rev() {
             let b = self.cnt_base[g] as usize;
-            for i in 0..self.units[g] {
+            for i in (0..self.units[g]).rev() {
                 if self.cnt[b + i as usize] == 0 {
                     ready.push((g as u32, i));
                 }
