@@ -1,11 +1,11 @@
 //! Benchmark: the packet-level simulator on the Canary paper's network (Section 5.2): a 4 MiB
 //! allreduce on 512 randomly placed hosts of the 1,024-host two-level fat tree (32 leaves of 32
 //! hosts, 32 spines, 100 Gb/s), the other 512 hosts generating random uniform traffic, adaptive
-//! routing, default packet parameters (1 KiB payload + 57 B header). Until static in-network
-//! trees lower into switch processes, the collective is the ring allreduce (host based, the
-//! paper's other baseline), which moves more packets than four static trees would. Also the
-//! same without background traffic. Run with `cargo bench --bench packet`; `cargo test
-//! --benches` runs each once.
+//! routing, default packet parameters (1 KiB payload + 57 B header), seed 1. The collective is
+//! four static in-network trees (64 blocks round robin), hand-built as IR with switch processes
+//! (tests/packet_support/trees.rs) until `schedule static_trees` lowers; also without
+//! background traffic, and the ring allreduce without it. Run with `cargo bench --bench
+//! packet`; `cargo test --benches` runs each once.
 //!
 //! Measured on this 2-core machine (shared, load about 4), 2026-11-24: see the figures in
 //! the doc comment of [`bench`].
@@ -15,6 +15,9 @@ use collc::sema::{Options, check, model::Model};
 use collc::sim::packet::{self, Network, PacketParams};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::time::Duration;
+
+#[path = "../tests/packet_support/trees.rs"]
+mod trees;
 
 // The collc binary's allocator (src/main.rs), so the figures are the binary's.
 #[global_allocator]
@@ -35,7 +38,8 @@ fn load() -> Model {
         .expect("the paper's setup checks")
 }
 
-/// One run of `model` (by index) with seed 1; the run.
+/// One run of `prog` under `model` (by index) with seed 1 (the trees were built for the same
+/// placement: [`packet::plan`] with seed 1).
 fn once(m: &Model, network: &Network, prog: &collc::ir::Program, model: usize) -> packet::PacketRun {
     let params = PacketParams::from_model(&m.models[model]).expect("packet model");
     let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
@@ -46,13 +50,21 @@ fn once(m: &Model, network: &Network, prog: &collc::ir::Program, model: usize) -
 fn bench(c: &mut Criterion) {
     let m = load();
     let network = Network::new(m.topology.as_ref().unwrap());
-    let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
+    let (ring, _) = collc::lower::lower_and_verify(&m).expect("lowers");
+    let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
+    let params = PacketParams::from_model(&m.models[0]).expect("packet model");
+    let (hosts, _) = packet::plan(&network, &declared, &params, 1).expect("fits");
+    let four = trees::static_trees(&network.net, &hosts, 4, 64, 4 << 20, 1);
     let mut g = c.benchmark_group("packet");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(60));
-    for (name, model) in [("ring 4MiB 512 of 1024, 512 congesting", 0), ("ring 4MiB 512 of 1024, quiet", 1)] {
+    for (name, prog, model) in [
+        ("4 static trees 4MiB 512 of 1024, 512 congesting", &four, 0),
+        ("4 static trees 4MiB 512 of 1024, quiet", &four, 1),
+        ("ring 4MiB 512 of 1024, quiet", &ring, 1),
+    ] {
         let start = std::time::Instant::now();
-        let r = once(&m, &network, &prog, model);
+        let r = once(&m, &network, prog, model);
         let secs = start.elapsed().as_secs_f64();
         eprintln!(
             "{name}: simulated {:.1} us, goodput {:.1} Gb/s, {} events in {secs:.2} s ({:.2} M events/s), {} packets, average utilisation {:.1}%",
@@ -63,7 +75,7 @@ fn bench(c: &mut Criterion) {
             r.packets,
             r.average_utilisation(&network.net) * 100.0
         );
-        g.bench_function(name, |b| b.iter(|| once(&m, &network, &prog, model)));
+        g.bench_function(name, |b| b.iter(|| once(&m, &network, prog, model)));
     }
     g.finish();
 }

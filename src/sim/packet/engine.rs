@@ -1,5 +1,6 @@
 //! The discrete-event loop of the packet simulator ([`simulate`]): integer picoseconds, one
-//! event queue ordered by (time, sequence number), so a run is a function of its inputs and seed.
+//! event queue ordered by (time, sequence number) ([`super::queue`]), so a run is a function of
+//! its inputs and seed.
 //!
 //! - **Packets.** A message of n bytes is `ceil(n / payload)` packets (at least one); each
 //!   carries its share of the payload plus the header on the wire. A host posts a message
@@ -36,8 +37,8 @@ use super::route::{Router, mix};
 use super::traffic::Rng;
 use super::{Setup, Stuck};
 use crate::net::{LinkId, Net};
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use super::queue::RadixHeap;
+use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
 const BG: u32 = u32::MAX;
@@ -115,7 +116,7 @@ struct Sim<'a> {
     switch: &'a [bool],
     now: u64,
     seq: u64,
-    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    heap: RadixHeap<Ev>,
     ports: Vec<Port>,
     router: Router<'a>,
     msgs: Vec<Msg>,
@@ -197,7 +198,7 @@ pub fn simulate(
         switch,
         now: 0,
         seq: 0,
-        heap: BinaryHeap::new(),
+        heap: RadixHeap::default(),
         ports,
         router: Router::new(net, params.routing, params.queue),
         msgs: Vec::new(),
@@ -233,10 +234,10 @@ pub fn simulate(
         }
     }
     while sim.jobs_left > 0 {
-        let Some(Reverse((t, _, ev))) = sim.heap.pop() else {
+        let Some((key, ev)) = sim.heap.pop() else {
             break;
         };
-        sim.now = t;
+        sim.now = (key >> 64) as u64;
         sim.events += 1;
         match ev {
             Ev::TxEnd(l) => sim.tx_end(l),
@@ -257,7 +258,7 @@ pub fn simulate(
 impl Sim<'_> {
     fn push(&mut self, at: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, ev)));
+        self.heap.push(u128::from(at) << 64 | u128::from(self.seq), ev);
     }
 
     fn new_msg(&mut self, src: u32, dst: u32, bytes: u64, owner: u32, op: u32, hosted: bool) -> u32 {

@@ -6,7 +6,8 @@
 //!
 //! - [`params`]: the `model NAME: packet { ... }` parameters and their defaults.
 //! - [`route`]: candidates (minimal-path next hops) and the routing rules.
-//! - [`engine`]: the discrete-event loop ([`simulate`]), in integer picoseconds.
+//! - [`engine`]: the discrete-event loop ([`simulate`]), in integer picoseconds; [`queue`]:
+//!   its event queue (a radix heap).
 //! - [`job`]: an IR program's ops as the engine runs them (switch processes stream).
 //! - [`traffic`]: the seeded RNG, random placement and background traffic.
 //! - [`report`]: results ([`PacketRun`]): per-rank finish times, goodput, link utilisation
@@ -26,6 +27,7 @@
 pub mod engine;
 pub mod job;
 pub mod params;
+pub mod queue;
 pub mod report;
 pub mod route;
 pub mod traffic;

@@ -34,6 +34,9 @@ pub struct Router<'n> {
     /// For `minimal`: paths by (source, destination), and their ids.
     paths: Vec<Box<[LinkId]>>,
     path_of: rustc_hash::FxHashMap<(u32, u32), u32>,
+    /// Candidates by (node, destination), as ranges of `flat`, when first asked for.
+    cands: rustc_hash::FxHashMap<(u32, u32), (u32, u32)>,
+    flat: Vec<LinkId>,
 }
 
 /// A fixed 64-bit mix (splitmix64's finaliser of a combination): the same on every machine.
@@ -65,6 +68,8 @@ impl<'n> Router<'n> {
             dist: vec![None; n],
             paths: Vec::new(),
             path_of: Default::default(),
+            cands: Default::default(),
+            flat: Vec::new(),
         }
     }
 
@@ -128,28 +133,37 @@ impl<'n> Router<'n> {
         key: u64,
         queued: impl Fn(LinkId) -> u64,
     ) -> Option<LinkId> {
-        self.ensure(dst);
-        let d = self.dist[dst].as_deref()?;
-        let here = d[at];
-        if here == u32::MAX || here == 0 {
+        let (start, len) = match self.cands.get(&(at as u32, dst as u32)) {
+            Some(&r) => r,
+            None => {
+                self.ensure(dst);
+                let d = self.dist[dst].as_deref()?;
+                let here = d[at];
+                let start = self.flat.len() as u32;
+                if here != u32::MAX && here > 0 {
+                    let links = &self.net.links;
+                    self.flat.extend(
+                        self.out[at]
+                            .iter()
+                            .copied()
+                            .filter(|&l| d[links[l as usize].to] == here - 1),
+                    );
+                }
+                let r = (start, self.flat.len() as u32 - start);
+                self.cands.insert((at as u32, dst as u32), r);
+                r
+            }
+        };
+        if len == 0 {
             return None;
         }
-        let links = &self.net.links;
-        let cand = self.out[at]
-            .iter()
-            .copied()
-            .filter(|&l| d[links[l as usize].to] == here - 1);
-        let count = cand.clone().count() as u64;
-        if count == 0 {
-            return None;
-        }
-        let pick = (mix(key, at as u64) % count) as usize;
-        let default = cand.clone().nth(pick)?;
-        if self.routing != Routing::Adaptive || count == 1 || queued(default) <= self.half {
+        let cand = &self.flat[start as usize..(start + len) as usize];
+        let default = cand[(mix(key, at as u64) % u64::from(len)) as usize];
+        if self.routing != Routing::Adaptive || len == 1 || queued(default) <= self.half {
             return Some(default);
         }
         let mut best = (queued(default), default);
-        for l in cand {
+        for &l in cand {
             let q = queued(l);
             if q < best.0 {
                 best = (q, l);
