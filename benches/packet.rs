@@ -40,10 +40,23 @@ fn load() -> Model {
 
 /// One run of `prog` under `model` (by index) with seed 1 (the trees were built for the same
 /// placement: [`packet::plan`] with seed 1).
-fn once(m: &Model, network: &Network, prog: &collc::ir::Program, model: usize) -> packet::PacketRun {
+fn once(
+    m: &Model,
+    network: &Network,
+    prog: &collc::ir::Program,
+    model: usize,
+) -> packet::PacketRun {
     let params = PacketParams::from_model(&m.models[model]).expect("packet model");
-    let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
-    let mut runs = packet::run_seeds(network, prog, &declared, &params, 1, 1, false).expect("finishes");
+    let declared: Vec<u32> = m
+        .collective
+        .as_ref()
+        .unwrap()
+        .ranks
+        .iter()
+        .map(|&h| h as u32)
+        .collect();
+    let mut runs =
+        packet::run_seeds(network, prog, &declared, &params, 1, 1, false).expect("finishes");
     runs.remove(0)
 }
 
@@ -51,7 +64,14 @@ fn bench(c: &mut Criterion) {
     let m = load();
     let network = Network::new(m.topology.as_ref().unwrap());
     let (ring, _) = collc::lower::lower_and_verify(&m).expect("lowers");
-    let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
+    let declared: Vec<u32> = m
+        .collective
+        .as_ref()
+        .unwrap()
+        .ranks
+        .iter()
+        .map(|&h| h as u32)
+        .collect();
     let params = PacketParams::from_model(&m.models[0]).expect("packet model");
     let (hosts, _) = packet::plan(&network, &declared, &params, 1).expect("fits");
     let four = trees::static_trees(&network.net, &hosts, 4, 64, 4 << 20, 1);

@@ -83,7 +83,8 @@ fn wire(params: &PacketParams, bytes: u64) -> u64 {
     bytes + params.packets(bytes) * params.header
 }
 
-const TWO_HOSTS: &str = "topology t { compute a; compute b; link a <-> b : 100 Gbps, latency 1 us; }
+const TWO_HOSTS: &str =
+    "topology t { compute a; compute b; link a <-> b : 100 Gbps, latency 1 us; }
 collective allreduce { size: 1 KiB; }";
 
 #[test]
@@ -113,7 +114,8 @@ fn store_and_forward_through_a_switch_adds_one_packet_and_the_delays() {
     // The second link is busy from the first packet's arrival on: one more full packet's time,
     // the switch delay and the second latency.
     let first = params.mtu * 80;
-    let expect = params.overhead + wire(&params, bytes) * 80 + first + params.switch_delay + 2 * 500_000;
+    let expect =
+        params.overhead + wire(&params, bytes) * 80 + first + params.switch_delay + 2 * 500_000;
     assert_eq!(r.jobs[0].end, expect);
 }
 
@@ -192,7 +194,11 @@ fn switch_processes_stream_per_packet() {
     let r = run(&m, &prog, vec![0, 1, 2, 3], &params);
     // Streaming: the sum of packet i leaves as soon as packet i of all four inputs is in, so
     // the whole allreduce takes what one message through the switch takes.
-    let through = params.overhead + wire(&params, bytes) * 80 + params.mtu * 80 + params.switch_delay + 2 * 500_000;
+    let through = params.overhead
+        + wire(&params, bytes) * 80
+        + params.mtu * 80
+        + params.switch_delay
+        + 2 * 500_000;
     assert_eq!(r.jobs[0].end, through);
     // At message level it would take two full message times.
     assert!(r.jobs[0].end < 2 * wire(&params, bytes) * 80);
@@ -217,7 +223,14 @@ fn ring_allreduce_on_a_ring_is_two_n_minus_one_steps() {
         let m = ring_model(n, "8 MiB");
         let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
         let params = PacketParams::default();
-        let hosts: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
+        let hosts: Vec<u32> = m
+            .collective
+            .as_ref()
+            .unwrap()
+            .ranks
+            .iter()
+            .map(|&h| h as u32)
+            .collect();
         let r = run(&m, &prog, hosts, &params);
         let mbytes = 8u64 << 20;
         // 2(N-1) dependent steps; each moves a chunk of M/N (the ring's chunks differ by at most
@@ -241,7 +254,10 @@ fn ring_allreduce_on_a_ring_is_two_n_minus_one_steps() {
         let header = params.header as f64 / params.payload() as f64;
         assert!(secs >= bw_term + lat_terms - 1e-12, "{n}");
         let one_packet = steps as f64 * params.mtu as f64 / 25e9;
-        assert!(secs <= bw_term * (1.0 + header) + lat_terms + one_packet, "{n}");
+        assert!(
+            secs <= bw_term * (1.0 + header) + lat_terms + one_packet,
+            "{n}"
+        );
     }
 }
 
@@ -263,14 +279,36 @@ fn packet_and_flow_models_agree_when_bandwidth_bound() {
     ] {
         let m = model(src);
         let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
-        let hosts: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
-        let p = run(&m, &prog, hosts, &PacketParams { routing: Routing::Minimal, ..params.clone() });
+        let hosts: Vec<u32> = m
+            .collective
+            .as_ref()
+            .unwrap()
+            .ranks
+            .iter()
+            .map(|&h| h as u32)
+            .collect();
+        let p = run(
+            &m,
+            &prog,
+            hosts,
+            &PacketParams {
+                routing: Routing::Minimal,
+                ..params.clone()
+            },
+        );
         let net = collc::net::Net::new(m.topology.as_ref().unwrap());
         let lowered = collc::sim::fluid::lower(&m, &flow).expect("lowers");
-        let f = lowered.simulate(&net, &flow, false).expect("runs").seconds();
+        let f = lowered
+            .simulate(&net, &flow, false)
+            .expect("runs")
+            .seconds();
         let ps = p.jobs[0].seconds();
         let rel = (ps - f) / f;
-        assert!(rel.abs() < 0.03, "packet {ps} s, flow {f} s ({:+.2}%)", rel * 100.0);
+        assert!(
+            rel.abs() < 0.03,
+            "packet {ps} s, flow {f} s ({:+.2}%)",
+            rel * 100.0
+        );
     }
 }
 
@@ -286,14 +324,26 @@ fn same_seed_same_report_other_seed_other_run() {
     let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
     let params = PacketParams::from_model(&m.models[0]).expect("packet model");
     let network = Network::new(m.topology.as_ref().unwrap());
-    let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
+    let declared: Vec<u32> = m
+        .collective
+        .as_ref()
+        .unwrap()
+        .ranks
+        .iter()
+        .map(|&h| h as u32)
+        .collect();
     let a = packet::run_seeds(&network, &prog, &declared, &params, 5, 3, true).expect("runs");
     let b = packet::run_seeds(&network, &prog, &declared, &params, 5, 3, true).expect("runs");
     assert_eq!(a, b);
-    let text = |r: &[packet::PacketRun]| report::render(&network, &params, CollectiveKind::Allreduce, r);
+    let text =
+        |r: &[packet::PacketRun]| report::render(&network, &params, CollectiveKind::Allreduce, r);
     assert_eq!(text(&a), text(&b));
     assert_eq!(a[0].chrome_json(), b[0].chrome_json());
-    assert!(a[0].bg_hosts == 8 && a[0].bg_messages > 8, "{:?}", a[0].bg_messages);
+    assert!(
+        a[0].bg_hosts == 8 && a[0].bg_messages > 8,
+        "{:?}",
+        a[0].bg_messages
+    );
     // Different seeds place the ranks differently.
     assert_ne!(a[0].jobs[0].hosts, a[1].jobs[0].hosts);
     assert!(text(&a).contains("over 3 runs: median"));
@@ -304,7 +354,14 @@ fn background_traffic_slows_the_collective() {
     let m = model(FAT);
     let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
     let network = Network::new(m.topology.as_ref().unwrap());
-    let declared: Vec<u32> = m.collective.as_ref().unwrap().ranks.iter().map(|&h| h as u32).collect();
+    let declared: Vec<u32> = m
+        .collective
+        .as_ref()
+        .unwrap()
+        .ranks
+        .iter()
+        .map(|&h| h as u32)
+        .collect();
     let busy = PacketParams::from_model(&m.models[0]).expect("packet model");
     let quiet = PacketParams {
         background: packet::Background::Fraction(0.0),
@@ -315,7 +372,9 @@ fn background_traffic_slows_the_collective() {
     assert_eq!(with[0].jobs[0].hosts, without[0].jobs[0].hosts);
     assert!(with[0].jobs[0].end > without[0].jobs[0].end);
     assert!(with[0].bg_bytes > 0 && without[0].bg_bytes == 0);
-    assert!(with[0].average_utilisation(&network.net) > without[0].average_utilisation(&network.net));
+    assert!(
+        with[0].average_utilisation(&network.net) > without[0].average_utilisation(&network.net)
+    );
 }
 
 #[test]
@@ -331,24 +390,48 @@ collective allreduce { size: 1 KiB; }",
     let prog = one_message(bytes);
     let network = Network::new(m.topology.as_ref().unwrap());
     let time = |routing| {
-        let r = run(&m, &prog, vec![0, 1], &PacketParams { routing, ..PacketParams::default() });
+        let r = run(
+            &m,
+            &prog,
+            vec![0, 1],
+            &PacketParams {
+                routing,
+                ..PacketParams::default()
+            },
+        );
         let ups: Vec<u64> = network
             .net
             .links
             .iter()
             .zip(&r.link_bytes)
-            .filter(|(l, _)| network.net.names[l.from] == "leaf[0]" && network.net.names[l.to].starts_with("spine"))
+            .filter(|(l, _)| {
+                network.net.names[l.from] == "leaf[0]"
+                    && network.net.names[l.to].starts_with("spine")
+            })
             .map(|x| *x.1)
             .collect();
         (r.jobs[0].end, ups)
     };
     let (adaptive, a_ups) = time(Routing::Adaptive);
     let (ecmp, e_ups) = time(Routing::Ecmp);
-    assert!(a_ups.iter().all(|&b| b > 0), "adaptive uses both uplinks: {a_ups:?}");
-    assert_eq!(e_ups.iter().filter(|&&b| b > 0).count(), 1, "ECMP keeps a flow on one: {e_ups:?}");
+    assert!(
+        a_ups.iter().all(|&b| b > 0),
+        "adaptive uses both uplinks: {a_ups:?}"
+    );
+    assert_eq!(
+        e_ups.iter().filter(|&&b| b > 0).count(),
+        1,
+        "ECMP keeps a flow on one: {e_ups:?}"
+    );
     let line = wire(&PacketParams::default(), bytes) * 80;
-    assert!(ecmp > 2 * line - line / 20, "ECMP runs at the uplink's half rate");
-    assert!(adaptive < line + line / 5, "adaptive runs near the host's rate: {adaptive} vs {line}");
+    assert!(
+        ecmp > 2 * line - line / 20,
+        "ECMP runs at the uplink's half rate"
+    );
+    assert!(
+        adaptive < line + line / 5,
+        "adaptive runs near the host's rate: {adaptive} vs {line}"
+    );
 }
 
 #[test]
@@ -360,7 +443,10 @@ fn bad_packet_parameters_get_coded_diagnostics() {
     assert_eq!(with("mtu: 40 B; header: 64 B;"), vec![Code::BadValue]);
     assert_eq!(with("queue: 1 KiB;"), vec![Code::BadValue]);
     assert_eq!(with("background: 1.5;"), vec![Code::BadValue]);
-    assert_eq!(with("background: 0.5; background_hosts: 3;"), vec![Code::BadValue]);
+    assert_eq!(
+        with("background: 0.5; background_hosts: 3;"),
+        vec![Code::BadValue]
+    );
     assert_eq!(with("background_hosts: 2.5;"), vec![Code::TypeMismatch]);
     assert_eq!(with("background_size: 0 B;"), vec![Code::NonPositive]);
     assert_eq!(with("routing: valiant;").len(), 1);
@@ -381,17 +467,35 @@ fn the_cli_runs_a_packet_model_with_seeds() {
     std::fs::write(&file, FAT).unwrap();
     let trace = dir.path().join("t.json");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(["sim", file.to_str().unwrap(), "--model", "bg", "--seed", "3", "--runs", "2", "--trace"])
+        .args([
+            "sim",
+            file.to_str().unwrap(),
+            "--model",
+            "bg",
+            "--seed",
+            "3",
+            "--runs",
+            "2",
+            "--trace",
+        ])
         .arg(&trace)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(text.starts_with("packet model on `t`"), "{text}");
     assert!(text.contains("model `bg`") && text.contains("routing adaptive"));
     assert!(text.contains("over 2 runs: median"));
     assert!(text.contains("average network utilisation"));
-    assert!(std::fs::read_to_string(&trace).unwrap().contains("traceEvents"));
+    assert!(
+        std::fs::read_to_string(&trace)
+            .unwrap()
+            .contains("traceEvents")
+    );
     let unused = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
         .args(["sim", "examples/ring_8.coll", "--seed", "3"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -464,6 +568,9 @@ schedule ring;",
         collc::ir::verify::verify(&prog).expect("the trees are a correct allreduce");
         let r = run(&m, &prog, hosts.clone(), &params);
         let ratio = ring_t as f64 / r.jobs[0].end as f64;
-        assert!((1.6..2.2).contains(&ratio), "{t} trees: {ratio:.2}x the ring's goodput");
+        assert!(
+            (1.6..2.2).contains(&ratio),
+            "{t} trees: {ratio:.2}x the ring's goodput"
+        );
     }
 }

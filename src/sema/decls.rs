@@ -336,9 +336,15 @@ impl Elab<'_> {
         if queue.as_ref() == Some(&zero) {
             bad(
                 self,
-                Diagnostic::error(Code::NonPositive, at("queue"), "a switch port buffer of 0 B holds no packet")
-                    .label("zero buffer")
-                    .help("give each port a buffer of at least one packet (`mtu`), e.g. `queue: 64 KiB;`"),
+                Diagnostic::error(
+                    Code::NonPositive,
+                    at("queue"),
+                    "a switch port buffer of 0 B holds no packet",
+                )
+                .label("zero buffer")
+                .help(
+                    "give each port a buffer of at least one packet (`mtu`), e.g. `queue: 64 KiB;`",
+                ),
             );
         } else if let (Some(q), Some(m)) = (&queue, &mtu)
             && q < m
@@ -372,18 +378,26 @@ impl Elab<'_> {
             if get(n).is_some_and(|v| !v.is_integer()) {
                 bad(
                     self,
-                    Diagnostic::error(Code::BadValue, at(n), format!("`{n}` of {} B is not a whole number of bytes", shown(n)))
-                        .label("a fraction of a byte")
-                        .help(format!("give `{n}` in whole bytes")),
+                    Diagnostic::error(
+                        Code::BadValue,
+                        at(n),
+                        format!("`{n}` of {} B is not a whole number of bytes", shown(n)),
+                    )
+                    .label("a fraction of a byte")
+                    .help(format!("give `{n}` in whole bytes")),
                 );
             }
         }
         if get("background_size").is_some_and(|v| v < one) {
             bad(
                 self,
-                Diagnostic::error(Code::NonPositive, at("background_size"), "background messages of less than 1 B carry nothing")
-                    .label("too small")
-                    .help("give the size of each background message, e.g. `background_size: 64 KiB;`"),
+                Diagnostic::error(
+                    Code::NonPositive,
+                    at("background_size"),
+                    "background messages of less than 1 B carry nothing",
+                )
+                .label("too small")
+                .help("give the size of each background message, e.g. `background_size: 64 KiB;`"),
             );
         }
         if get("background").is_some_and(|v| v > one) {

@@ -13,7 +13,14 @@ use collc::sim::packet::traffic::Rng;
 
 /// The static-trees allreduce of `bytes` (i32 sum) for ranks on `hosts` (compute nodes of a
 /// two-level fat tree `net` from the stdlib: hosts under `leaf[..]`, leaves under `spine[..]`).
-pub fn static_trees(net: &Net, hosts: &[u32], trees: u32, blocks: u32, bytes: u64, seed: u64) -> Program {
+pub fn static_trees(
+    net: &Net,
+    hosts: &[u32],
+    trees: u32,
+    blocks: u32,
+    bytes: u64,
+    seed: u64,
+) -> Program {
     let n = hosts.len() as u32;
     let spec = Spec {
         kind: CollectiveKind::Allreduce,
@@ -25,7 +32,13 @@ pub fn static_trees(net: &Net, hosts: &[u32], trees: u32, blocks: u32, bytes: u6
         root: None,
     };
     let mut p = Program::new(format!("static_trees (trees: {trees}, hand-built)"), spec);
-    let leaf_of = |h: u32| net.links.iter().find(|l| l.from == h as usize).map(|l| l.to).expect("a host has a leaf");
+    let leaf_of = |h: u32| {
+        net.links
+            .iter()
+            .find(|l| l.from == h as usize)
+            .map(|l| l.to)
+            .expect("a host has a leaf")
+    };
     // Participating leaves in first-seen order, each with its ranks.
     let mut leaves: Vec<(usize, Vec<u32>)> = Vec::new();
     for (r, &h) in hosts.iter().enumerate() {
@@ -36,7 +49,9 @@ pub fn static_trees(net: &Net, hosts: &[u32], trees: u32, blocks: u32, bytes: u6
         }
     }
     let leaf_set: Vec<usize> = leaves.iter().map(|x| x.0).collect();
-    let mut spines: Vec<usize> = (0..net.names.len()).filter(|&i| net.names[i].starts_with("spine")).collect();
+    let mut spines: Vec<usize> = (0..net.names.len())
+        .filter(|&i| net.names[i].starts_with("spine"))
+        .collect();
     Rng::new(seed).shuffle(&mut spines);
     let mut proc_of = std::collections::BTreeMap::new();
     let mut add = |p: &mut Program, node: usize, scratch: u32| -> u32 {
@@ -49,41 +64,111 @@ pub fn static_trees(net: &Net, hosts: &[u32], trees: u32, blocks: u32, bytes: u6
             (p.procs.len() - 1) as u32
         })
     };
-    let leaf_procs: Vec<u32> = leaf_set.iter().map(|&l| add(&mut p, l, 2 * blocks)).collect();
+    let leaf_procs: Vec<u32> = leaf_set
+        .iter()
+        .map(|&l| add(&mut p, l, 2 * blocks))
+        .collect();
     let none = Deps::new;
     let one = |d: u32| Deps::from_slice(&[d]);
     for c in 0..blocks {
         let root = add(&mut p, spines[(c % trees) as usize % spines.len()], blocks);
-        let (up, down) = (Slice::one(Buf::Scratch, c), Slice::one(Buf::Scratch, blocks + c));
+        let (up, down) = (
+            Slice::one(Buf::Scratch, c),
+            Slice::one(Buf::Scratch, blocks + c),
+        );
         for (li, (_, ranks)) in leaves.iter().enumerate() {
             let lp = leaf_procs[li];
             let mut last = None;
             for &r in ranks {
-                p.push(r, OpKind::Send { peer: lp, src: Slice::one(Buf::Input, c), tag: c }, none());
+                p.push(
+                    r,
+                    OpKind::Send {
+                        peer: lp,
+                        src: Slice::one(Buf::Input, c),
+                        tag: c,
+                    },
+                    none(),
+                );
                 let kind = match last {
-                    None => OpKind::Recv { peer: r, dst: up, tag: c },
-                    Some(_) => OpKind::RecvReduce { peer: r, dst: up, tag: c },
+                    None => OpKind::Recv {
+                        peer: r,
+                        dst: up,
+                        tag: c,
+                    },
+                    Some(_) => OpKind::RecvReduce {
+                        peer: r,
+                        dst: up,
+                        tag: c,
+                    },
                 };
                 last = Some(p.push(lp, kind, last.map_or_else(none, one)));
             }
-            let sent = p.push(lp, OpKind::Send { peer: root, src: up, tag: c }, one(last.unwrap()));
-            let got = p.push(lp, OpKind::Recv { peer: root, dst: down, tag: blocks + c }, one(sent));
+            let sent = p.push(
+                lp,
+                OpKind::Send {
+                    peer: root,
+                    src: up,
+                    tag: c,
+                },
+                one(last.unwrap()),
+            );
+            let got = p.push(
+                lp,
+                OpKind::Recv {
+                    peer: root,
+                    dst: down,
+                    tag: blocks + c,
+                },
+                one(sent),
+            );
             for &r in ranks {
-                p.push(lp, OpKind::Send { peer: r, src: down, tag: blocks + c }, one(got));
-                p.push(r, OpKind::Recv { peer: lp, dst: Slice::one(Buf::Output, c), tag: blocks + c }, none());
+                p.push(
+                    lp,
+                    OpKind::Send {
+                        peer: r,
+                        src: down,
+                        tag: blocks + c,
+                    },
+                    one(got),
+                );
+                p.push(
+                    r,
+                    OpKind::Recv {
+                        peer: lp,
+                        dst: Slice::one(Buf::Output, c),
+                        tag: blocks + c,
+                    },
+                    none(),
+                );
             }
         }
         let acc = Slice::one(Buf::Scratch, c);
         let mut last = None;
         for &lp in &leaf_procs {
             let kind = match last {
-                None => OpKind::Recv { peer: lp, dst: acc, tag: c },
-                Some(_) => OpKind::RecvReduce { peer: lp, dst: acc, tag: c },
+                None => OpKind::Recv {
+                    peer: lp,
+                    dst: acc,
+                    tag: c,
+                },
+                Some(_) => OpKind::RecvReduce {
+                    peer: lp,
+                    dst: acc,
+                    tag: c,
+                },
             };
             last = Some(p.push(root, kind, last.map_or_else(none, one)));
         }
         for &lp in &leaf_procs {
-            p.push(root, OpKind::Send { peer: lp, src: acc, tag: blocks + c }, one(last.unwrap()));
+            p.push(
+                root,
+                OpKind::Send {
+                    peer: lp,
+                    src: acc,
+                    tag: blocks + c,
+                },
+                one(last.unwrap()),
+            );
         }
     }
     p

@@ -35,9 +35,13 @@ pub(in crate::cli) struct Ask<'a> {
 pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String, Vec<Diagnostic>> {
     let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
         return Err(vec![
-            Diagnostic::error(Code::MissingDeclaration, cm.span, "a packet model simulates a collective on a topology, and this file lacks one")
-                .label("this model")
-                .help("declare a `topology` and a `collective`"),
+            Diagnostic::error(
+                Code::MissingDeclaration,
+                cm.span,
+                "a packet model simulates a collective on a topology, and this file lacks one",
+            )
+            .label("this model")
+            .help("declare a `topology` and a `collective`"),
         ]);
     };
     let params = PacketParams::from_model(cm).unwrap_or_default();

@@ -32,12 +32,12 @@
 
 use super::job::{JobState, Kind};
 use super::params::{PacketParams, Routing};
+use super::queue::RadixHeap;
 use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
 use super::traffic::Rng;
 use super::{Setup, Stuck};
 use crate::net::{LinkId, Net};
-use super::queue::RadixHeap;
 use std::collections::VecDeque;
 
 const NONE: u32 = u32::MAX;
@@ -258,10 +258,19 @@ pub fn simulate(
 impl Sim<'_> {
     fn push(&mut self, at: u64, ev: Ev) {
         self.seq += 1;
-        self.heap.push(u128::from(at) << 64 | u128::from(self.seq), ev);
+        self.heap
+            .push(u128::from(at) << 64 | u128::from(self.seq), ev);
     }
 
-    fn new_msg(&mut self, src: u32, dst: u32, bytes: u64, owner: u32, op: u32, hosted: bool) -> u32 {
+    fn new_msg(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        owner: u32,
+        op: u32,
+        hosted: bool,
+    ) -> u32 {
         if owner == BG {
             self.bg_messages += 1;
         } else {
@@ -423,8 +432,7 @@ impl Sim<'_> {
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
         let m = &self.msgs[p.msg as usize];
-        let (dst, hosted, last, owner, op) =
-            (m.dst, m.hosted, p.idx + 1 == m.npk, m.owner, m.op);
+        let (dst, hosted, last, owner, op) = (m.dst, m.hosted, p.idx + 1 == m.npk, m.owner, m.op);
         let delay = if self.switch[to as usize] || to != dst {
             self.params.switch_delay
         } else {

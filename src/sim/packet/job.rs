@@ -89,7 +89,9 @@ impl JobState {
                 }
                 ProcKind::Switch(name) => {
                     let n = node_by_name.get(name.as_str()).copied().ok_or_else(|| {
-                        format!("switch process {i} runs on `{name}`, which the topology does not have")
+                        format!(
+                            "switch process {i} runs on `{name}`, which the topology does not have"
+                        )
                     })?;
                     node.push(n);
                     switch.push(true);

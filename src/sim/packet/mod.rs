@@ -66,7 +66,11 @@ impl Network {
     pub fn new(topo: &Topology) -> Network {
         Network {
             net: Net::new(topo),
-            switch: topo.nodes.iter().map(|n| n.kind == NodeKind::Switch).collect(),
+            switch: topo
+                .nodes
+                .iter()
+                .map(|n| n.kind == NodeKind::Switch)
+                .collect(),
             hosts: topo.compute_nodes().map(|n| n as u32).collect(),
             name: topo.name.clone(),
         }

@@ -136,10 +136,7 @@ impl PacketParams {
             Some(ModelParam::Word(w)) => Some(w.as_str()),
             _ => None,
         };
-        let bytes = |n: &str, dflt: u64| {
-            q(n).and_then(|v| v.to_integer().to_u64())
-                .unwrap_or(dflt)
-        };
+        let bytes = |n: &str, dflt: u64| q(n).and_then(|v| v.to_integer().to_u64()).unwrap_or(dflt);
         let time = |n: &str, dflt: u64| q(n).map(|v| ps(&v)).unwrap_or(dflt);
         let background = match q("background_hosts").and_then(|c| c.to_integer().to_u64()) {
             Some(c) if c > 0 => Background::Hosts(c),
@@ -202,7 +199,11 @@ impl PacketParams {
             ns(self.overhead),
             crate::sema::units::fmt_rational(&self.gamma),
             self.routing.name(),
-            if self.random_placement { "random" } else { "declared" },
+            if self.random_placement {
+                "random"
+            } else {
+                "declared"
+            },
         )
     }
 }

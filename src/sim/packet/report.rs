@@ -9,8 +9,8 @@
 
 use super::job::{JobState, Kind};
 use super::{Network, PacketParams};
-use crate::sim::fluid::{FlowRun, LaneSpan, bus_factor, show_seconds};
 use crate::sema::model::CollectiveKind;
+use crate::sim::fluid::{FlowRun, LaneSpan, bus_factor, show_seconds};
 use std::fmt::Write as _;
 
 /// One program's part of a run.
@@ -171,7 +171,10 @@ pub fn spans(js: &JobState) -> Vec<LaneSpan> {
             end: js.ended[g] as f64 * 1e-12,
             args: vec![
                 ("bytes".to_string(), serde_json::json!(js.bytes[g])),
-                ("op".to_string(), serde_json::json!(g - js.base[p as usize] as usize)),
+                (
+                    "op".to_string(),
+                    serde_json::json!(g - js.base[p as usize] as usize),
+                ),
             ],
         });
     }
@@ -190,7 +193,11 @@ pub struct Summary {
 
 impl Summary {
     pub fn of(runs: &[PacketRun]) -> Option<Summary> {
-        let mut t: Vec<u64> = runs.iter().filter_map(|r| r.jobs.first()).map(|j| j.end).collect();
+        let mut t: Vec<u64> = runs
+            .iter()
+            .filter_map(|r| r.jobs.first())
+            .map(|j| j.end)
+            .collect();
         if t.is_empty() {
             return None;
         }

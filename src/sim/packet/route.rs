@@ -182,7 +182,9 @@ mod tests {
         let mut sources = SourceMap::new();
         let src = "import fat_tree;\ntopology t = fat_tree(leaves: 2, hosts_per_leaf: 2, spines: 3, host_bw: 100 Gbps, spine_bw: 100 Gbps);";
         let id = sources.add("t.coll", src.to_string());
-        let m = crate::sema::check(&mut sources, id, &Default::default()).model.expect("checks");
+        let m = crate::sema::check(&mut sources, id, &Default::default())
+            .model
+            .expect("checks");
         Net::new(m.topology.as_ref().expect("topology"))
     }
 
@@ -201,8 +203,14 @@ mod tests {
         assert_eq!(ups.len(), 3, "every spine is a candidate: {ups:?}");
         assert!(ups.iter().all(|n| n.starts_with("leaf[0] -> spine")));
         for key in 0..8 {
-            assert_eq!(name(&net, r.next(6, 2, key, |_| 0).unwrap()), "spine[0] -> leaf[1]");
-            assert_eq!(name(&net, r.next(5, 2, key, |_| 0).unwrap()), "leaf[1] -> host[1][0]");
+            assert_eq!(
+                name(&net, r.next(6, 2, key, |_| 0).unwrap()),
+                "spine[0] -> leaf[1]"
+            );
+            assert_eq!(
+                name(&net, r.next(5, 2, key, |_| 0).unwrap()),
+                "leaf[1] -> host[1][0]"
+            );
         }
         assert_eq!(r.next(2, 2, 0, |_| 0), None);
     }
@@ -214,7 +222,9 @@ mod tests {
         let mut adaptive = Router::new(&net, Routing::Adaptive, 1000);
         let default = ecmp.next(4, 2, 7, |_| 0).unwrap();
         let emptiest = (0..net.links.len() as LinkId)
-            .find(|&l| net.links[l as usize].from == 4 && net.links[l as usize].to >= 6 && l != default)
+            .find(|&l| {
+                net.links[l as usize].from == 4 && net.links[l as usize].to >= 6 && l != default
+            })
             .unwrap();
         let load = |l: LinkId| {
             if l == default {
@@ -226,7 +236,10 @@ mod tests {
             }
         };
         // Half full (500 of 1000 bytes) is not more than half: the default stays.
-        assert_eq!(adaptive.next(4, 2, 7, |l| if l == default { 500 } else { 0 }), Some(default));
+        assert_eq!(
+            adaptive.next(4, 2, 7, |l| if l == default { 500 } else { 0 }),
+            Some(default)
+        );
         assert_eq!(adaptive.next(4, 2, 7, load), Some(emptiest));
         assert_eq!(ecmp.next(4, 2, 7, load), Some(default));
     }
