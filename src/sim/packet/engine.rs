@@ -32,16 +32,13 @@
 
 use super::job::{JobState, Kind};
 use super::params::{PacketParams, Routing};
+use super::port::{BG, Msg, NONE, Pkt, Port};
 use super::queue::RadixHeap;
 use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
 use super::traffic::Rng;
 use super::{Setup, Stuck};
 use crate::net::{LinkId, Net};
-use std::collections::VecDeque;
-
-const NONE: u32 = u32::MAX;
-const BG: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -53,62 +50,6 @@ enum Ev {
     Unit(u32, u32, u32),
     /// A host posts a message to its NIC.
     Inject(u32),
-}
-
-struct Port {
-    to: u32,
-    lat: u64,
-    /// Picoseconds per byte when whole, else 0 and `a / b` per byte.
-    ppb: u64,
-    a: u128,
-    b: u128,
-    busy: bool,
-    cur: u32,
-    cur_credit: bool,
-    pkts: VecDeque<u32>,
-    msgs: VecDeque<u32>,
-    turn: bool,
-    queued: u64,
-    credit: u64,
-    stalled: u64,
-    bytes: u64,
-}
-
-impl Port {
-    fn ser(&self, wire: u64) -> u64 {
-        if self.ppb > 0 {
-            wire * self.ppb
-        } else {
-            (u128::from(wire) * self.a).div_ceil(self.b) as u64
-        }
-    }
-}
-
-struct Msg {
-    src: u32,
-    dst: u32,
-    bytes: u64,
-    npk: u32,
-    sent: u32,
-    arrived: u32,
-    key: u64,
-    path: u32,
-    /// Job index, or BG.
-    owner: u32,
-    /// The send op (jobs) or the sending host's index among the congesting hosts.
-    op: u32,
-    /// Posted by a host (packetised at its NIC) rather than emitted by a switch process.
-    hosted: bool,
-}
-
-#[derive(Clone, Copy)]
-struct Pkt {
-    msg: u32,
-    idx: u32,
-    wire: u32,
-    /// The link whose far-end buffer (credit) this packet holds.
-    held: u32,
-    hop: u32,
 }
 
 struct Sim<'a> {
@@ -147,36 +88,7 @@ pub fn simulate(
     params: &PacketParams,
     setup: &Setup,
 ) -> Result<PacketRun, Stuck> {
-    let ports = net
-        .links
-        .iter()
-        .map(|l| {
-            let ps = num_rational::BigRational::from_integer(1_000_000_000_000u64.into());
-            let per = ps / &l.bandwidth;
-            let (a, b) = (
-                u128::try_from(per.numer()).unwrap_or(u128::MAX),
-                u128::try_from(per.denom()).unwrap_or(1),
-            );
-            let lat = super::ps_of(&l.latency);
-            Port {
-                to: l.to as u32,
-                lat,
-                ppb: if b == 1 { a as u64 } else { 0 },
-                a,
-                b,
-                busy: false,
-                cur: NONE,
-                cur_credit: false,
-                pkts: VecDeque::new(),
-                msgs: VecDeque::new(),
-                turn: false,
-                queued: 0,
-                credit: params.queue,
-                stalled: u64::MAX,
-                bytes: 0,
-            }
-        })
-        .collect();
+    let ports = super::port::ports(net, params);
     let names: std::collections::BTreeMap<&str, u32> = net
         .names
         .iter()

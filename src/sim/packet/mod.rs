@@ -27,6 +27,7 @@
 pub mod engine;
 pub mod job;
 pub mod params;
+mod port;
 pub mod queue;
 pub mod report;
 pub mod route;

@@ -178,7 +178,7 @@ impl PacketParams {
         };
         let ns = |p: u64| crate::sim::TimeUnit::PS.show(p);
         let bg = match self.background {
-            Background::Fraction(f) if f == 0.0 => "none".to_string(),
+            Background::Fraction(0.0) => "none".to_string(),
             Background::Fraction(f) => format!(
                 "{}% of the other hosts, {} B messages",
                 f * 100.0,
