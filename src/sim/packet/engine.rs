@@ -21,6 +21,9 @@
 //!   real lossless networks); packets are never dropped, and the report counts stalls and their
 //!   time instead of drops. Credit returns without delay (no credit latency), and packets bound
 //!   for the far end itself need no credit (hosts and switch processes consume at line rate).
+//!   Packets a switch process emits (aggregated results) enter its output queues without
+//!   credit: the switch's aggregation memory holds them, so a congested tree link does not
+//!   push back on the hosts feeding the tree (it still delays the tree's result).
 //!   Lossless networks can deadlock on cyclic routes (rings, tori with minimal routing under
 //!   heavy load) without virtual channels, which this model does not have: such a run ends with
 //!   [`Stuck`]. Fat trees route up then down and cannot.
