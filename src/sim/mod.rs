@@ -298,11 +298,11 @@ pub fn from_cost_model(m: &CostModel) -> Result<(Model, TimeUnit, BigRational), 
         CostModelKind::Flow | CostModelKind::Packet => {
             return Err(ModelError {
                 message: format!(
-                    "model `{}` is a {} model, which the simulator does not run yet",
+                    "model `{}` is a {} model, which simulates the file's network rather than a GOAL schedule",
                     m.name,
                     m.kind.name()
                 ),
-                help: "simulate with a `postal`, `pipelining_postal` or `loggp` model (`--model NAME`)".into(),
+                help: "run it with `collc sim FILE.coll --model NAME` on a file with a topology, or pick a `postal`, `pipelining_postal` or `loggp` model".into(),
             });
         }
     };
