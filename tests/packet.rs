@@ -574,3 +574,41 @@ schedule ring;",
         );
     }
 }
+
+#[test]
+fn background_to_all_peers_reaches_the_collectives_hosts() {
+    let m = model(FAT);
+    let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
+    let network = Network::new(m.topology.as_ref().unwrap());
+    let declared: Vec<u32> = m
+        .collective
+        .as_ref()
+        .unwrap()
+        .ranks
+        .iter()
+        .map(|&h| h as u32)
+        .collect();
+    let own = PacketParams::from_model(&m.models[0]).expect("packet model");
+    let all = PacketParams {
+        background_to_all: true,
+        ..own.clone()
+    };
+    let into_ranks = |r: &packet::PacketRun| -> u64 {
+        let hosts = &r.jobs[0].hosts;
+        network
+            .net
+            .links
+            .iter()
+            .zip(&r.link_bytes)
+            .filter(|(l, _)| hosts.contains(&(l.to as u32)))
+            .map(|x| *x.1)
+            .sum()
+    };
+    let a = packet::run_seeds(&network, &prog, &declared, &own, 2, 1, false).unwrap();
+    let b = packet::run_seeds(&network, &prog, &declared, &all, 2, 1, false).unwrap();
+    assert_eq!(a[0].jobs[0].hosts, b[0].jobs[0].hosts);
+    // Without it, only the ring enters the ranks: 2(N-1) messages of M/N each, with headers.
+    let ring_only = 8 * 2 * 7 * wire(&own, (1 << 20) / 8);
+    assert_eq!(into_ranks(&a[0]), ring_only);
+    assert!(into_ranks(&b[0]) > ring_only + 16 * 1024);
+}

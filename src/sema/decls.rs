@@ -91,6 +91,11 @@ const PACKET: &[P] = &[
     q("background", Dim::NONE, Some("0")),
     q("background_hosts", Dim::NONE, Some("0")),
     q("background_size", Dim::SIZE, Some("64 KiB")),
+    w(
+        "background_peers",
+        &["congesting", "all"],
+        Some("congesting"),
+    ),
 ];
 const FLOW: &[P] = &[
     q("overhead", T, Some("1 us")),

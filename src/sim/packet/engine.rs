@@ -74,6 +74,9 @@ struct Sim<'a> {
     jobs_left: usize,
     ready: Vec<(u32, u32)>,
     bg_hosts: Vec<u32>,
+    /// Where background messages may go (all compute nodes under `background_peers: all`,
+    /// else empty: the other congesting hosts).
+    peers: Vec<u32>,
     rng: Rng,
     events: u64,
     packets: u64,
@@ -126,6 +129,13 @@ pub fn simulate(
         jobs,
         ready: Vec::new(),
         bg_hosts: setup.background.clone(),
+        peers: if params.background_to_all {
+            (0..switch.len() as u32)
+                .filter(|&n| !switch[n as usize])
+                .collect()
+        } else {
+            Vec::new()
+        },
         rng: Rng::new(setup.seed),
         events: 0,
         packets: 0,
@@ -143,7 +153,7 @@ pub fn simulate(
         }
         sim.drain(j as u32);
     }
-    if sim.bg_hosts.len() >= 2 {
+    if sim.bg_hosts.len() >= 2 || (!sim.bg_hosts.is_empty() && sim.peers.len() >= 2) {
         for k in 0..sim.bg_hosts.len() {
             sim.next_background(k as u32);
         }
@@ -406,13 +416,23 @@ impl Sim<'_> {
     }
 
     fn next_background(&mut self, k: u32) {
-        let n = self.bg_hosts.len() as u64;
         let src = self.bg_hosts[k as usize];
-        let mut j = self.rng.below(n - 1);
-        if j >= u64::from(k) {
-            j += 1;
-        }
-        let dst = self.bg_hosts[j as usize];
+        let dst = if self.peers.is_empty() {
+            let n = self.bg_hosts.len() as u64;
+            let mut j = self.rng.below(n - 1);
+            if j >= u64::from(k) {
+                j += 1;
+            }
+            self.bg_hosts[j as usize]
+        } else {
+            // Uniform over the other nodes (src is among the peers, and there are two or more).
+            loop {
+                let d = self.peers[self.rng.below(self.peers.len() as u64) as usize];
+                if d != src {
+                    break d;
+                }
+            }
+        };
         let m = self.new_msg(src, dst, self.params.background_size, BG, k, true);
         if self.params.overhead == 0 {
             self.inject(m);

@@ -20,7 +20,9 @@
 //!   on a random subset of the compute nodes, by seed, as the paper allocates them).
 //! - `background` 0 (a fraction from 0 to 1 of the compute nodes outside the collective) or
 //!   `background_hosts` (a count; 0, the default, defers to `background`): the hosts that generate random uniform traffic in messages of
-//!   `background_size` 64 KiB ([`super::traffic`]).
+//!   `background_size` 64 KiB ([`super::traffic`]), each to a peer among the other congesting
+//!   hosts (`background_peers: congesting`) or among all other compute nodes, the collective's
+//!   included (`background_peers: all`; the paper does not say which it used).
 //!
 //! Link bandwidths and latencies come from the topology ([`crate::net`]).
 
@@ -74,6 +76,8 @@ pub struct PacketParams {
     pub random_placement: bool,
     pub background: Background,
     pub background_size: u64,
+    /// Background messages go to any compute node, not only to congesting hosts.
+    pub background_to_all: bool,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
 }
@@ -92,6 +96,7 @@ impl Default for PacketParams {
             random_placement: false,
             background: Background::Fraction(0.0),
             background_size: 64 * 1024,
+            background_to_all: false,
             declared: None,
         }
     }
@@ -160,6 +165,7 @@ impl PacketParams {
             random_placement: word("placement") == Some("random"),
             background,
             background_size: bytes("background_size", d.background_size).max(1),
+            background_to_all: word("background_peers") == Some("all"),
             declared: Some(m.name.clone()),
         })
     }
@@ -168,6 +174,14 @@ impl PacketParams {
     pub fn reduce_ps(&self, bytes: u64) -> u64 {
         let t = &self.gamma * BigRational::from_integer(BigInt::from(bytes));
         t.ceil().to_integer().to_u64().unwrap_or(u64::MAX)
+    }
+
+    fn peers(&self) -> &'static str {
+        if self.background_to_all {
+            "any compute node"
+        } else {
+            "each other"
+        }
     }
 
     /// One line naming the model and every parameter, for a report's header.
@@ -180,13 +194,16 @@ impl PacketParams {
         let bg = match self.background {
             Background::Fraction(0.0) => "none".to_string(),
             Background::Fraction(f) => format!(
-                "{}% of the other hosts, {} B messages",
+                "{}% of the other hosts, {} B messages to {}",
                 f * 100.0,
-                self.background_size
+                self.background_size,
+                self.peers()
             ),
-            Background::Hosts(h) => {
-                format!("{h} other hosts, {} B messages", self.background_size)
-            }
+            Background::Hosts(h) => format!(
+                "{h} other hosts, {} B messages to {}",
+                self.background_size,
+                self.peers()
+            ),
         };
         format!(
             "mtu {} B ({} B payload + {} B header), queue {} B per port, switch delay {} ns, aggregation delay {} ns, host overhead {} ns, gamma {} ps/B, routing {}, placement {}, background {bg} ({from})",

@@ -10,10 +10,11 @@
 //! congesting hosts*, and draws a new peer for each next message, which it posts (after the host
 //! overhead) as soon as the last packet of the previous one has left its NIC, so every congesting
 //! host injects at line rate whenever the network lets it, and receives from changing senders.
-//! Peers are drawn among the congesting hosts, not all hosts, so the background is a separate
-//! application sharing the network rather than traffic aimed at the collective's hosts (the
-//! paper does not say which; this keeps the collective's own NIC links for the collective). The
-//! traffic runs until the last collective finishes.
+//! By default peers are drawn among the congesting hosts, not all hosts, so the background is a
+//! separate application sharing the network rather than traffic aimed at the collective's hosts;
+//! `background_peers: all` draws them among all other compute nodes, so the collective's host
+//! links carry background traffic too (the paper does not say which it used). The traffic runs
+//! until the last collective finishes.
 
 /// splitmix64 (Steele, Lea and Flood), seeded.
 #[derive(Debug, Clone)]
