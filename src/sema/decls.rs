@@ -77,15 +77,30 @@ const LOGGP: &[P] = &[
     q("O", IB, Some("0 ns/B")),
     q("S", Dim::SIZE, Some("65535 B")),
 ];
+/// The packet-level network model (`crate::sim::packet`); the defaults are explained in
+/// `crate::sim::packet::params` and docs/language.md.
 const PACKET: &[P] = &[
-    q("queue", Dim::SIZE, Some("1 MiB")),
-    q("mtu", Dim::SIZE, Some("4096 B")),
+    q("mtu", Dim::SIZE, Some("1081 B")),
+    q("header", Dim::SIZE, Some("57 B")),
+    q("queue", Dim::SIZE, Some("64 KiB")),
+    q("switch_delay", T, Some("100 ns")),
+    q("aggregation_delay", T, Some("0 ns")),
+    q("overhead", T, Some("100 ns")),
+    q("gamma", IB, Some("0 ns/B")),
     w(
         "routing",
         &["adaptive", "ecmp", "minimal"],
         Some("adaptive"),
     ),
+    w("placement", &["declared", "random"], Some("declared")),
     q("background", Dim::NONE, Some("0")),
+    q("background_hosts", Dim::NONE, Some("0")),
+    q("background_size", Dim::SIZE, Some("64 KiB")),
+    w(
+        "background_peers",
+        &["congesting", "all"],
+        Some("congesting"),
+    ),
 ];
 const FLOW: &[P] = &[
     q("overhead", T, Some("1 us")),
@@ -293,20 +308,8 @@ impl Elab<'_> {
             &format!("model `{}` ({})", name.name, kind.name),
             super::head(span, kind.span),
         )?;
-        if let Some(ModelParam::Quantity(q)) = params.get("background") {
-            if q.value >= BigRational::from_integer(1.into()) {
-                let at = props
-                    .iter()
-                    .find(|p| p.key.name == "background")
-                    .map(|p| p.value.span)
-                    .unwrap_or(span);
-                self.err(
-                    Diagnostic::error(Code::BadValue, at, format!("background load {} is not below 1", super::units::fmt_rational(&q.value)))
-                        .label("a fraction of link capacity")
-                        .help("give the share of each link's bandwidth used by background traffic, from 0 up to (not including) 1, e.g. `background: 0.5;`"),
-                );
-                return None;
-            }
+        if k == CostModelKind::Packet && !self.packet_checks(&params, props, span) {
+            return None;
         }
         Some(CostModel {
             name: name.name.clone(),
@@ -314,6 +317,139 @@ impl Elab<'_> {
             params,
             span,
         })
+    }
+
+    /// The packet model's cross-parameter rules (coded diagnostics at the value): a buffer
+    /// that holds at least one packet, an MTU larger than the header, a background fraction of
+    /// at most 1 or a whole count of hosts (not both), a background message of at least a byte.
+    fn packet_checks(
+        &mut self,
+        params: &BTreeMap<String, ModelParam>,
+        props: &[Prop],
+        span: Span,
+    ) -> bool {
+        let get = |n: &str| match params.get(n) {
+            Some(ModelParam::Quantity(q)) => Some(q.value.clone()),
+            _ => None,
+        };
+        let at = |n: &str| {
+            props
+                .iter()
+                .find(|p| p.key.name == n)
+                .map(|p| p.value.span)
+                .unwrap_or(span)
+        };
+        let shown = |n: &str| {
+            get(n)
+                .map(|v| super::units::fmt_rational(&v))
+                .unwrap_or_default()
+        };
+        let zero = BigRational::from_integer(0.into());
+        let one = BigRational::from_integer(1.into());
+        let mut ok = true;
+        let mut bad = |this: &mut Self, d: Diagnostic| {
+            this.err(d);
+            ok = false;
+        };
+        let (mtu, header, queue) = (get("mtu"), get("header"), get("queue"));
+        if queue.as_ref() == Some(&zero) {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::NonPositive,
+                    at("queue"),
+                    "a switch port buffer of 0 B holds no packet",
+                )
+                .label("zero buffer")
+                .help(
+                    "give each port a buffer of at least one packet (`mtu`), e.g. `queue: 64 KiB;`",
+                ),
+            );
+        } else if let (Some(q), Some(m)) = (&queue, &mtu)
+            && q < m
+        {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::BadValue,
+                    at("queue"),
+                    format!("a port buffer of {} B cannot hold one packet of {} B (`mtu`)", shown("queue"), shown("mtu")),
+                )
+                .label("smaller than one packet")
+                .help("make `queue` at least `mtu`; lossless links would otherwise never send a full packet"),
+            );
+        }
+        if let (Some(m), Some(h)) = (&mtu, &header)
+            && m <= h
+        {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::BadValue,
+                    at("mtu"),
+                    format!("an MTU of {} B leaves no payload after the {} B header", shown("mtu"), shown("header")),
+                )
+                .label("not larger than the header")
+                .help("`mtu` counts the header: make it larger than `header`, e.g. `mtu: 1081 B;` carries 1 KiB after the default 57 B header"),
+            );
+        }
+        for n in ["mtu", "header"] {
+            if get(n).is_some_and(|v| !v.is_integer()) {
+                bad(
+                    self,
+                    Diagnostic::error(
+                        Code::BadValue,
+                        at(n),
+                        format!("`{n}` of {} B is not a whole number of bytes", shown(n)),
+                    )
+                    .label("a fraction of a byte")
+                    .help(format!("give `{n}` in whole bytes")),
+                );
+            }
+        }
+        if get("background_size").is_some_and(|v| v < one) {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::NonPositive,
+                    at("background_size"),
+                    "background messages of less than 1 B carry nothing",
+                )
+                .label("too small")
+                .help("give the size of each background message, e.g. `background_size: 64 KiB;`"),
+            );
+        }
+        if get("background").is_some_and(|v| v > one) {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::BadValue,
+                    at("background"),
+                    format!("background fraction {} is above 1", shown("background")),
+                )
+                .label("a fraction of the hosts outside the collective")
+                .help("give the share of the hosts that do not take part which generate traffic, from 0 to 1 (e.g. `background: 1;` for all of them), or a count with `background_hosts: N;`"),
+            );
+        }
+        if let Some(c) = get("background_hosts").filter(|c| *c != zero) {
+            if !c.is_integer() {
+                bad(
+                    self,
+                    Diagnostic::error(Code::TypeMismatch, at("background_hosts"), format!("`background_hosts` must be a whole number, found {}", shown("background_hosts")))
+                        .label("not a whole number")
+                        .help("`background_hosts` counts hosts: use a whole number, or a fraction with `background: F;`"),
+                );
+            }
+            if props.iter().any(|p| p.key.name == "background") {
+                bad(
+                    self,
+                    Diagnostic::error(Code::BadValue, at("background_hosts"), "both `background` and `background_hosts` say how many hosts generate traffic")
+                        .label("a second answer")
+                        .help("keep one: `background: F;` (a fraction of the hosts outside the collective) or `background_hosts: N;` (a count)"),
+                );
+            }
+        }
+        ok
     }
 
     pub(crate) fn target(&mut self, kind: &Ident, props: &[Prop], span: Span) -> Option<Target> {

@@ -28,6 +28,10 @@
 //! - **Flow** ([`fluid`], [`flow`]): the network the file describes ([`crate::net`]): a lowered
 //!   host schedule's messages as flows sharing link bandwidth on their routes ([`fluid::run`]),
 //!   ForestColl's trees as pipelined fluid flows ([`flow`]).
+//! - **Packet** ([`packet`]): the same network at packet level, in integer picoseconds: MTU and
+//!   headers, finite switch-port buffers with lossless credit flow control, minimal, ECMP or the
+//!   Canary paper's adaptive routing per packet, switch processes that aggregate per packet,
+//!   random uniform background traffic, several seeds; a [`packet::PacketRun`].
 //!
 //! Results ([`SimResult`]): per-rank finish times, the maximum, the event count (LogGOPSim's:
 //! one per op and one per message), what was left unmatched, and optionally a timeline, which
@@ -36,6 +40,7 @@
 pub mod engine;
 pub mod flow;
 pub mod fluid;
+pub mod packet;
 pub mod stdsort;
 pub mod trace;
 
@@ -298,11 +303,11 @@ pub fn from_cost_model(m: &CostModel) -> Result<(Model, TimeUnit, BigRational), 
         CostModelKind::Flow | CostModelKind::Packet => {
             return Err(ModelError {
                 message: format!(
-                    "model `{}` is a {} model, which the simulator does not run yet",
+                    "model `{}` is a {} model, which simulates the file's network rather than a GOAL schedule",
                     m.name,
                     m.kind.name()
                 ),
-                help: "simulate with a `postal`, `pipelining_postal` or `loggp` model (`--model NAME`)".into(),
+                help: "run it with `collc sim FILE.coll --model NAME` on a file with a topology, or pick a `postal`, `pipelining_postal` or `loggp` model".into(),
             });
         }
     };

@@ -15,8 +15,11 @@
 //! When no rule names such a model and the file has a topology, or a `flow` model is asked for,
 //! the schedule runs on the file's network under the flow-level model instead: host schedules
 //! in [`fluid`], forests in [`super::flow`]; LogGP flags are then an error, not ignored.
+//! Under a `packet` model (named, the `sim` target's, or the only one declared) it runs on the
+//! network at packet level ([`packet`]), with `--seed N` and `--runs N`.
 
 pub(in crate::cli) mod fluid;
+mod packet;
 mod prepare;
 pub(super) mod report;
 
@@ -62,6 +65,12 @@ pub(super) struct SimArgs {
     /// Time of every reduction of a `.coll` schedule, on top of the model's gamma (ns).
     #[arg(long, value_name = "NS", default_value_t = 0)]
     reduce_ns: u64,
+    /// Packet model: the seed of the first run (random placement, background traffic).
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Packet model: repeat with seeds seed..seed+N and report median, min and max.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    runs: Option<u64>,
     /// Write the timeline as Chrome trace JSON (opens in Perfetto).
     #[arg(long, value_name = "OUT.json")]
     trace: Option<PathBuf>,
@@ -166,6 +175,37 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             None
         }) {
             None => Err(Vec::new()),
+            Some(m) if diags.is_empty() && packet::wanted(&m, a.model.as_deref()).is_some() => {
+                let cm = packet::wanted(&m, a.model.as_deref()).cloned();
+                let ask = packet::Ask {
+                    batch: a.batch,
+                    trace: a.trace.as_deref(),
+                    seed: a.seed.unwrap_or(1),
+                    runs: a.runs.unwrap_or(1),
+                };
+                let done = match (a.loggp_flags(), cm) {
+                    (false, Some(cm)) => packet::run(&m, &cm, &ask),
+                    _ => Err(vec![packet::flags_unused(
+                        files.add("<command line>", "-L/-o/-g/-G/-O/-S".to_string()),
+                        "LogGP flags",
+                    )]),
+                };
+                return match done {
+                    Ok(text) => {
+                        rep.finish();
+                        super::write_output(None, text.as_bytes())
+                    }
+                    Err(d) => {
+                        out.diags(&d, &files);
+                        1
+                    }
+                };
+            }
+            Some(_) if a.seed.is_some() || a.runs.is_some() => {
+                let f = files.add("<command line>", "--seed/--runs".to_string());
+                out.diags(&[packet::flags_unused(f, "--seed/--runs")], &files);
+                return 1;
+            }
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
                 if a.loggp_flags() {
                     let flags = "--loggp-L/o/g/G/O/S";

@@ -1,0 +1,117 @@
+//! `collc sim FILE.coll` under a `packet` model (`--model NAME`, the `sim` target's model, or
+//! the file's only model): the schedule is lowered, proved, and run by the packet simulator
+//! ([`crate::sim::packet`]) with seeds `--seed`..`--seed + --runs`; prints
+//! [`crate::sim::packet::report::render`] (or with `-b` the time in ns, the median over runs),
+//! and `--trace` writes the first run's timeline.
+
+use crate::diag::{Code, Diagnostic, Span};
+use crate::sema::model::{CostModel, CostModelKind, Model};
+use crate::sim::packet::{self, Network, PacketParams, Summary};
+
+/// The declared packet model the file runs under, if any: the one named by `asked` or the
+/// `sim` target, or the file's only model when it is a packet model and nothing names one.
+pub(in crate::cli) fn wanted<'m>(m: &'m Model, asked: Option<&str>) -> Option<&'m CostModel> {
+    match asked.or(m.sim_target_model()) {
+        Some(name) => m
+            .models
+            .iter()
+            .find(|x| x.name == name && x.kind == CostModelKind::Packet),
+        None => match m.models.as_slice() {
+            [one] if one.kind == CostModelKind::Packet => Some(one),
+            _ => None,
+        },
+    }
+}
+
+/// What to run and print.
+pub(in crate::cli) struct Ask<'a> {
+    pub batch: bool,
+    pub trace: Option<&'a std::path::Path>,
+    pub seed: u64,
+    pub runs: u64,
+}
+
+/// Runs and prints; Err carries diagnostics (exit 1).
+pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String, Vec<Diagnostic>> {
+    let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
+        return Err(vec![
+            Diagnostic::error(
+                Code::MissingDeclaration,
+                cm.span,
+                "a packet model simulates a collective on a topology, and this file lacks one",
+            )
+            .label("this model")
+            .help("declare a `topology` and a `collective`"),
+        ]);
+    };
+    let params = PacketParams::from_model(cm).unwrap_or_default();
+    let (program, _) = crate::lower::lower_and_verify(m)?;
+    let network = Network::new(topo);
+    let declared: Vec<u32> = c.ranks.iter().map(|&r| r as u32).collect();
+    let model_error = |why: String| {
+        vec![
+            Diagnostic::error(Code::BadValue, cm.span, why)
+                .label("this packet model")
+                .help("lower `background_hosts` (or use `background: F;`, a fraction of the hosts outside the collective), or declare fewer participants"),
+        ]
+    };
+    packet::plan(&network, &declared, &params, ask.seed).map_err(model_error)?;
+    let runs = packet::run_seeds(
+        &network,
+        &program,
+        &declared,
+        &params,
+        ask.seed,
+        ask.runs,
+        ask.trace.is_some(),
+    )
+    .map_err(|s| {
+        vec![
+            Diagnostic::error(
+                Code::IrDeadlock,
+                m.build_span(None),
+                format!("the packet simulation cannot finish: {} ({} ops of program {} left)", s.why, s.ops_left, s.job),
+            )
+            .label("this schedule")
+            .help("on a cyclic topology, give ports more buffer (`queue`) or use `routing: minimal`; otherwise this is a bug in collc: please report it with the file"),
+        ]
+    })?;
+    if let Some(path) = ask.trace
+        && let Some(json) = runs[0].chrome_json()
+        && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())
+    {
+        return Err(vec![
+            Diagnostic::error(
+                Code::Io,
+                m.build_span(None),
+                format!("cannot write `{}`: {e}", path.display()),
+            )
+            .label("while simulating this schedule")
+            .help("check that the directory exists and is writable"),
+        ]);
+    }
+    if ask.batch {
+        let t = Summary::of(&runs).map_or(0, |s| s.median);
+        return Ok(format!("{}\n", crate::sim::TimeUnit::PS.show(t)));
+    }
+    Ok(packet::report::render(&network, &params, c.kind, &runs))
+}
+
+/// Flags the chosen model does not take (`what`: `--seed/--runs` without a packet model, or
+/// LogGP flags with one), written in the source `f`.
+pub(in crate::cli) fn flags_unused(f: crate::diag::FileId, what: &str) -> Diagnostic {
+    let (message, help) = if what.starts_with("--") {
+        (
+            "`--seed` and `--runs` apply to packet-model simulations only",
+            "declare `model NAME: packet { ... }` and name it with `--model NAME`, or drop these flags",
+        )
+    } else {
+        (
+            "LogGP parameters were given, but this file is simulated with a packet model",
+            "drop them, or declare a `loggp` model and name it with `--model NAME`",
+        )
+    };
+    Diagnostic::error(Code::BadValue, Span::new(f, 0, what.len()), message)
+        .label("not used by this model")
+        .help(help)
+}

@@ -1,0 +1,583 @@
+//! The discrete-event loop of the packet simulator ([`simulate`]): integer picoseconds, one
+//! event queue ordered by (time, sequence number) ([`super::queue`]), so a run is a function of
+//! its inputs and seed.
+//!
+//! - **Packets.** A message of n bytes is `ceil(n / payload)` packets (at least one); each
+//!   carries its share of the payload plus the header on the wire. A host posts a message
+//!   `overhead` after its send starts, to the NIC port of its first hop; the port packetises it
+//!   lazily, one packet per transmission, and the send completes when the last packet has left.
+//! - **Links.** Each directed link has one output port: a FIFO of packets (serving transit
+//!   packets and the host's own messages in turn), serialising one packet at a time at the
+//!   link's bandwidth (rounded up to whole picoseconds per packet). A packet reaches the far end
+//!   the link latency after its last bit left (store and forward: a switch forwards a packet
+//!   only once it has all of it), plus `switch_delay` when the far end is a switch or forwards
+//!   the packet (a compute node of a direct network). There it is routed ([`super::route`]) into
+//!   the next output port, or consumed by its destination (a rank, or a switch process).
+//! - **Flow control: lossless, credit based** (InfiniBand, HPC fabrics, SST merlin). Each link
+//!   has `queue` bytes of credit for its far end's buffer: a port may start sending a packet that
+//!   the far end will forward only while it holds credit for the whole packet; the credit comes
+//!   back when the packet has completely left that far end. A port whose head packet lacks
+//!   credit *stalls* (head-of-line blocking, so congestion spreads back toward its sources, as in
+//!   real lossless networks); packets are never dropped, and the report counts stalls and their
+//!   time instead of drops. Credit returns without delay (no credit latency), and packets bound
+//!   for the far end itself need no credit (hosts and switch processes consume at line rate).
+//!   Packets a switch process emits (aggregated results) enter its output queues without
+//!   credit: the switch's aggregation memory holds them, so a congested tree link does not
+//!   push back on the hosts feeding the tree (it still delays the tree's result).
+//!   Lossless networks can deadlock on cyclic routes (rings, tori with minimal routing under
+//!   heavy load) without virtual channels, which this model does not have: such a run ends with
+//!   [`Stuck`]. Fat trees route up then down and cannot.
+//! - **Ops** follow [`super::job`]: ranks run the IR at message level; switch processes stream
+//!   per packet. Host reductions take `gamma` per byte on the host's CPU, one after another;
+//!   switch reductions take `aggregation_delay` per packet.
+//! - **Background traffic** ([`super::traffic`]) runs until the last collective has finished;
+//!   the run ends there.
+
+use super::job::{JobState, Kind};
+use super::params::{PacketParams, Routing};
+use super::port::{BG, Msg, NONE, Pkt, Port};
+use super::queue::RadixHeap;
+use super::report::{JobRun, PacketRun};
+use super::route::{Router, mix};
+use super::traffic::Rng;
+use super::{Setup, Stuck};
+use crate::net::{LinkId, Net};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    /// A port finished serialising its packet.
+    TxEnd(u32),
+    /// A packet reached the far end of a link: (packet, link).
+    Arrive(u32, u32),
+    /// A delayed unit of an op is done: (job, op, unit).
+    Unit(u32, u32, u32),
+    /// A host posts a message to its NIC.
+    Inject(u32),
+}
+
+struct Sim<'a> {
+    params: &'a PacketParams,
+    switch: &'a [bool],
+    now: u64,
+    seq: u64,
+    heap: RadixHeap<Ev>,
+    ports: Vec<Port>,
+    router: Router<'a>,
+    msgs: Vec<Msg>,
+    pkts: Vec<Pkt>,
+    free: Vec<u32>,
+    /// Message slots whose packets have all arrived, for reuse.
+    free_msgs: Vec<u32>,
+    job_messages: u64,
+    jobs: Vec<JobState>,
+    job_end: Vec<u64>,
+    jobs_left: usize,
+    ready: Vec<(u32, u32)>,
+    bg_hosts: Vec<u32>,
+    /// Where background messages may go (all compute nodes under `background_peers: all`,
+    /// else empty: the other congesting hosts).
+    peers: Vec<u32>,
+    rng: Rng,
+    events: u64,
+    packets: u64,
+    stalls: u64,
+    stall_ps: u64,
+    bg_messages: u64,
+    bg_bytes: u64,
+    unroutable: Option<(u32, u32)>,
+}
+
+/// Runs `setup` on `net`; `switch[n]` says whether node n is a switch.
+pub fn simulate(
+    net: &Net,
+    switch: &[bool],
+    params: &PacketParams,
+    setup: &Setup,
+) -> Result<PacketRun, Stuck> {
+    let ports = super::port::ports(net, params);
+    let names: std::collections::BTreeMap<&str, u32> = net
+        .names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i as u32))
+        .collect();
+    let mut jobs = Vec::with_capacity(setup.jobs.len());
+    for (j, job) in setup.jobs.iter().enumerate() {
+        jobs.push(
+            JobState::new(job.program, &job.hosts, &names, params).map_err(|why| Stuck {
+                job: j as u32,
+                ops_left: job.program.op_count(),
+                why,
+            })?,
+        );
+    }
+    let mut sim = Sim {
+        params,
+        switch,
+        now: 0,
+        seq: 0,
+        heap: RadixHeap::default(),
+        ports,
+        router: Router::new(net, params.routing, params.queue),
+        msgs: Vec::new(),
+        pkts: Vec::new(),
+        free: Vec::new(),
+        free_msgs: Vec::new(),
+        job_messages: 0,
+        job_end: vec![u64::MAX; jobs.len()],
+        jobs_left: jobs.len(),
+        jobs,
+        ready: Vec::new(),
+        bg_hosts: setup.background.clone(),
+        peers: if params.background_to_all {
+            (0..switch.len() as u32)
+                .filter(|&n| !switch[n as usize])
+                .collect()
+        } else {
+            Vec::new()
+        },
+        rng: Rng::new(setup.seed),
+        events: 0,
+        packets: 0,
+        stalls: 0,
+        stall_ps: 0,
+        bg_messages: 0,
+        bg_bytes: 0,
+        unroutable: None,
+    };
+    for j in 0..sim.jobs.len() {
+        sim.jobs[j].initial(&mut sim.ready);
+        if sim.jobs[j].left == 0 {
+            sim.job_end[j] = 0;
+            sim.jobs_left -= 1;
+        }
+        sim.drain(j as u32);
+    }
+    if sim.bg_hosts.len() >= 2 || (!sim.bg_hosts.is_empty() && sim.peers.len() >= 2) {
+        for k in 0..sim.bg_hosts.len() {
+            sim.next_background(k as u32);
+        }
+    }
+    while sim.jobs_left > 0 {
+        let Some((key, ev)) = sim.heap.pop() else {
+            break;
+        };
+        sim.now = (key >> 64) as u64;
+        sim.events += 1;
+        match ev {
+            Ev::TxEnd(l) => sim.tx_end(l),
+            Ev::Arrive(p, l) => sim.arrive(p, l),
+            Ev::Unit(j, g, i) => {
+                sim.unit_done(j, g, i);
+                sim.drain(j);
+            }
+            Ev::Inject(m) => sim.inject(m),
+        }
+        if sim.unroutable.is_some() {
+            break;
+        }
+    }
+    sim.finish(setup)
+}
+
+impl Sim<'_> {
+    fn push(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap
+            .push(u128::from(at) << 64 | u128::from(self.seq), ev);
+    }
+
+    fn new_msg(
+        &mut self,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+        owner: u32,
+        op: u32,
+        hosted: bool,
+    ) -> u32 {
+        if owner == BG {
+            self.bg_messages += 1;
+        } else {
+            self.job_messages += 1;
+        }
+        // The flow id counts every message ever made, so reused slots hash afresh.
+        let key = mix(u64::from(owner), self.bg_messages + self.job_messages);
+        let path = if self.params.routing == Routing::Minimal && src != dst {
+            self.router.path(src, dst)
+        } else {
+            NONE
+        };
+        let msg = Msg {
+            src,
+            dst,
+            bytes,
+            npk: self.params.packets(bytes) as u32,
+            sent: 0,
+            arrived: 0,
+            key,
+            path,
+            owner,
+            op,
+            hosted,
+        };
+        match self.free_msgs.pop() {
+            Some(id) => {
+                self.msgs[id as usize] = msg;
+                id
+            }
+            None => {
+                self.msgs.push(msg);
+                (self.msgs.len() - 1) as u32
+            }
+        }
+    }
+
+    fn new_pkt(&mut self, msg: u32, idx: u32) -> u32 {
+        self.packets += 1;
+        let m = &self.msgs[msg as usize];
+        let wire = self.params.wire(m.bytes, u64::from(idx)) as u32;
+        let p = Pkt {
+            msg,
+            idx,
+            wire,
+            held: NONE,
+            hop: 0,
+        };
+        match self.free.pop() {
+            Some(i) => {
+                self.pkts[i as usize] = p;
+                i
+            }
+            None => {
+                self.pkts.push(p);
+                (self.pkts.len() - 1) as u32
+            }
+        }
+    }
+
+    /// The port a packet of `msg` takes next at `at` (its `hop`-th link).
+    fn next_port(&mut self, msg: u32, at: u32, hop: u32) -> Option<LinkId> {
+        let m = &self.msgs[msg as usize];
+        if m.path != NONE {
+            return Some(self.router.path_link(m.path, hop));
+        }
+        let (dst, key) = (m.dst, m.key);
+        let ports = &self.ports;
+        let l = self
+            .router
+            .next(at as usize, dst as usize, key, |l| ports[l as usize].queued);
+        if l.is_none() {
+            self.unroutable = Some((at, dst));
+        }
+        l
+    }
+
+    fn total_wire(&self, m: &Msg) -> u64 {
+        m.bytes + u64::from(m.npk) * self.params.header
+    }
+
+    fn inject(&mut self, m: u32) {
+        let src = self.msgs[m as usize].src;
+        let Some(l) = self.next_port(m, src, 0) else {
+            return;
+        };
+        let w = self.total_wire(&self.msgs[m as usize]);
+        let port = &mut self.ports[l as usize];
+        port.msgs.push_back(m);
+        port.queued += w;
+        self.try_start(l);
+    }
+
+    fn try_start(&mut self, l: LinkId) {
+        let port = &self.ports[l as usize];
+        if port.busy || (port.pkts.is_empty() && port.msgs.is_empty()) {
+            return;
+        }
+        let use_pkt = !port.pkts.is_empty() && (port.msgs.is_empty() || port.turn);
+        let (wire, dst) = if use_pkt {
+            let p = self.pkts[port.pkts[0] as usize];
+            (u64::from(p.wire), self.msgs[p.msg as usize].dst)
+        } else {
+            let m = &self.msgs[port.msgs[0] as usize];
+            (self.params.wire(m.bytes, u64::from(m.sent)), m.dst)
+        };
+        let needs = dst != port.to;
+        let now = self.now;
+        let port = &mut self.ports[l as usize];
+        if needs && port.credit < wire {
+            if port.stalled == u64::MAX {
+                port.stalled = now;
+                self.stalls += 1;
+            }
+            return;
+        }
+        if port.stalled != u64::MAX {
+            self.stall_ps += now - port.stalled;
+            port.stalled = u64::MAX;
+        }
+        if needs {
+            port.credit -= wire;
+        }
+        let pid = if use_pkt {
+            port.pkts.pop_front().unwrap_or(NONE)
+        } else {
+            let m = port.msgs[0];
+            let mm = &mut self.msgs[m as usize];
+            let idx = mm.sent;
+            mm.sent += 1;
+            if mm.sent == mm.npk {
+                self.ports[l as usize].msgs.pop_front();
+            }
+            self.new_pkt(m, idx)
+        };
+        let port = &mut self.ports[l as usize];
+        port.turn = !use_pkt;
+        port.busy = true;
+        port.cur = pid;
+        port.cur_credit = needs;
+        port.queued -= wire;
+        port.bytes += wire;
+        let end = now + port.ser(wire);
+        self.push(end, Ev::TxEnd(l));
+    }
+
+    fn tx_end(&mut self, l: LinkId) {
+        let port = &mut self.ports[l as usize];
+        port.busy = false;
+        let pid = port.cur;
+        let credit = port.cur_credit;
+        let (to, lat) = (port.to, port.lat);
+        let p = self.pkts[pid as usize];
+        if p.held != NONE {
+            self.ports[p.held as usize].credit += u64::from(p.wire);
+            self.try_start(p.held);
+        }
+        let pk = &mut self.pkts[pid as usize];
+        pk.held = if credit { l } else { NONE };
+        pk.hop += 1;
+        let m = &self.msgs[p.msg as usize];
+        let (dst, hosted, last, owner, op) = (m.dst, m.hosted, p.idx + 1 == m.npk, m.owner, m.op);
+        let delay = if self.switch[to as usize] || to != dst {
+            self.params.switch_delay
+        } else {
+            0
+        };
+        self.push(self.now + lat + delay, Ev::Arrive(pid, l));
+        if hosted && p.hop == 0 && last {
+            if owner == BG {
+                self.next_background(op);
+            } else {
+                self.unit_done(owner, op, 0);
+                self.drain(owner);
+            }
+        }
+        self.try_start(l);
+    }
+
+    fn arrive(&mut self, pid: u32, l: LinkId) {
+        let p = self.pkts[pid as usize];
+        let at = self.ports[l as usize].to;
+        let dst = self.msgs[p.msg as usize].dst;
+        if at != dst {
+            let Some(next) = self.next_port(p.msg, at, p.hop) else {
+                return;
+            };
+            let port = &mut self.ports[next as usize];
+            port.pkts.push_back(pid);
+            port.queued += u64::from(p.wire);
+            self.try_start(next);
+            return;
+        }
+        self.free.push(pid);
+        self.deliver(p.msg, p.idx, u64::from(p.wire));
+    }
+
+    /// Packet `idx` of message `m` has reached its destination.
+    fn deliver(&mut self, m: u32, idx: u32, wire: u64) {
+        let msg = &mut self.msgs[m as usize];
+        msg.arrived += 1;
+        let (owner, op, npk, arrived) = (msg.owner, msg.op, msg.npk, msg.arrived);
+        if arrived == npk {
+            self.free_msgs.push(m);
+        }
+        if owner == BG {
+            self.bg_bytes += wire.saturating_sub(self.params.header);
+            return;
+        }
+        let job = &mut self.jobs[owner as usize];
+        let r = job.peer_recv[op as usize];
+        if job.units[r as usize] == npk && npk > 1 {
+            job.dec(r, idx, &mut self.ready);
+        } else if arrived == npk {
+            job.dec_all(r, &mut self.ready);
+        }
+        self.drain(owner);
+    }
+
+    fn next_background(&mut self, k: u32) {
+        let src = self.bg_hosts[k as usize];
+        let dst = if self.peers.is_empty() {
+            let n = self.bg_hosts.len() as u64;
+            let mut j = self.rng.below(n - 1);
+            if j >= u64::from(k) {
+                j += 1;
+            }
+            self.bg_hosts[j as usize]
+        } else {
+            // Uniform over the other nodes (src is among the peers, and there are two or more).
+            loop {
+                let d = self.peers[self.rng.below(self.peers.len() as u64) as usize];
+                if d != src {
+                    break d;
+                }
+            }
+        };
+        let m = self.new_msg(src, dst, self.params.background_size, BG, k, true);
+        if self.params.overhead == 0 {
+            self.inject(m);
+        } else {
+            self.push(self.now + self.params.overhead, Ev::Inject(m));
+        }
+    }
+
+    fn unit_done(&mut self, j: u32, g: u32, i: u32) {
+        let job = &mut self.jobs[j as usize];
+        job.unit_done(g, i, self.now, &mut self.ready);
+        if job.left == 0 && self.job_end[j as usize] == u64::MAX {
+            self.job_end[j as usize] = self.now;
+            self.jobs_left -= 1;
+        }
+    }
+
+    /// Runs every ready unit of job `j`.
+    fn drain(&mut self, j: u32) {
+        while let Some((g, i)) = self.ready.pop() {
+            self.run_unit(j, g, i);
+        }
+    }
+
+    fn run_unit(&mut self, j: u32, g: u32, i: u32) {
+        let now = self.now;
+        let job = &mut self.jobs[j as usize];
+        let gu = g as usize;
+        if job.started[gu] == u64::MAX {
+            job.started[gu] = now;
+        }
+        let p = job.proc_of[gu] as usize;
+        let sw = job.switch[p];
+        match job.kind[gu] {
+            Kind::Send => {
+                let r = job.peer_recv[gu];
+                let (src, dst) = (job.node[p], job.node[job.proc_of[r as usize] as usize]);
+                let bytes = job.bytes[gu];
+                let m = match job.msg[gu] {
+                    NONE => {
+                        let m = self.new_msg(src, dst, bytes, j, g, !sw);
+                        self.jobs[j as usize].msg[gu] = m;
+                        m
+                    }
+                    m => m,
+                };
+                if src == dst {
+                    // Same node: no network; delivered at once.
+                    let npk = if sw { 1 } else { self.msgs[m as usize].npk };
+                    for k in 0..npk {
+                        let idx = if sw { i } else { k };
+                        self.deliver(m, idx, 0);
+                    }
+                    self.unit_done(j, g, i);
+                } else if sw {
+                    let pid = self.new_pkt(m, i);
+                    if let Some(l) = self.next_port(m, src, 0) {
+                        let w = u64::from(self.pkts[pid as usize].wire);
+                        let port = &mut self.ports[l as usize];
+                        port.pkts.push_back(pid);
+                        port.queued += w;
+                        self.try_start(l);
+                    }
+                    self.unit_done(j, g, i);
+                } else if self.params.overhead == 0 {
+                    self.inject(m);
+                } else {
+                    self.push(now + self.params.overhead, Ev::Inject(m));
+                }
+            }
+            Kind::Recv | Kind::Copy => self.unit_done(j, g, i),
+            Kind::RecvReduce | Kind::Reduce => {
+                let at = if sw {
+                    now + self.params.aggregation_delay
+                } else {
+                    let t = job.cpu_free[p].max(now) + self.params.reduce_ps(job.bytes[gu]);
+                    job.cpu_free[p] = t;
+                    t
+                };
+                if at == now {
+                    self.unit_done(j, g, i);
+                } else {
+                    self.push(at, Ev::Unit(j, g, i));
+                }
+            }
+        }
+    }
+
+    fn finish(self, setup: &Setup) -> Result<PacketRun, Stuck> {
+        if let Some((j, job)) = self.jobs.iter().enumerate().find(|(_, x)| x.left > 0) {
+            let why = match self.unroutable {
+                Some((a, b)) => format!(
+                    "node {} cannot reach node {} (a message's destination)",
+                    self.router_name(a),
+                    self.router_name(b)
+                ),
+                None => {
+                    let p = (0..job.ops())
+                        .find(|&g| job.ended[g] == u64::MAX)
+                        .map(|g| job.proc_of[g])
+                        .unwrap_or(0);
+                    format!(
+                        "nothing can move any more (first waiting process: {p}); with lossless flow control this is a credit deadlock on a cyclic route, or a program that cannot finish"
+                    )
+                }
+            };
+            return Err(Stuck {
+                job: j as u32,
+                ops_left: job.left,
+                why,
+            });
+        }
+        let jobs = self
+            .jobs
+            .iter()
+            .zip(&self.job_end)
+            .zip(&setup.jobs)
+            .map(|((js, &end), job)| JobRun {
+                name: job.program.name.clone(),
+                hosts: job.hosts.clone(),
+                finish: js.finish.clone(),
+                ranks: js.ranks,
+                bytes: job.bytes,
+                end,
+                spans: setup.trace.then(|| super::report::spans(js)),
+            })
+            .collect();
+        Ok(PacketRun {
+            jobs,
+            end: self.now,
+            link_bytes: self.ports.iter().map(|p| p.bytes).collect(),
+            events: self.events,
+            packets: self.packets,
+            messages: self.job_messages,
+            bg_hosts: self.bg_hosts.len() as u64,
+            bg_messages: self.bg_messages,
+            bg_bytes: self.bg_bytes,
+            stalls: self.stalls,
+            stall_ps: self.stall_ps,
+            drops: 0,
+            seed: setup.seed,
+        })
+    }
+
+    fn router_name(&self, n: u32) -> String {
+        format!("`{}`", self.router.node_name(n as usize))
+    }
+}

@@ -1,0 +1,111 @@
+//! The state the packet engine keeps per directed link ([`Port`]: its output queue, what it is
+//! sending, its credit for the far end's buffer), per message ([`Msg`]) and per packet
+//! ([`Pkt`]); see [`super::engine`] for how they move.
+
+use super::params::PacketParams;
+use crate::net::Net;
+use std::collections::VecDeque;
+
+/// No link, packet or message.
+pub(super) const NONE: u32 = u32::MAX;
+/// The owner of background messages.
+pub(super) const BG: u32 = u32::MAX;
+
+/// The output port of a directed link.
+pub(super) struct Port {
+    /// The far end, and the link latency (ps).
+    pub(super) to: u32,
+    pub(super) lat: u64,
+    /// Picoseconds per byte when whole, else 0 and `a / b` per byte.
+    pub(super) ppb: u64,
+    pub(super) a: u128,
+    pub(super) b: u128,
+    /// Sending `cur`, which took credit of the far end when `cur_credit`.
+    pub(super) busy: bool,
+    pub(super) cur: u32,
+    pub(super) cur_credit: bool,
+    /// Packets to forward, and this host's own messages (packetised as they go), served in
+    /// turn (`turn`: packets next); `queued` bytes wait in both.
+    pub(super) pkts: VecDeque<u32>,
+    pub(super) msgs: VecDeque<u32>,
+    pub(super) turn: bool,
+    pub(super) queued: u64,
+    /// Bytes of the far end's buffer this port may still fill.
+    pub(super) credit: u64,
+    /// Since when the head packet waits for credit (u64::MAX: it does not).
+    pub(super) stalled: u64,
+    /// Bytes sent on the wire.
+    pub(super) bytes: u64,
+}
+
+impl Port {
+    pub(super) fn ser(&self, wire: u64) -> u64 {
+        if self.ppb > 0 {
+            wire * self.ppb
+        } else {
+            (u128::from(wire) * self.a).div_ceil(self.b) as u64
+        }
+    }
+}
+
+/// A message in flight (its slot is reused once all its packets have arrived).
+pub(super) struct Msg {
+    pub(super) src: u32,
+    pub(super) dst: u32,
+    pub(super) bytes: u64,
+    pub(super) npk: u32,
+    pub(super) sent: u32,
+    pub(super) arrived: u32,
+    pub(super) key: u64,
+    pub(super) path: u32,
+    /// Job index, or BG.
+    pub(super) owner: u32,
+    /// The send op (jobs) or the sending host's index among the congesting hosts.
+    pub(super) op: u32,
+    /// Posted by a host (packetised at its NIC) rather than emitted by a switch process.
+    pub(super) hosted: bool,
+}
+
+/// A packet in flight: packet `idx` of message `msg`, `wire` bytes, `hop` links done.
+#[derive(Clone, Copy)]
+pub(super) struct Pkt {
+    pub(super) msg: u32,
+    pub(super) idx: u32,
+    pub(super) wire: u32,
+    /// The link whose far-end buffer (credit) this packet holds.
+    pub(super) held: u32,
+    pub(super) hop: u32,
+}
+
+/// One port per directed link of `net`, idle, with a full buffer of credit.
+pub(super) fn ports(net: &Net, params: &PacketParams) -> Vec<Port> {
+    net.links
+        .iter()
+        .map(|l| {
+            let ps = num_rational::BigRational::from_integer(1_000_000_000_000u64.into());
+            let per = ps / &l.bandwidth;
+            let (a, b) = (
+                u128::try_from(per.numer()).unwrap_or(u128::MAX),
+                u128::try_from(per.denom()).unwrap_or(1),
+            );
+            let lat = super::ps_of(&l.latency);
+            Port {
+                to: l.to as u32,
+                lat,
+                ppb: if b == 1 { a as u64 } else { 0 },
+                a,
+                b,
+                busy: false,
+                cur: NONE,
+                cur_credit: false,
+                pkts: VecDeque::new(),
+                msgs: VecDeque::new(),
+                turn: false,
+                queued: 0,
+                credit: params.queue,
+                stalled: u64::MAX,
+                bytes: 0,
+            }
+        })
+        .collect()
+}

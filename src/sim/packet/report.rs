@@ -1,0 +1,348 @@
+//! What a packet-level run reports ([`PacketRun`]) and its text form ([`render`]): per-rank
+//! finish times, goodput (the collective's data size over its time, in Gb/s as the paper plots
+//! it), nccl-tests' algbw and busbw, the distribution of link utilisation (the paper's Fig. 7b
+//! and 10b: one sample per directed link, its bytes on the wire over bandwidth x time, in ten
+//! bins), the average network utilisation (the mean of those samples, as Section 5.2 computes
+//! it), stalls (lossless flow control never drops, so drops are always 0 and said so), events,
+//! and the Chrome trace (the flow model's [`LaneSpan`]s and JSON). Over several runs,
+//! [`Summary`] gives the median, minimum and maximum, as the paper reports its five runs.
+
+use super::job::{JobState, Kind};
+use super::{Network, PacketParams};
+use crate::sema::model::CollectiveKind;
+use crate::sim::fluid::{FlowRun, LaneSpan, bus_factor, show_seconds};
+use std::fmt::Write as _;
+
+/// One program's part of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobRun {
+    pub name: String,
+    /// The compute node of each rank.
+    pub hosts: Vec<u32>,
+    /// Per process (ranks, then switch processes): when its last op completed, in ps.
+    pub finish: Vec<u64>,
+    pub ranks: u32,
+    /// The collective's data size.
+    pub bytes: u64,
+    /// When its last op completed, in ps.
+    pub end: u64,
+    pub spans: Option<Vec<LaneSpan>>,
+}
+
+impl JobRun {
+    pub fn seconds(&self) -> f64 {
+        self.end as f64 * 1e-12
+    }
+
+    /// Data size over time, in bits per second.
+    pub fn goodput(&self) -> f64 {
+        if self.end == 0 {
+            0.0
+        } else {
+            self.bytes as f64 * 8.0 / self.seconds()
+        }
+    }
+}
+
+/// A finished packet-level run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacketRun {
+    pub jobs: Vec<JobRun>,
+    /// When the last job finished (the end of the run), ps.
+    pub end: u64,
+    /// Bytes on the wire per directed link (every packet: collective and background).
+    pub link_bytes: Vec<u64>,
+    pub events: u64,
+    pub packets: u64,
+    /// Messages of the programs, and of the background traffic.
+    pub messages: u64,
+    pub bg_hosts: u64,
+    pub bg_messages: u64,
+    /// Background payload delivered.
+    pub bg_bytes: u64,
+    /// Times a port had to wait for credit, and the total time ports waited (ps).
+    pub stalls: u64,
+    pub stall_ps: u64,
+    /// Always 0: flow control is lossless.
+    pub drops: u64,
+    pub seed: u64,
+}
+
+/// Bins of the utilisation histogram: [0,10%), ..., [90%,100%].
+pub const BINS: usize = 10;
+
+impl PacketRun {
+    /// Per directed link, its share of the run spent sending (bytes x 8 / bandwidth / time).
+    pub fn utilisation(&self, net: &crate::net::Net) -> Vec<f64> {
+        let t = self.end as f64 * 1e-12;
+        self.link_bytes
+            .iter()
+            .zip(&net.links)
+            .map(|(&b, l)| {
+                if t > 0.0 && l.bw > 0.0 {
+                    b as f64 / (l.bw * t)
+                } else {
+                    0.0
+                }
+            })
+            .collect()
+    }
+
+    /// Links per utilisation bin (a link at exactly 100% counts in the last).
+    pub fn histogram(&self, net: &crate::net::Net) -> [u64; BINS] {
+        let mut h = [0u64; BINS];
+        for u in self.utilisation(net) {
+            let b = ((u * BINS as f64).floor() as usize).min(BINS - 1);
+            h[b] += 1;
+        }
+        h
+    }
+
+    /// The mean utilisation over all directed links.
+    pub fn average_utilisation(&self, net: &crate::net::Net) -> f64 {
+        let u = self.utilisation(net);
+        u.iter().sum::<f64>() / u.len().max(1) as f64
+    }
+
+    /// Job `j` in the flow model's report shape (finish times in seconds, link bytes, spans), so
+    /// algbw, busbw and the Chrome trace are computed as for flow runs.
+    pub fn as_flow_run(&self, j: usize) -> FlowRun {
+        let job = &self.jobs[j];
+        FlowRun {
+            finish: job.finish[..job.ranks as usize]
+                .iter()
+                .map(|&f| f as f64 * 1e-12)
+                .collect(),
+            link_bytes: self
+                .link_bytes
+                .iter()
+                .enumerate()
+                .filter(|x| *x.1 > 0)
+                .map(|(l, &b)| (l as u32, b as f64))
+                .collect(),
+            messages: self.messages,
+            spans: job.spans.clone(),
+        }
+    }
+
+    /// Every job's timeline as one Chrome trace (job j's processes numbered after job j-1's).
+    pub fn chrome_json(&self) -> Option<String> {
+        let mut all = Vec::new();
+        let mut offset = 0u32;
+        for job in &self.jobs {
+            for s in job.spans.as_ref()? {
+                let mut s = s.clone();
+                s.pid += offset;
+                all.push(s);
+            }
+            offset += job.finish.len() as u32;
+        }
+        FlowRun {
+            finish: Vec::new(),
+            link_bytes: Vec::new(),
+            messages: 0,
+            spans: Some(all),
+        }
+        .chrome_json()
+    }
+}
+
+/// Every completed op of a job as a timeline interval: lane 0 sends, 1 receives, 2 local
+/// reductions and copies; `pid` is the process.
+pub fn spans(js: &JobState) -> Vec<LaneSpan> {
+    let mut out = Vec::with_capacity(js.ops());
+    for g in 0..js.ops() {
+        if js.ended[g] == u64::MAX {
+            continue;
+        }
+        let (lane, name) = match js.kind[g] {
+            Kind::Send => (0, "send"),
+            Kind::Recv => (1, "recv"),
+            Kind::RecvReduce => (1, "recv_reduce"),
+            Kind::Reduce => (2, "reduce"),
+            Kind::Copy => (2, "copy"),
+        };
+        let p = js.proc_of[g];
+        out.push(LaneSpan {
+            pid: p,
+            lane,
+            name: name.to_string(),
+            start: js.started[g] as f64 * 1e-12,
+            end: js.ended[g] as f64 * 1e-12,
+            args: vec![
+                ("bytes".to_string(), serde_json::json!(js.bytes[g])),
+                (
+                    "op".to_string(),
+                    serde_json::json!(g - js.base[p as usize] as usize),
+                ),
+            ],
+        });
+    }
+    out
+}
+
+/// Median, minimum and maximum of job 0's time over runs (the median of an even count is the
+/// lower middle run, an actual run).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Summary {
+    pub median: u64,
+    pub min: u64,
+    pub max: u64,
+    pub bytes: u64,
+}
+
+impl Summary {
+    pub fn of(runs: &[PacketRun]) -> Option<Summary> {
+        let mut t: Vec<u64> = runs
+            .iter()
+            .filter_map(|r| r.jobs.first())
+            .map(|j| j.end)
+            .collect();
+        if t.is_empty() {
+            return None;
+        }
+        t.sort_unstable();
+        Some(Summary {
+            median: t[(t.len() - 1) / 2],
+            min: t[0],
+            max: t[t.len() - 1],
+            bytes: runs[0].jobs[0].bytes,
+        })
+    }
+
+    /// Goodput in Gb/s of a time in ps.
+    pub fn gbps(&self, t: u64) -> f64 {
+        if t == 0 {
+            0.0
+        } else {
+            self.bytes as f64 * 8.0 / (t as f64 * 1e-12) / 1e9
+        }
+    }
+}
+
+fn gbps(bits: f64) -> String {
+    format!("{:.2} Gb/s", bits / 1e9)
+}
+
+/// The report of runs of one collective: the model line, then per run (one, or a table of
+/// several and their median, min and max) the time and goodput; for the first run the per-rank
+/// finish times, the link-utilisation histogram, the average utilisation and the busiest links.
+pub fn render(
+    network: &Network,
+    params: &PacketParams,
+    kind: CollectiveKind,
+    runs: &[PacketRun],
+) -> String {
+    let mut out = String::new();
+    let Some(first) = runs.first() else {
+        return out;
+    };
+    let net = &network.net;
+    let job = &first.jobs[0];
+    let _ = writeln!(
+        out,
+        "packet model on `{}` ({} compute nodes, {} directed links; lossless credit flow control)\n  {}",
+        network.name,
+        network.hosts.len(),
+        net.links.len(),
+        params.describe()
+    );
+    let _ = writeln!(
+        out,
+        "{} of {} B, schedule {}: {} ranks, {} background hosts",
+        kind.name(),
+        job.bytes,
+        job.name,
+        job.ranks,
+        first.bg_hosts
+    );
+    if runs.len() > 1 {
+        out.push_str("runs (seed: time, goodput):\n");
+        for r in runs {
+            let _ = writeln!(
+                out,
+                "  {}: {}, {}",
+                r.seed,
+                show_seconds(r.jobs[0].seconds()),
+                gbps(r.jobs[0].goodput())
+            );
+        }
+        if let Some(s) = Summary::of(runs) {
+            let _ = writeln!(
+                out,
+                "over {} runs: median {} ({:.2} Gb/s), min {} ({:.2} Gb/s), max {} ({:.2} Gb/s)",
+                runs.len(),
+                show_seconds(s.median as f64 * 1e-12),
+                s.gbps(s.median),
+                show_seconds(s.min as f64 * 1e-12),
+                s.gbps(s.min),
+                show_seconds(s.max as f64 * 1e-12),
+                s.gbps(s.max)
+            );
+        }
+        let _ = writeln!(out, "details of the run with seed {}:", first.seed);
+    }
+    let flow = first.as_flow_run(0);
+    let n = job.ranks as usize;
+    let _ = writeln!(
+        out,
+        "time {} ({} ps), goodput {}, algbw {:.2} GB/s, busbw {:.2} GB/s",
+        show_seconds(job.seconds()),
+        job.end,
+        gbps(job.goodput()),
+        flow.algbw(job.bytes) / 1e9,
+        flow.algbw(job.bytes) * bus_factor(kind, n) / 1e9
+    );
+    let _ = writeln!(
+        out,
+        "events {}, packets {}, messages {} (+{} background, {} B of background payload delivered)",
+        first.events, first.packets, first.messages, first.bg_messages, first.bg_bytes
+    );
+    let _ = writeln!(
+        out,
+        "queue drops {} (lossless), credit stalls {} ({} of port time waiting)",
+        first.drops,
+        first.stalls,
+        show_seconds(first.stall_ps as f64 * 1e-12)
+    );
+    out.push_str("Times:\n");
+    for (r, f) in job.finish[..n].iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "Rank {r} ({}): {}",
+            net.names[job.hosts[r] as usize],
+            show_seconds(*f as f64 * 1e-12)
+        );
+    }
+    let hist = first.histogram(net);
+    let total = net.links.len().max(1) as f64;
+    let _ = writeln!(
+        out,
+        "link utilisation (directed links by share of the run spent sending, all traffic):"
+    );
+    let widest = hist.iter().copied().max().unwrap_or(0).max(1) as f64;
+    for (b, &c) in hist.iter().enumerate() {
+        let bar = "#".repeat(((c as f64 / widest) * 40.0).round() as usize);
+        let _ = writeln!(
+            out,
+            "  {:>3}-{:<4} {:>6} {:>5.1}% {bar}",
+            b * 10,
+            format!("{}%", (b + 1) * 10),
+            c,
+            c as f64 / total * 100.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "average network utilisation: {:.1}% over {} directed links",
+        first.average_utilisation(net) * 100.0,
+        net.links.len()
+    );
+    let mut util: Vec<(usize, f64)> = first.utilisation(net).into_iter().enumerate().collect();
+    util.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    out.push_str("busiest links:\n");
+    for (l, u) in util.iter().take(5) {
+        let _ = writeln!(out, "  {}: {:.1}%", net.link_name(*l as u32), u * 100.0);
+    }
+    out
+}
