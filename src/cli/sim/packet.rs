@@ -45,37 +45,8 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
         ]);
     };
     let params = PacketParams::from_model(cm).unwrap_or_default();
-    let (program, _) = crate::lower::lower_and_verify(m)?;
     let network = Network::new(topo);
-    let declared: Vec<u32> = c.ranks.iter().map(|&r| r as u32).collect();
-    let model_error = |why: String| {
-        vec![
-            Diagnostic::error(Code::BadValue, cm.span, why)
-                .label("this packet model")
-                .help("lower `background_hosts` (or use `background: F;`, a fraction of the hosts outside the collective), or declare fewer participants"),
-        ]
-    };
-    packet::plan(&network, &declared, &params, ask.seed).map_err(model_error)?;
-    let runs = packet::run_seeds(
-        &network,
-        &program,
-        &declared,
-        &params,
-        ask.seed,
-        ask.runs,
-        ask.trace.is_some(),
-    )
-    .map_err(|s| {
-        vec![
-            Diagnostic::error(
-                Code::IrDeadlock,
-                m.build_span(None),
-                format!("the packet simulation cannot finish: {} ({} ops of program {} left)", s.why, s.ops_left, s.job),
-            )
-            .label("this schedule")
-            .help("on a cyclic topology, give ports more buffer (`queue`) or use `routing: minimal`; otherwise this is a bug in collc: please report it with the file"),
-        ]
-    })?;
+    let runs = packet::run_file(m, cm.span, &params, ask.seed, ask.runs, ask.trace.is_some())?;
     if let Some(path) = ask.trace
         && let Some(json) = runs[0].chrome_json()
         && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())

@@ -8,7 +8,8 @@
 //!   lazily, one packet per transmission, and the send completes when the last packet has left.
 //! - **Links.** Each directed link has one output port: a FIFO of packets (serving transit
 //!   packets and the host's own messages in turn), serialising one packet at a time at the
-//!   link's bandwidth (rounded up to whole picoseconds per packet). A packet reaches the far end
+//!   link's bandwidth (rounded up to whole picoseconds per packet). Messages queued at a port
+//!   are served round robin, one packet each in turn. A packet reaches the far end
 //!   the link latency after its last bit left (store and forward: a switch forwards a packet
 //!   only once it has all of it), plus `switch_delay` when the far end is a switch or forwards
 //!   the packet (a compute node of a direct network). There it is routed ([`super::route`]) into
@@ -322,12 +323,17 @@ impl Sim<'_> {
         let pid = if use_pkt {
             port.pkts.pop_front().unwrap_or(NONE)
         } else {
+            // Messages waiting at a port take turns packet by packet, as a NIC serves its
+            // queue pairs (and a switch its multicast copies): concurrent sends share the link.
             let m = port.msgs[0];
             let mm = &mut self.msgs[m as usize];
             let idx = mm.sent;
             mm.sent += 1;
-            if mm.sent == mm.npk {
-                self.ports[l as usize].msgs.pop_front();
+            let done = mm.sent == mm.npk;
+            let q = &mut self.ports[l as usize].msgs;
+            q.pop_front();
+            if !done {
+                q.push_back(m);
             }
             self.new_pkt(m, idx)
         };

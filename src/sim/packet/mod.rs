@@ -10,6 +10,7 @@
 //!   its event queue (a radix heap).
 //! - [`job`]: an IR program's ops as the engine runs them (switch processes stream).
 //! - [`traffic`]: the seeded RNG, random placement and background traffic.
+//! - [`file`]: a `.coll` file's collective run after run, lowered for where each run places it.
 //! - [`report`]: results ([`PacketRun`]): per-rank finish times, goodput, link utilisation
 //!   (histogram and average), stalls, events, the Chrome trace; summaries over runs.
 //!
@@ -25,6 +26,7 @@
 //! issue's, on top of this engine).
 
 pub mod engine;
+pub mod file;
 pub mod job;
 pub mod params;
 mod port;
@@ -34,6 +36,7 @@ pub mod route;
 pub mod traffic;
 
 pub use engine::simulate;
+pub use file::run_file;
 pub use params::{Background, PacketParams, Routing};
 pub use report::{JobRun, PacketRun, Summary};
 
