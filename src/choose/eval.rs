@@ -1,6 +1,7 @@
 //! One (family, size) pair of a file simulated on its topology under the flow-level model: the
 //! file's model with the schedule and the collective's size swapped in, lowered and run by
-//! [`crate::sim::fluid`] (host families) or tree by tree (forests).
+//! [`crate::sim::fluid`] (host families) or tree by tree (forests); or under a packet model
+//! ([`evaluate_packet`]), any family the packet simulator runs, in-network ones included.
 
 use crate::diag::Diagnostic;
 use crate::net::{FlowParams, Net};
@@ -107,4 +108,21 @@ fn forest(
     Ok(crate::sim::fluid::run_forest(
         topo, &net, params, c, &refs, ch.chunks, false,
     ))
+}
+
+/// Simulates `family` on the file's network with the collective resized to `bytes` under the
+/// packet model `params`, runs with seeds `seed..seed+runs`: the median time in seconds.
+pub fn evaluate_packet(
+    m: &Model,
+    family: &Family,
+    bytes: u64,
+    params: &crate::sim::packet::PacketParams,
+    seed: u64,
+    runs: u64,
+) -> Result<f64, Vec<Diagnostic>> {
+    let mm = with_family_and_size(m, family, bytes);
+    let span = mm.build_span(None);
+    let runs = crate::sim::packet::run_file(&mm, span, params, seed, runs, false)?;
+    let s = crate::sim::packet::Summary::of(&runs).ok_or_else(Vec::new)?;
+    Ok(s.median as f64 * 1e-12)
 }

@@ -8,9 +8,9 @@ mod eval;
 pub mod windows;
 
 pub use auto::{AutoPick, resolve};
-pub use eval::{evaluate, with_family_and_size};
+pub use eval::{evaluate, evaluate_packet, with_family_and_size};
 
-use crate::sema::model::{AutoOr, Family, Model};
+use crate::sema::model::{AutoOr, Family, Model, NodeKind, TreeRoots};
 use crate::sema::schedule::supports;
 
 /// The families that implement the file's collective, with their parameters left to collc
@@ -40,6 +40,26 @@ pub fn candidates(m: &Model) -> Vec<Family> {
     .filter(|f| supports(f, c.kind))
     .filter(|f| m.topology.is_some() || !matches!(f, Family::Forest { .. }))
     .collect()
+}
+
+/// The in-network families the packet simulator runs, for files whose topology has switches:
+/// one static tree (as SHARP, SwitchML or ATP) and four (as PANAMA, the Canary paper's
+/// baseline), roots drawn by seed.
+pub fn in_network_candidates(m: &Model) -> Vec<Family> {
+    let (Some(c), Some(t)) = (&m.collective, &m.topology) else {
+        return Vec::new();
+    };
+    if !t.nodes.iter().any(|n| n.kind == NodeKind::Switch) {
+        return Vec::new();
+    }
+    [1, 4]
+        .into_iter()
+        .map(|trees| Family::StaticTrees {
+            trees,
+            roots: TreeRoots::Random { seed: 0 },
+        })
+        .filter(|f| supports(f, c.kind))
+        .collect()
 }
 
 #[cfg(test)]

@@ -4,7 +4,9 @@
 //! drawn as a chart of algbw against size. The figures come from the flow-level model:
 //! `--model NAME` names a declared `flow` model, else the `sim` target's, else the only
 //! declared one, else the defaults
-//! ([`crate::net::for_file`]). `--sizes` takes a range or a list (`compare::sizes`); a bad value
+//! ([`crate::net::for_file`]); or from the packet-level simulator when `--model` (or, without
+//! it, the `sim` target) names a `packet` model, which adds the in-network families and takes
+//! `--seed` and `--runs`. `--families` keeps only the named families. `--sizes` takes a range or a list (`compare::sizes`); a bad value
 //! is a diagnostic pointing into the flag.
 
 use super::progress::{Reporter, Verbose};
@@ -31,18 +33,30 @@ pub(super) struct CompareArgs {
     /// The `.coll` file whose topology and collective to compare schedules on.
     file: PathBuf,
     /// Sizes to simulate: a range doubling from the first size (`1KiB..1GiB`), a range with
-    /// another factor (`1KiB..1GiB*4`), or a list (`8B,1MiB,64MiB`).
-    #[arg(long, value_name = "SIZES", default_value = sizes::DEFAULT)]
-    sizes: String,
+    /// another factor (`1KiB..1GiB*4`), or a list (`8B,1MiB,64MiB`). Default: 1KiB..1GiB under
+    /// a flow model, the collective's declared size under a packet model.
+    #[arg(long, value_name = "SIZES")]
+    sizes: Option<String>,
     /// How to print the comparison.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
     /// Also draw algbw against size as an SVG line chart.
     #[arg(long, value_name = "OUT.svg")]
     plot: Option<PathBuf>,
-    /// The declared `flow` model whose per-message overhead and reduction time to simulate with.
+    /// The declared model to simulate with: a `flow` model, or a `packet` model (which also
+    /// runs the in-network families). Default: the `sim` target's packet model if it names
+    /// one, else the file's flow model or the flow defaults.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
+    /// Only these families (comma-separated names, e.g. `ring,static_trees`).
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    families: Vec<String>,
+    /// Packet model: the seed of the first run.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Packet model: runs per figure (seeds seed..seed+N; each figure is their median).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    runs: u64,
     /// Write the table, CSV or JSON to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -59,26 +73,38 @@ fn at_flag(files: &mut SourceMap, flag: &str, value: &str, at: std::ops::Range<u
     Span::new(f, skip + at.start, skip + at.end)
 }
 
-/// The flow parameters `--model` asks for, or the file's ([`net::for_file`]).
-fn flow_params(
+/// The engine `--model` asks for (a flow or packet model), or the file's: the `sim` target's
+/// packet model, else its flow parameters ([`net::for_file`]).
+fn engine(
     m: &Model,
-    asked: Option<&str>,
+    a: &CompareArgs,
     files: &mut SourceMap,
-) -> Result<net::FlowParams, Diagnostic> {
-    let Some(name) = asked else {
-        return Ok(net::for_file(m, None));
+) -> Result<compare::Engine, Diagnostic> {
+    let packet = |x: &crate::sema::model::CostModel| {
+        crate::sim::packet::PacketParams::from_model(x).map(|params| compare::Engine::Packet {
+            params,
+            seed: a.seed,
+            runs: a.runs,
+        })
+    };
+    let Some(name) = a.model.as_deref() else {
+        let target = m
+            .sim_target_model()
+            .and_then(|t| m.models.iter().find(|x| x.name == t))
+            .and_then(packet);
+        return Ok(target.unwrap_or_else(|| compare::Engine::Flow(net::for_file(m, None))));
     };
     let span = at_flag(files, "model", name, 0..name.len());
     let flows: Vec<&str> = m
         .models
         .iter()
-        .filter(|x| x.kind == CostModelKind::Flow)
+        .filter(|x| matches!(x.kind, CostModelKind::Flow | CostModelKind::Packet))
         .map(|x| x.name.as_str())
         .collect();
     let help = if flows.is_empty() {
         "declare one, e.g. `model fluid: flow { overhead: 2 us; }`, or leave out `--model` for the defaults".to_string()
     } else {
-        format!("declared flow models: {}", flows.join(", "))
+        format!("declared flow and packet models: {}", flows.join(", "))
     };
     match m.models.iter().find(|x| x.name == name) {
         None => Err(Diagnostic::error(
@@ -88,16 +114,18 @@ fn flow_params(
         )
         .label("no such model")
         .help(help)),
-        Some(x) => net::FlowParams::from_model(x).ok_or_else(|| {
+        Some(x) => packet(x)
+            .or_else(|| net::FlowParams::from_model(x).map(compare::Engine::Flow))
+            .ok_or_else(|| {
             Diagnostic::error(
                 Code::BadValue,
                 span,
                 format!(
-                    "`{name}` is a `{}` model; `collc compare` simulates with a `flow` model",
+                    "`{name}` is a `{}` model; `collc compare` simulates with a `flow` or `packet` model",
                     x.kind.name()
                 ),
             )
-            .label("not a flow model")
+            .label("not a flow or packet model")
             .help(help)
         }),
     }
@@ -108,10 +136,28 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
     let mut files = SourceMap::new();
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
-    let sizes = match sizes::parse(&a.sizes) {
+    rep.phase(Phase::Check, None);
+    let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
+    let engine = match &model {
+        Some(m) => engine(m, &a, &mut files).map_err(|d| diags.push(d)).ok(),
+        None => None,
+    };
+    let declared = |m: &Model| {
+        m.collective
+            .as_ref()
+            .map(|c| sizes::show(c.count.saturating_mul(c.dtype.bytes())).replace(' ', ""))
+    };
+    let spec = match (&a.sizes, &engine, &model) {
+        (Some(s), _, _) => s.clone(),
+        (None, Some(compare::Engine::Packet { .. }), Some(m)) => {
+            declared(m).unwrap_or_else(|| sizes::DEFAULT.to_string())
+        }
+        _ => sizes::DEFAULT.to_string(),
+    };
+    let sizes = match sizes::parse(&spec) {
         Ok(s) => s,
         Err(e) => {
-            let span = at_flag(&mut files, "sizes", &a.sizes, e.at);
+            let span = at_flag(&mut files, "sizes", &spec, e.at);
             diags.push(
                 Diagnostic::error(e.code, span, e.message)
                     .label(e.label)
@@ -120,15 +166,33 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
             Vec::new()
         }
     };
-    rep.phase(Phase::Check, None);
-    let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
-    let params = match &model {
-        Some(m) => flow_params(m, a.model.as_deref(), &mut files)
-            .map_err(|d| diags.push(d))
-            .ok(),
-        None => None,
-    };
-    let (Some(model), Some(params)) = (model, params) else {
+    if let (Some(m), Some(e)) = (&model, &engine) {
+        let known: Vec<&'static str> = compare::families_for(m, e)
+            .iter()
+            .map(|f| f.name())
+            .collect();
+        let spec = a.families.join(",");
+        let mut at = 0;
+        for name in &a.families {
+            if !known.contains(&name.as_str()) {
+                let span = at_flag(&mut files, "families", &spec, at..at + name.len());
+                diags.push(
+                    Diagnostic::error(
+                        Code::UnknownName,
+                        span,
+                        format!("`{name}` is not a family this comparison runs"),
+                    )
+                    .label("no such family here")
+                    .help(format!(
+                        "families of this file under this model: {}",
+                        known.join(", ")
+                    )),
+                );
+            }
+            at += name.len() + 1;
+        }
+    }
+    let (Some(model), Some(engine)) = (model, engine) else {
         rep.finish();
         out.diags(&diags, &files);
         return 1;
@@ -138,7 +202,7 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
         out.diags(&diags, &files);
         return 1;
     }
-    let cmp = match compare::compare(&model, &sizes, &params, &rep) {
+    let cmp = match compare::compare(&model, &sizes, &engine, &a.families, &rep) {
         Ok(c) => c,
         Err(d) => {
             rep.finish();

@@ -3,6 +3,10 @@
 //! sweep by [`crate::choose::evaluate`], with the figures nccl-tests reports (time, algbw and
 //! busbw), the winner per size and the crossovers, where the winner changes.
 //!
+//! The figures come from one [`Engine`]: the flow-level model (host-based families), or the
+//! packet-level simulator, which also runs the in-network families (static trees) and takes the
+//! median of `runs` seeded runs per cell (random placement, roots and background traffic).
+//!
 //! [`compare`] runs the sweep: the (size, family) evaluations are independent and run in
 //! parallel (rayon, on [`crate::par::threads`] threads), and their results are kept in sweep
 //! order, so the output never depends on timing. A family that fails at some sizes keeps a
@@ -19,6 +23,8 @@ use crate::net::FlowParams;
 use crate::progress::{Phase, Progress};
 use crate::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model};
 use crate::sim::fluid::outcome::bus_factor;
+use crate::sim::packet::PacketParams;
+use num_traits::ToPrimitive;
 use rayon::prelude::*;
 
 /// One (size, family) evaluation.
@@ -43,6 +49,70 @@ pub struct Crossover {
     pub to: usize,
 }
 
+/// The simulator a comparison's figures come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Engine {
+    Flow(FlowParams),
+    /// Each cell the median of runs with seeds `seed..seed+runs`.
+    Packet {
+        params: PacketParams,
+        seed: u64,
+        runs: u64,
+    },
+}
+
+impl Engine {
+    /// `flow` or `packet`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Engine::Flow(_) => "flow",
+            Engine::Packet { .. } => "packet",
+        }
+    }
+
+    /// The declared model's name, or None for the defaults.
+    pub fn declared(&self) -> Option<&str> {
+        match self {
+            Engine::Flow(p) => p.declared.as_deref(),
+            Engine::Packet { params, .. } => params.declared.as_deref(),
+        }
+    }
+
+    /// Per-message host overhead, in seconds.
+    pub fn overhead_s(&self) -> f64 {
+        match self {
+            Engine::Flow(p) => p.overhead_s(),
+            Engine::Packet { params, .. } => params.overhead as f64 * 1e-12,
+        }
+    }
+
+    /// Reduction time per byte, in seconds.
+    pub fn gamma_s(&self) -> f64 {
+        match self {
+            Engine::Flow(p) => p.gamma_s(),
+            Engine::Packet { params, .. } => params.gamma.to_f64().unwrap_or(0.0) * 1e-12,
+        }
+    }
+
+    /// One line naming the model and every parameter.
+    pub fn describe(&self) -> String {
+        match self {
+            Engine::Flow(p) => format!("flow-level model: {}", p.describe()),
+            Engine::Packet { params, seed, runs } => format!(
+                "packet-level model: {}; each figure the median of {runs} run{} (seed{} {seed}{})",
+                params.describe(),
+                if *runs == 1 { "" } else { "s" },
+                if *runs == 1 { "" } else { "s" },
+                if *runs == 1 {
+                    String::new()
+                } else {
+                    format!("..{}", seed + runs - 1)
+                }
+            ),
+        }
+    }
+}
+
 /// A finished sweep.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Comparison {
@@ -50,14 +120,23 @@ pub struct Comparison {
     pub kind: CollectiveKind,
     pub ranks: usize,
     pub dtype: Dtype,
-    /// The flow-level model's parameters every figure was simulated with.
-    pub params: FlowParams,
+    /// The simulator and parameters every figure was made with.
+    pub engine: Engine,
     /// The candidates, in [`crate::choose::candidates`] order.
     pub families: Vec<Family>,
     /// Bytes, ascending.
     pub sizes: Vec<u64>,
     /// `cells[size][family]`.
     pub cells: Vec<Vec<Cell>>,
+}
+
+/// The family's name in a column or winner: its name, with the tree count for static trees
+/// (`static_trees x4`), so the sweep's two tree counts read apart.
+pub fn short(f: &Family) -> String {
+    match f {
+        Family::StaticTrees { trees, .. } => format!("static_trees x{trees}"),
+        f => f.name().into(),
+    }
 }
 
 /// The family with its parameters as `collc compare` names it: `forest (k: auto, chunks: 1)`.
@@ -74,18 +153,31 @@ pub fn label(f: &Family) -> String {
         Family::Forest { k, chunks } => {
             format!("forest (k: {}, chunks: {})", auto(k), auto(chunks))
         }
+        Family::StaticTrees { trees, .. } => format!("static_trees (trees: {trees})"),
         f => f.name().into(),
     }
 }
 
-/// Sweeps every candidate of `m` over `sizes` (bytes) under `params`, one [`Progress::step`]
+/// The families a sweep under `engine` covers: [`crate::choose::candidates`], and under the
+/// packet engine [`crate::choose::in_network_candidates`] after them.
+pub fn families_for(m: &Model, engine: &Engine) -> Vec<Family> {
+    let mut families = crate::choose::candidates(m);
+    if let Engine::Packet { .. } = engine {
+        families.extend(crate::choose::in_network_candidates(m));
+    }
+    families
+}
+
+/// Sweeps every candidate of `m` (under the packet engine the in-network ones too, and only
+/// those named in `only` when it is not empty) over `sizes` (bytes) under `engine`, one [`Progress::step`]
 /// per evaluation. Errors when the file has no topology or collective, when the collective moves
 /// no data (barrier), when no family implements it, or when every evaluation failed (then the
 /// diagnostics of the first failure of each family).
 pub fn compare(
     m: &Model,
     sizes: &[u64],
-    params: &FlowParams,
+    engine: &Engine,
+    only: &[String],
     progress: &dyn Progress,
 ) -> Result<Comparison, Vec<Diagnostic>> {
     let span = m.build_span(None);
@@ -111,7 +203,10 @@ pub fn compare(
             .help("compare a collective that moves data, e.g. `collective allreduce { size: 1 MiB; }`"),
         ]);
     }
-    let families = crate::choose::candidates(m);
+    let mut families = families_for(m, engine);
+    if !only.is_empty() {
+        families.retain(|f| only.iter().any(|o| o == f.name()));
+    }
     if families.is_empty() {
         return Err(vec![
             Diagnostic::error(
@@ -136,10 +231,25 @@ pub fn compare(
         pairs
             .par_iter()
             .map(|&(bytes, f)| {
-                let r = crate::choose::evaluate(m, f, bytes, params).map(|run| Cell::Done {
-                    seconds: run.seconds(),
-                    algbw: run.algbw(bytes),
-                    busbw: run.busbw(c.kind, n, bytes),
+                let seconds = match engine {
+                    Engine::Flow(params) => {
+                        crate::choose::evaluate(m, f, bytes, params).map(|run| run.seconds())
+                    }
+                    Engine::Packet { params, seed, runs } => {
+                        crate::choose::evaluate_packet(m, f, bytes, params, *seed, *runs)
+                    }
+                };
+                let r = seconds.map(|seconds| {
+                    let algbw = if seconds > 0.0 {
+                        bytes as f64 / seconds
+                    } else {
+                        0.0
+                    };
+                    Cell::Done {
+                        seconds,
+                        algbw,
+                        busbw: algbw * bus_factor(c.kind, n),
+                    }
                 });
                 progress.step();
                 r
@@ -186,7 +296,7 @@ pub fn compare(
         kind: c.kind,
         ranks: n,
         dtype: c.dtype,
-        params: params.clone(),
+        engine: engine.clone(),
         families,
         sizes: sizes.to_vec(),
         cells,

@@ -3,7 +3,7 @@
 //! its `model` object. Numbers are formatted by Rust's exact float formatting, so the same
 //! comparison gives the same bytes.
 
-use super::{Cell, Comparison, label, sizes::show};
+use super::{Cell, Comparison, label, short, sizes::show};
 use serde::Serialize;
 
 /// The sweep's sizes as `1 KiB to 1 GiB (21 sizes)`.
@@ -19,7 +19,7 @@ fn span_of(c: &Comparison) -> String {
 
 /// The model line: `flow-level model: overhead ... (model `m`)`.
 pub fn model_line(c: &Comparison) -> String {
-    format!("flow-level model: {}", c.params.describe())
+    c.engine.describe()
 }
 
 /// What is compared: `allreduce of f16 on `a100` (16 ranks)`.
@@ -65,7 +65,7 @@ pub fn table(c: &Comparison) -> String {
     let mut head = format!("{:<10}", "");
     let mut cols = format!("{:<10}", "size");
     for f in &c.families {
-        head.push_str(&format!("   {:-^28}", format!(" {} ", f.name())));
+        head.push_str(&format!("   {:-^28}", format!(" {} ", short(f))));
         cols.push_str(&format!("   {:>10} {:>8} {:>8}", "time", "algbw", "busbw"));
     }
     head.push('\n');
@@ -91,7 +91,9 @@ pub fn table(c: &Comparison) -> String {
                 }
             }
         }
-        let w = c.winner(s).map_or("-", |w| c.families[w].name());
+        let w = c
+            .winner(s)
+            .map_or("-".to_string(), |w| short(&c.families[w]));
         out.push_str(&format!("   {w}\n"));
     }
     out.push('\n');
@@ -103,7 +105,7 @@ pub fn table(c: &Comparison) -> String {
         match only {
             Some(w) => out.push_str(&format!(
                 "crossovers: none; {} is fastest at every size\n",
-                c.families[w].name()
+                short(&c.families[w])
             )),
             None => out.push_str("crossovers: none\n"),
         }
@@ -113,8 +115,8 @@ pub fn table(c: &Comparison) -> String {
             .map(|x| {
                 format!(
                     "{} -> {} at {}",
-                    c.families[x.from].name(),
-                    c.families[x.to].name(),
+                    short(&c.families[x.from]),
+                    short(&c.families[x.to]),
                     show(x.bytes)
                 )
             })
@@ -142,7 +144,8 @@ pub fn csv(c: &Comparison) -> String {
     let mut out = String::from(
         "topology,collective,ranks,dtype,model,overhead_s,gamma_s_per_byte,size_bytes,family,schedule,time_s,algbw_GBps,busbw_GBps,winner,error\n",
     );
-    let model = c.params.declared.as_deref().unwrap_or("flow defaults");
+    let defaults = format!("{} defaults", c.engine.kind());
+    let model = c.engine.declared().unwrap_or(&defaults);
     for (s, row) in c.cells.iter().enumerate() {
         let winner = c.winner(s);
         for (f, cell) in row.iter().enumerate() {
@@ -170,8 +173,8 @@ pub fn csv(c: &Comparison) -> String {
                 c.ranks.to_string(),
                 c.dtype.name().to_string(),
                 field(model),
-                c.params.overhead_s().to_string(),
-                c.params.gamma_s().to_string(),
+                c.engine.overhead_s().to_string(),
+                c.engine.gamma_s().to_string(),
                 c.sizes[s].to_string(),
                 c.families[f].name().to_string(),
                 field(&label(&c.families[f])),
@@ -261,10 +264,10 @@ pub fn json(c: &Comparison) -> String {
         ranks: c.ranks,
         dtype: c.dtype.name(),
         model: JsonModel {
-            kind: "flow",
-            name: c.params.declared.as_deref(),
-            overhead_s: c.params.overhead_s(),
-            gamma_s_per_byte: c.params.gamma_s(),
+            kind: c.engine.kind(),
+            name: c.engine.declared(),
+            overhead_s: c.engine.overhead_s(),
+            gamma_s_per_byte: c.engine.gamma_s(),
             description: model_line(c),
         },
         bus_factor: c.bus_factor(),

@@ -71,6 +71,9 @@ pub(super) struct SimArgs {
     /// Packet model: repeat with seeds seed..seed+N and report median, min and max.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     runs: Option<u64>,
+    /// Packet model: draw each run's link-utilisation distribution as an SVG histogram.
+    #[arg(long, value_name = "OUT.svg")]
+    plot: Option<PathBuf>,
     /// Write the timeline as Chrome trace JSON (opens in Perfetto).
     #[arg(long, value_name = "OUT.json")]
     trace: Option<PathBuf>,
@@ -180,6 +183,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                 let ask = packet::Ask {
                     batch: a.batch,
                     trace: a.trace.as_deref(),
+                    plot: a.plot.as_deref(),
                     seed: a.seed.unwrap_or(1),
                     runs: a.runs.unwrap_or(1),
                 };
@@ -201,9 +205,9 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     }
                 };
             }
-            Some(_) if a.seed.is_some() || a.runs.is_some() => {
-                let f = files.add("<command line>", "--seed/--runs".to_string());
-                out.diags(&[packet::flags_unused(f, "--seed/--runs")], &files);
+            Some(_) if a.seed.is_some() || a.runs.is_some() || a.plot.is_some() => {
+                let f = files.add("<command line>", "--seed/--runs/--plot".to_string());
+                out.diags(&[packet::flags_unused(f, "--seed/--runs/--plot")], &files);
                 return 1;
             }
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {

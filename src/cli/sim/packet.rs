@@ -27,6 +27,7 @@ pub(in crate::cli) fn wanted<'m>(m: &'m Model, asked: Option<&str>) -> Option<&'
 pub(in crate::cli) struct Ask<'a> {
     pub batch: bool,
     pub trace: Option<&'a std::path::Path>,
+    pub plot: Option<&'a std::path::Path>,
     pub seed: u64,
     pub runs: u64,
 }
@@ -47,6 +48,46 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
     let params = PacketParams::from_model(cm).unwrap_or_default();
     let network = Network::new(topo);
     let runs = packet::run_file(m, cm.span, &params, ask.seed, ask.runs, ask.trace.is_some())?;
+    if let Some(path) = ask.plot {
+        let title = format!(
+            "{} of {} B, {} on `{}`",
+            c.kind.name(),
+            runs.first()
+                .and_then(|r| r.jobs.first())
+                .map_or(0, |j| j.bytes),
+            m.schedule.as_ref().map_or("", |s| s.family.name()),
+            network.name
+        );
+        let short = params
+            .declared
+            .as_deref()
+            .map_or("packet model defaults".to_string(), |n| {
+                format!("packet model `{n}`")
+            });
+        let svg =
+            packet::report::plot_utilisation(&network.net, &runs, &title, &short).map_err(|e| {
+                vec![
+                    Diagnostic::error(
+                        Code::Io,
+                        m.build_span(None),
+                        format!("cannot draw the utilisation chart: {e}"),
+                    )
+                    .label("while simulating this schedule")
+                    .help("this is a bug in collc: please report it with the file"),
+                ]
+            })?;
+        if let Err(e) = crate::cli::write_atomic(path, svg.as_bytes()) {
+            return Err(vec![
+                Diagnostic::error(
+                    Code::Io,
+                    m.build_span(None),
+                    format!("cannot write `{}`: {e}", path.display()),
+                )
+                .label("while simulating this schedule")
+                .help("check that the directory exists and is writable"),
+            ]);
+        }
+    }
     if let Some(path) = ask.trace
         && let Some(json) = runs[0].chrome_json()
         && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())
@@ -73,7 +114,7 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
 pub(in crate::cli) fn flags_unused(f: crate::diag::FileId, what: &str) -> Diagnostic {
     let (message, help) = if what.starts_with("--") {
         (
-            "`--seed` and `--runs` apply to packet-model simulations only",
+            "`--seed`, `--runs` and `--plot` apply to packet-model simulations only",
             "declare `model NAME: packet { ... }` and name it with `--model NAME`, or drop these flags",
         )
     } else {

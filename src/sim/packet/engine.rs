@@ -6,8 +6,11 @@
 //!   carries its share of the payload plus the header on the wire. A host posts a message
 //!   `overhead` after its send starts, to the NIC port of its first hop; the port packetises it
 //!   lazily, one packet per transmission, and the send completes when the last packet has left.
-//! - **Links.** Each directed link has one output port: a FIFO of packets (serving transit
-//!   packets and the host's own messages in turn), serialising one packet at a time at the
+//! - **Links.** Each directed link has one output port: packets to forward queue per input
+//!   (each incoming link, and the switch's own process) and the port serves the inputs round
+//!   robin, a packet each, as a switch crossbar arbitrates fairly between input ports (so a
+//!   tree's stream gets one input's share of a link that background traffic from many inputs
+//!   also wants); transit packets and the host's own messages take turns; serialising one packet at a time at the
 //!   link's bandwidth (rounded up to whole picoseconds per packet). Messages queued at a port
 //!   are served round robin, one packet each in turn. A packet reaches the far end
 //!   the link latency after its last bit left (store and forward: a switch forwards a packet
@@ -23,7 +26,8 @@
 //!   time instead of drops. Credit returns without delay (no credit latency), and packets bound
 //!   for the far end itself need no credit (hosts and switch processes consume at line rate).
 //!   Packets a switch process emits (aggregated results) enter its output queues without
-//!   credit: the switch's aggregation memory holds them, so a congested tree link does not
+//!   credit: the switch's aggregation memory holds them (so they do not count as the port's
+//!   buffer occupancy that adaptive routing reads, either), so a congested tree link does not
 //!   push back on the hosts feeding the tree (it still delays the tree's result).
 //!   Lossless networks can deadlock on cyclic routes (rings, tori with minimal routing under
 //!   heavy load) without virtual channels, which this model does not have: such a run ends with
@@ -36,7 +40,7 @@
 
 use super::job::{JobState, Kind};
 use super::params::{PacketParams, Routing};
-use super::port::{BG, Msg, NONE, Pkt, Port};
+use super::port::{BG, Inputs, Msg, NONE, Pkt, Port};
 use super::queue::RadixHeap;
 use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
@@ -63,6 +67,7 @@ struct Sim<'a> {
     seq: u64,
     heap: RadixHeap<Ev>,
     ports: Vec<Port>,
+    inputs: Inputs,
     router: Router<'a>,
     msgs: Vec<Msg>,
     pkts: Vec<Pkt>,
@@ -119,6 +124,7 @@ pub fn simulate(
         seq: 0,
         heap: RadixHeap::default(),
         ports,
+        inputs: Inputs::new(net),
         router: Router::new(net, params.routing, params.queue),
         msgs: Vec::new(),
         pkts: Vec::new(),
@@ -292,27 +298,42 @@ impl Sim<'_> {
 
     fn try_start(&mut self, l: LinkId) {
         let port = &self.ports[l as usize];
-        if port.busy || (port.pkts.is_empty() && port.msgs.is_empty()) {
+        if port.busy || (port.npk == 0 && port.msgs.is_empty()) {
             return;
         }
-        let use_pkt = !port.pkts.is_empty() && (port.msgs.is_empty() || port.turn);
-        let (wire, dst) = if use_pkt {
-            let p = self.pkts[port.pkts[0] as usize];
-            (u64::from(p.wire), self.msgs[p.msg as usize].dst)
+        // What may go: a packet for the far end itself, or one its buffer has credit for. The
+        // round robin serves the first input whose head packet may go (an input waiting for
+        // credit does not block the others: the far end's buffer is shared, but a packet it
+        // consumes needs none), and packets and own messages take turns.
+        let (to, credit) = (port.to, port.credit);
+        let fits = |wire: u64, dst: u32| dst == to || credit >= wire;
+        let pkt = (0..port.active.len()).find_map(|i| {
+            let p = self.pkts[port.head_at(i)? as usize];
+            let (wire, dst) = (u64::from(p.wire), self.msgs[p.msg as usize].dst);
+            fits(wire, dst).then_some((Some(i), wire, dst))
+        });
+        let msg = port.msgs.front().and_then(|&m| {
+            let m = &self.msgs[m as usize];
+            let (wire, dst) = (self.params.wire(m.bytes, u64::from(m.sent)), m.dst);
+            fits(wire, dst).then_some((None, wire, dst))
+        });
+        let pick = if port.turn || port.msgs.is_empty() {
+            pkt.or(msg)
         } else {
-            let m = &self.msgs[port.msgs[0] as usize];
-            (self.params.wire(m.bytes, u64::from(m.sent)), m.dst)
+            msg.or(pkt)
         };
-        let needs = dst != port.to;
         let now = self.now;
-        let port = &mut self.ports[l as usize];
-        if needs && port.credit < wire {
+        let Some((input, wire, dst)) = pick else {
+            let port = &mut self.ports[l as usize];
             if port.stalled == u64::MAX {
                 port.stalled = now;
                 self.stalls += 1;
             }
             return;
-        }
+        };
+        let use_pkt = input.is_some();
+        let needs = dst != to;
+        let port = &mut self.ports[l as usize];
         if port.stalled != u64::MAX {
             self.stall_ps += now - port.stalled;
             port.stalled = u64::MAX;
@@ -320,8 +341,8 @@ impl Sim<'_> {
         if needs {
             port.credit -= wire;
         }
-        let pid = if use_pkt {
-            port.pkts.pop_front().unwrap_or(NONE)
+        let pid = if let Some(i) = input {
+            port.pop_at(i).unwrap_or(NONE)
         } else {
             // Messages waiting at a port take turns packet by packet, as a NIC serves its
             // queue pairs (and a switch its multicast copies): concurrent sends share the link.
@@ -342,7 +363,12 @@ impl Sim<'_> {
         port.busy = true;
         port.cur = pid;
         port.cur_credit = needs;
-        port.queued -= wire;
+        if use_pkt && self.pkts[pid as usize].hop == 0 {
+            // A switch process's output, from its aggregation memory.
+            port.held -= wire;
+        } else {
+            port.queued -= wire;
+        }
         port.bytes += wire;
         let end = now + port.ser(wire);
         self.push(end, Ev::TxEnd(l));
@@ -389,8 +415,9 @@ impl Sim<'_> {
             let Some(next) = self.next_port(p.msg, at, p.hop) else {
                 return;
             };
+            let slot = self.inputs.slot(l);
             let port = &mut self.ports[next as usize];
-            port.pkts.push_back(pid);
+            port.push(slot, pid);
             port.queued += u64::from(p.wire);
             self.try_start(next);
             return;
@@ -497,9 +524,10 @@ impl Sim<'_> {
                     let pid = self.new_pkt(m, i);
                     if let Some(l) = self.next_port(m, src, 0) {
                         let w = u64::from(self.pkts[pid as usize].wire);
+                        let slot = self.inputs.local(src);
                         let port = &mut self.ports[l as usize];
-                        port.pkts.push_back(pid);
-                        port.queued += w;
+                        port.push(slot, pid);
+                        port.held += w;
                         self.try_start(l);
                     }
                     self.unit_done(j, g, i);

@@ -24,12 +24,20 @@ pub(super) struct Port {
     pub(super) busy: bool,
     pub(super) cur: u32,
     pub(super) cur_credit: bool,
-    /// Packets to forward, and this host's own messages (packetised as they go), served in
-    /// turn (`turn`: packets next); `queued` bytes wait in both.
-    pub(super) pkts: VecDeque<u32>,
+    /// Packets to forward, one queue per input (the incoming link's [`Inputs::slot`], or the
+    /// node's switch process, [`Inputs::local`]), served round robin over the inputs with
+    /// packets (`active`), one packet each, as a switch's crossbar arbitrates between its input
+    /// ports; `npk` counts them. And this host's own messages (packetised as they go). Packets
+    /// and messages take turns (`turn`: packets next); `queued` bytes wait in both.
+    pub(super) inq: Vec<VecDeque<u32>>,
+    pub(super) active: VecDeque<u16>,
+    pub(super) npk: u32,
     pub(super) msgs: VecDeque<u32>,
     pub(super) turn: bool,
     pub(super) queued: u64,
+    /// Bytes of the switch process's output waiting here (in its aggregation memory, not in
+    /// the port's buffer: adaptive routing reads `queued` only).
+    pub(super) held: u64,
     /// Bytes of the far end's buffer this port may still fill.
     pub(super) credit: u64,
     /// Since when the head packet waits for credit (u64::MAX: it does not).
@@ -39,6 +47,38 @@ pub(super) struct Port {
 }
 
 impl Port {
+    /// Queues packet `pid` from input `slot`.
+    pub(super) fn push(&mut self, slot: u16, pid: u32) {
+        let s = usize::from(slot);
+        if self.inq.len() <= s {
+            self.inq.resize_with(s + 1, VecDeque::new);
+        }
+        if self.inq[s].is_empty() {
+            self.active.push_back(slot);
+        }
+        self.inq[s].push_back(pid);
+        self.npk += 1;
+    }
+
+    /// The head packet of the `i`-th input in the round robin's order (0: the one it serves
+    /// next).
+    pub(super) fn head_at(&self, i: usize) -> Option<u32> {
+        let s = *self.active.get(i)?;
+        self.inq[usize::from(s)].front().copied()
+    }
+
+    /// Takes the head packet of the `i`-th input in turn; that input goes to the back.
+    pub(super) fn pop_at(&mut self, i: usize) -> Option<u32> {
+        let s = self.active.remove(i)?;
+        let q = &mut self.inq[usize::from(s)];
+        let pid = q.pop_front()?;
+        if !q.is_empty() {
+            self.active.push_back(s);
+        }
+        self.npk -= 1;
+        Some(pid)
+    }
+
     pub(super) fn ser(&self, wire: u64) -> u64 {
         if self.ppb > 0 {
             wire * self.ppb
@@ -98,14 +138,50 @@ pub(super) fn ports(net: &Net, params: &PacketParams) -> Vec<Port> {
                 busy: false,
                 cur: NONE,
                 cur_credit: false,
-                pkts: VecDeque::new(),
+                inq: Vec::new(),
+                active: VecDeque::new(),
+                npk: 0,
                 msgs: VecDeque::new(),
                 turn: false,
                 queued: 0,
+                held: 0,
                 credit: params.queue,
                 stalled: u64::MAX,
                 bytes: 0,
             }
         })
         .collect()
+}
+
+/// Which input queue of a port a packet joins: per directed link, its index among the links
+/// into its far end; per node, the slot of its own switch process (after its in-links).
+pub(super) struct Inputs {
+    slot: Vec<u16>,
+    local: Vec<u16>,
+}
+
+impl Inputs {
+    pub(super) fn new(net: &Net) -> Inputs {
+        let mut local = vec![0u16; net.names.len()];
+        let slot = net
+            .links
+            .iter()
+            .map(|l| {
+                let s = local[l.to];
+                local[l.to] = s.saturating_add(1);
+                s
+            })
+            .collect();
+        Inputs { slot, local }
+    }
+
+    /// The slot of packets arriving over link `l`.
+    pub(super) fn slot(&self, l: crate::net::LinkId) -> u16 {
+        self.slot[l as usize]
+    }
+
+    /// The slot of packets a switch process on `node` emits.
+    pub(super) fn local(&self, node: u32) -> u16 {
+        self.local[node as usize]
+    }
 }

@@ -71,6 +71,30 @@ pub struct PacketRun {
 /// Bins of the utilisation histogram: [0,10%), ..., [90%,100%].
 pub const BINS: usize = 10;
 
+/// The runs' link-utilisation distributions as an SVG histogram (one series per run), titled
+/// with the schedule and subtitled with the model (`model`) the figures come from.
+pub fn plot_utilisation(
+    net: &crate::net::Net,
+    runs: &[PacketRun],
+    title: &str,
+    model: &str,
+) -> Result<String, String> {
+    let bins = (0..BINS)
+        .map(|b| format!("{}-{}%", b * 100 / BINS, (b + 1) * 100 / BINS))
+        .collect();
+    let h = crate::plot::bars::Histogram {
+        title: title.to_string(),
+        subtitle: model.to_string(),
+        x_desc: "link utilisation (share of the run each directed link spent sending)".into(),
+        bins,
+        series: runs
+            .iter()
+            .map(|r| (format!("seed {}", r.seed), r.histogram(net).to_vec()))
+            .collect(),
+    };
+    h.svg()
+}
+
 impl PacketRun {
     /// Per directed link, its share of the run spent sending (bytes x 8 / bandwidth / time).
     pub fn utilisation(&self, net: &crate::net::Net) -> Vec<f64> {
