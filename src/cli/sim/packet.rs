@@ -55,7 +55,9 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
             runs.first()
                 .and_then(|r| r.jobs.first())
                 .map_or(0, |j| j.bytes),
-            m.schedule.as_ref().map_or("", |s| s.family.name()),
+            m.schedule
+                .as_ref()
+                .map_or(String::new(), |s| crate::compare::label(&s.family)),
             network.name
         );
         let short = params

@@ -271,12 +271,22 @@ pub fn render(
         net.links.len(),
         params.describe()
     );
+    // Runs that lowered their own schedule (random placement or roots) name it per run.
+    let differs = runs.iter().any(|r| r.jobs[0].name != job.name);
     let _ = writeln!(
         out,
-        "{} of {} B, schedule {}: {} ranks, {} background hosts",
+        "{} of {} B, schedule {}{}: {} ranks, {} background hosts",
         kind.name(),
         job.bytes,
         job.name,
+        if differs {
+            format!(
+                " (the run with seed {}; each run lowers its own)",
+                first.seed
+            )
+        } else {
+            String::new()
+        },
         job.ranks,
         first.bg_hosts
     );
@@ -285,10 +295,15 @@ pub fn render(
         for r in runs {
             let _ = writeln!(
                 out,
-                "  {}: {}, {}",
+                "  {}: {}, {}{}",
                 r.seed,
                 show_seconds(r.jobs[0].seconds()),
-                gbps(r.jobs[0].goodput())
+                gbps(r.jobs[0].goodput()),
+                if differs {
+                    format!(", {}", r.jobs[0].name)
+                } else {
+                    String::new()
+                }
             );
         }
         if let Some(s) = Summary::of(runs) {
