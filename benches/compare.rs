@@ -35,15 +35,15 @@ fn load(rel: &str) -> Model {
 
 fn bench(c: &mut Criterion) {
     let m = load("examples/dgx_a100_2x8.coll");
-    let params = for_file(&m, None);
+    let params = compare::Engine::Flow(for_file(&m, None));
     let sweep = sizes::parse("1KiB..1GiB").expect("sizes");
     let mut g = c.benchmark_group("compare");
     g.sample_size(10);
     g.measurement_time(Duration::from_secs(20));
     g.bench_function("dgx_a100_2x8 1KiB..1GiB", |b| {
-        b.iter(|| compare::compare(&m, &sweep, &params, &Quiet).expect("compares"))
+        b.iter(|| compare::compare(&m, &sweep, &params, &[], &Quiet).expect("compares"))
     });
-    let done = compare::compare(&m, &sweep, &params, &Quiet).expect("compares");
+    let done = compare::compare(&m, &sweep, &params, &[], &Quiet).expect("compares");
     g.bench_function("table and svg", |b| {
         b.iter(|| (render::table(&done), chart::svg(&done).expect("draws")))
     });

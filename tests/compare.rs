@@ -84,7 +84,14 @@ impl Progress for Count {
 fn sweep(rel: &str, sizes: &str) -> Comparison {
     let m = load(rel);
     let sizes = compare::sizes::parse(sizes).expect("sizes");
-    compare::compare(&m, &sizes, &for_file(&m, None), &Quiet).expect("a comparison")
+    compare::compare(
+        &m,
+        &sizes,
+        &compare::Engine::Flow(for_file(&m, None)),
+        &[],
+        &Quiet,
+    )
+    .expect("a comparison")
 }
 
 #[test]
@@ -92,7 +99,14 @@ fn the_sweep_has_one_cell_per_size_and_family_and_consistent_winners() {
     let m = load("examples/quickstart.coll");
     let sizes = compare::sizes::parse("1KiB..1GiB").expect("sizes");
     let count = Count::default();
-    let c = compare::compare(&m, &sizes, &FlowParams::default(), &count).expect("comparison");
+    let c = compare::compare(
+        &m,
+        &sizes,
+        &compare::Engine::Flow(FlowParams::default()),
+        &[],
+        &count,
+    )
+    .expect("comparison");
     assert_eq!(count.announced.load(Ordering::Relaxed), 21 * 4);
     assert_eq!(count.steps.load(Ordering::Relaxed), 21 * 4);
     assert_eq!(c.sizes, sizes);

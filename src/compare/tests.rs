@@ -26,7 +26,7 @@ fn sample() -> Comparison {
         kind: CollectiveKind::Allreduce,
         ranks: 4,
         dtype: Dtype::F32,
-        params: FlowParams::default(),
+        engine: Engine::Flow(FlowParams::default()),
         families: vec![
             Family::Ring,
             Family::RecursiveDoubling,
