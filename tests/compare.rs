@@ -340,7 +340,7 @@ fn cli_compare_refuses_a_model_that_is_not_a_flow_model_and_a_barrier() {
     let (code, _, err) = collc(&["compare", &path, "--model", "lg", "--sizes", "1MiB"]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("error[E0024]") && err.contains("declared flow models: fluid"),
+        err.contains("error[E0024]") && err.contains("declared flow and packet models: fluid"),
         "{err}"
     );
     let (code, out, err) = collc(&["compare", &path, "--model", "fluid", "--sizes", "1MiB"]);
