@@ -467,8 +467,26 @@ fn rust_version_is_stated_and_covers_the_dependencies() {
         "README must state Rust {msrv}"
     );
     let parse = |v: &str| -> Vec<u64> { v.split('.').map(|x| x.parse().unwrap_or(0)).collect() };
+    // Only this platform's packages: the others (ctrlc's macOS and Windows dependencies) are
+    // never downloaded, and --offline cannot read them.
+    let rustc = Command::new("rustc")
+        .arg("-vV")
+        .output()
+        .expect("rustc -vV");
+    let host = text(&rustc.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .expect("rustc names its host");
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--offline",
+            "--locked",
+            "--filter-platform",
+            &host,
+        ])
         .current_dir(root())
         .output()
         .expect("cargo metadata");
@@ -567,18 +585,19 @@ fn docs_say_what_works_and_how_to_run_the_xml() {
             .to_string()
     };
     assert!(
-        row("packet").contains("Not simulated yet"),
+        row("packet").contains("packet-level simulation") && !row("packet").contains("planned"),
         "{}",
         row("packet")
     );
     assert!(row("p4").contains("Not built yet"), "{}", row("p4"));
-    // What the docs claim, the tool does: a packet model is refused by `collc sim`.
+    // What the docs claim, the tool does: a packet model runs under `collc sim`.
     let d = tmp("packet");
     let f = d.join("p.coll");
     let src = std::fs::read_to_string(root().join("examples/quickstart.coll")).expect("read");
     std::fs::write(&f, format!("{src}\nmodel pkts: packet;\n")).expect("write");
     let r = collc(&["sim", s(&f), "--model", "pkts"]);
-    assert_eq!(r.status.code(), Some(1), "{}", text(&r.stdout));
+    assert_eq!(r.status.code(), Some(0), "{}", text(&r.stderr));
+    assert!(text(&r.stdout).starts_with("packet model on"));
     let page = std::fs::read_to_string(root().join("docs/msccl-runtime.md")).expect("page");
     for needle in [
         "MSCCL_ALGO_DIR",

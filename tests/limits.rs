@@ -227,12 +227,18 @@ fn programs_beyond_the_op_limit_are_refused_before_lowering() {
             "no flag named"
         );
     }
-    // MSCCL's limit on ranks is known before lowering: E0040 at once, not 13 GB later.
+    // What MSCCL cannot express is known before lowering: no barrier (E0030) and no more
+    // ranks than it has (E0040), at once, not 13 GB later.
     expect(
         &run(
             &["build", path(&barrier), "--target", "msccl", "-o", o],
             120,
         ),
+        1,
+        "E0030",
+    );
+    expect(
+        &run(&["build", path(&ring), "--target", "msccl", "-o", o], 120),
         1,
         "E0040",
     );

@@ -87,7 +87,25 @@ proptest! {
     ) {
         let text = schedule(n, pick);
         let o = Options { channels, instances, inplace, ..Options::default() };
-        let e = build(&text, &o).map_err(|d| TestCaseError::fail(format!("{text}: {}", d[0].message)))?;
+        // Too few channels for the executor's 64 steps per thread block is E0040, whose help
+        // names a channel count; that count must build.
+        let mut channels = channels;
+        let e = match build(&text, &o) {
+            Err(d) if d[0].code == collc::diag::Code::MscclLimit => {
+                let help = d[0].help.clone().unwrap_or_default();
+                let more: u32 = help
+                    .split("--channels ")
+                    .nth(1)
+                    .and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next())
+                    .and_then(|t| t.parse().ok())
+                    .ok_or_else(|| TestCaseError::fail(format!("{text}: E0040 without a channel count: {help}")))?;
+                prop_assert!(more > channels, "{text}: {help}");
+                channels = more;
+                let o = Options { channels: more, ..o };
+                build(&text, &o).map_err(|d| TestCaseError::fail(format!("{text} at {more} channels: {}", d[0].message)))?
+            }
+            r => r.map_err(|d| TestCaseError::fail(format!("{text}: {}", d[0].message)))?,
+        };
         prop_assert!(declared_are_used(&e.algo), "{text}: nchannels {} but uses {:?}", e.algo.nchannels, used(&e.algo));
         prop_assert!(e.algo.nchannels as u32 <= channels * instances, "{text}: {} > {channels} x {instances}", e.algo.nchannels);
     }

@@ -193,11 +193,27 @@ fn sim_plot_draws_the_utilisation_of_each_run() {
     for s in ["seed 1", "seed 2", "packet model `congested`", "90-100%"] {
         assert!(text.contains(s), "{s}");
     }
-    // Without a packet model there is nothing to plot.
-    let flow = collc(
-        Path::new(env!("CARGO_MANIFEST_DIR")),
-        &["sim", "examples/ring_8.coll", "--plot", "x.svg"],
+    // The flow model draws its one run; a LogGP model has no links to draw.
+    let flow_svg = dir.path().join("flow.svg");
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let ring = manifest.join("examples/ring_8.coll");
+    ok(&collc(
+        dir.path(),
+        &["sim", ring.to_str().unwrap(), "--plot", "flow.svg", "-b"],
+    ));
+    let text = std::fs::read_to_string(&flow_svg).expect("the flow plot");
+    assert!(text.contains("flow model defaults") && text.contains("90-100%"));
+    std::fs::write(
+        dir.path().join("lg.coll"),
+        "import ring;\ntopology t = ring(n: 4, bw: 10 GB/s);\ncollective allreduce { size: 1 MiB; }\nmodel lg: loggp;\n",
+    )
+    .unwrap();
+    let lg = collc(
+        dir.path(),
+        &["sim", "lg.coll", "--model", "lg", "--plot", "x.svg"],
     );
-    assert_eq!(flow.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&flow.stderr).contains("--plot"));
+    assert_eq!(lg.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&lg.stderr);
+    assert!(err.contains("E0024") && err.contains("--plot"), "{err}");
+    assert!(!dir.path().join("x.svg").exists());
 }

@@ -4,7 +4,8 @@
 //! postal or LogGP model (see [`super::prepare::model_name`]) or when the model asked for is a
 //! `flow` model. Prints the model and where its parameters come from, the time, algbw and
 //! busbw (nccl-tests' definitions), the round model's figure beside it, per-rank finish times
-//! and the busiest links; `-b` prints only the time in ns; `--trace` writes the timeline.
+//! the busiest links and the distribution of link utilisation; `-b` prints only the time in
+//! ns; `--trace` writes the timeline, `--plot` the utilisation distribution as an SVG chart.
 
 use crate::diag::Diagnostic;
 use crate::net::{FlowParams, Net};
@@ -18,6 +19,7 @@ pub(in crate::cli) struct Ask<'a> {
     pub model: Option<&'a str>,
     pub batch: bool,
     pub trace: Option<&'a std::path::Path>,
+    pub plot: Option<&'a std::path::Path>,
 }
 
 /// Runs and prints; Err carries diagnostics (exit 1) or a message for an internal failure.
@@ -29,6 +31,38 @@ pub(in crate::cli) fn run(m: &Model, ask: &Ask) -> Result<String, Vec<Diagnostic
     let net = Net::new(topo);
     let lowered = fluid::lower(m, &params)?;
     let run = lowered.simulate(&net, &params, ask.trace.is_some())?;
+    if let Some(path) = ask.plot {
+        let c = m.collective.as_ref();
+        let title = format!(
+            "{} of {} B, {} on `{}`",
+            c.map_or("", |c| c.kind.name()),
+            c.map_or(0, |c| c.bytes()),
+            m.schedule
+                .as_ref()
+                .map_or(String::new(), |s| crate::compare::label(&s.family)),
+            topo.name
+        );
+        let model = params
+            .declared
+            .as_deref()
+            .map_or("flow model defaults".to_string(), |n| {
+                format!("flow model `{n}`")
+            });
+        let series = vec![("flow model".to_string(), histogram(&net, &run).to_vec())];
+        let written = crate::sim::packet::report::plot_histograms(series, &title, &model)
+            .map_err(|e| format!("cannot draw the utilisation chart: {e}"))
+            .and_then(|svg| {
+                crate::cli::write_atomic(path, svg.as_bytes())
+                    .map_err(|e| format!("cannot write `{}`: {e}", path.display()))
+            });
+        if let Err(why) = written {
+            return Err(vec![
+                Diagnostic::error(crate::diag::Code::Io, m.build_span(None), why)
+                    .label("while simulating this schedule")
+                    .help("check that the directory exists and is writable"),
+            ]);
+        }
+    }
     if let Some(path) = ask.trace
         && let Some(json) = run.chrome_json()
         && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())
@@ -87,8 +121,9 @@ fn text(
     let t = run.seconds();
     let _ = writeln!(
         out,
-        "time {}, algbw {}, busbw {}",
+        "time {}, goodput {:.2} Gb/s, algbw {}, busbw {}",
         show_seconds(t),
+        run.algbw(bytes) * 8.0 / 1e9,
         gbs(run.algbw(bytes)),
         gbs(run.busbw(c.kind, n, bytes))
     );
@@ -119,7 +154,22 @@ fn text(
             avg * 100.0
         );
     }
+    out.push_str(&crate::sim::packet::report::histogram_text(
+        &histogram(net, run),
+        net.links.len(),
+    ));
     out
+}
+
+/// Directed links per utilisation bin, idle ones in the first.
+fn histogram(net: &Net, run: &FlowRun) -> [u64; crate::sim::packet::report::BINS] {
+    let util = run.utilisation(net);
+    let idle = net.links.len().saturating_sub(util.len());
+    crate::sim::packet::report::bin_utilisation(
+        util.iter()
+            .map(|x| x.1)
+            .chain(std::iter::repeat_n(0.0, idle)),
+    )
 }
 
 /// Bytes per second as GB/s.

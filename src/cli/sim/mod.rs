@@ -108,6 +108,17 @@ impl SimArgs {
     }
 }
 
+/// Whether the file's schedule (auto resolved) is a forest, which the flow model runs tree by
+/// tree ([`super::flow`]).
+fn is_forest(m: &crate::sema::model::Model) -> bool {
+    m.collective.as_ref().is_some_and(|c| {
+        matches!(
+            crate::lower::family_of(m, c.kind),
+            crate::sema::model::Family::Forest { .. }
+        )
+    })
+}
+
 /// True when a `.coll` file runs on its topology under the flow model: a `flow` model is asked
 /// for (or is the file's only model, or the schedule is a forest: [`super::flow::wanted`]), or
 /// no rule names a declared latency model and the file has a topology.
@@ -205,9 +216,19 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     }
                 };
             }
-            Some(_) if a.seed.is_some() || a.runs.is_some() || a.plot.is_some() => {
-                let f = files.add("<command line>", "--seed/--runs/--plot".to_string());
-                out.diags(&[packet::flags_unused(f, "--seed/--runs/--plot")], &files);
+            Some(_) if a.seed.is_some() || a.runs.is_some() => {
+                let f = files.add("<command line>", "--seed/--runs".to_string());
+                out.diags(&[packet::flags_unused(f, "--seed/--runs")], &files);
+                return 1;
+            }
+            Some(m)
+                if a.plot.is_some()
+                    && !(diags.is_empty()
+                        && flow_wanted(&m, a.model.as_deref())
+                        && !is_forest(&m)) =>
+            {
+                let f = files.add("<command line>", "--plot".to_string());
+                out.diags(&[packet::flags_unused(f, "--plot")], &files);
                 return 1;
             }
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
@@ -226,15 +247,12 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     );
                     return 1;
                 }
-                let family = m
-                    .collective
-                    .as_ref()
-                    .map(|c| crate::lower::family_of(&m, c.kind));
-                if !matches!(family, Some(crate::sema::model::Family::Forest { .. })) {
+                if !is_forest(&m) {
                     let ask = fluid::Ask {
                         model: a.model.as_deref(),
                         batch: a.batch,
                         trace: a.trace.as_deref(),
+                        plot: a.plot.as_deref(),
                     };
                     return match fluid::run(&m, &ask) {
                         Ok(text) => {

@@ -114,9 +114,14 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
 /// Flags the chosen model does not take (`what`: `--seed/--runs` without a packet model, or
 /// LogGP flags with one), written in the source `f`.
 pub(in crate::cli) fn flags_unused(f: crate::diag::FileId, what: &str) -> Diagnostic {
-    let (message, help) = if what.starts_with("--") {
+    let (message, help) = if what == "--plot" {
         (
-            "`--seed`, `--runs` and `--plot` apply to packet-model simulations only",
+            "`--plot` draws the link utilisation of a packet-model or flow-model simulation (not of forests or LogGP/postal models)",
+            "declare `model NAME: packet { ... }` or `model NAME: flow { ... }` and name it with `--model NAME`, or drop `--plot`",
+        )
+    } else if what.starts_with("--") {
+        (
+            "`--seed` and `--runs` apply to packet-model simulations only",
             "declare `model NAME: packet { ... }` and name it with `--model NAME`, or drop these flags",
         )
     } else {

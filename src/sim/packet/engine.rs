@@ -29,9 +29,12 @@
 //!   credit: the switch's aggregation memory holds them (so they do not count as the port's
 //!   buffer occupancy that adaptive routing reads, either), so a congested tree link does not
 //!   push back on the hosts feeding the tree (it still delays the tree's result).
-//!   Lossless networks can deadlock on cyclic routes (rings, tori with minimal routing under
-//!   heavy load) without virtual channels, which this model does not have: such a run ends with
-//!   [`Stuck`]. Fat trees route up then down and cannot.
+//!   Only switches' buffers are flow controlled: a compute node that forwards (a ring, torus or
+//!   hypercube of hosts, a direct network) keeps transit packets in host memory, so direct
+//!   networks cannot deadlock on their cyclic routes. Lossless switched networks can deadlock
+//!   on cyclic routes (a ring or torus of switches under heavy load) without virtual channels,
+//!   which this model does not have: such a run ends with [`Stuck`]. Fat trees route up then
+//!   down and cannot.
 //! - **Ops** follow [`super::job`]: ranks run the IR at message level; switch processes stream
 //!   per packet. Host reductions take `gamma` per byte on the host's CPU, one after another;
 //!   switch reductions take `aggregation_delay` per packet.
@@ -306,7 +309,10 @@ impl Sim<'_> {
         // credit does not block the others: the far end's buffer is shared, but a packet it
         // consumes needs none), and packets and own messages take turns.
         let (to, credit) = (port.to, port.credit);
-        let fits = |wire: u64, dst: u32| dst == to || credit >= wire;
+        // Compute nodes that forward (direct networks) hold transit packets in host memory:
+        // only a switch's buffer is flow controlled.
+        let free = !self.switch[to as usize];
+        let fits = |wire: u64, dst: u32| free || dst == to || credit >= wire;
         let pkt = (0..port.active.len()).find_map(|i| {
             let p = self.pkts[port.head_at(i)? as usize];
             let (wire, dst) = (u64::from(p.wire), self.msgs[p.msg as usize].dst);
@@ -332,7 +338,7 @@ impl Sim<'_> {
             return;
         };
         let use_pkt = input.is_some();
-        let needs = dst != to;
+        let needs = !free && dst != to;
         let port = &mut self.ports[l as usize];
         if port.stalled != u64::MAX {
             self.stall_ps += now - port.stalled;

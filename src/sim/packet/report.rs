@@ -71,11 +71,57 @@ pub struct PacketRun {
 /// Bins of the utilisation histogram: [0,10%), ..., [90%,100%].
 pub const BINS: usize = 10;
 
+/// Links per utilisation bin, from each directed link's busy share (a link at or above 100%
+/// counts in the last bin).
+pub fn bin_utilisation(shares: impl IntoIterator<Item = f64>) -> [u64; BINS] {
+    let mut h = [0u64; BINS];
+    for u in shares {
+        let b = ((u * BINS as f64).floor().max(0.0) as usize).min(BINS - 1);
+        h[b] += 1;
+    }
+    h
+}
+
+/// The histogram as report lines: a heading, then per bin the links, their share of all
+/// `links` and a bar.
+pub fn histogram_text(hist: &[u64; BINS], links: usize) -> String {
+    let mut out = String::from(
+        "link utilisation (directed links by share of the run spent sending, all traffic):\n",
+    );
+    let total = links.max(1) as f64;
+    let widest = hist.iter().copied().max().unwrap_or(0).max(1) as f64;
+    for (b, &c) in hist.iter().enumerate() {
+        let bar = "#".repeat(((c as f64 / widest) * 40.0).round() as usize);
+        let _ = writeln!(
+            out,
+            "  {:>3}-{:<4} {:>6} {:>5.1}% {bar}",
+            b * 10,
+            format!("{}%", (b + 1) * 10),
+            c,
+            c as f64 / total * 100.0
+        );
+    }
+    out
+}
+
 /// The runs' link-utilisation distributions as an SVG histogram (one series per run), titled
 /// with the schedule and subtitled with the model (`model`) the figures come from.
 pub fn plot_utilisation(
     net: &crate::net::Net,
     runs: &[PacketRun],
+    title: &str,
+    model: &str,
+) -> Result<String, String> {
+    let series = runs
+        .iter()
+        .map(|r| (format!("seed {}", r.seed), r.histogram(net).to_vec()))
+        .collect();
+    plot_histograms(series, title, model)
+}
+
+/// Utilisation histograms (one series each) as an SVG chart.
+pub fn plot_histograms(
+    series: Vec<(String, Vec<u64>)>,
     title: &str,
     model: &str,
 ) -> Result<String, String> {
@@ -87,10 +133,7 @@ pub fn plot_utilisation(
         subtitle: model.to_string(),
         x_desc: "link utilisation (share of the run each directed link spent sending)".into(),
         bins,
-        series: runs
-            .iter()
-            .map(|r| (format!("seed {}", r.seed), r.histogram(net).to_vec()))
-            .collect(),
+        series,
     };
     h.svg()
 }
@@ -114,12 +157,7 @@ impl PacketRun {
 
     /// Links per utilisation bin (a link at exactly 100% counts in the last).
     pub fn histogram(&self, net: &crate::net::Net) -> [u64; BINS] {
-        let mut h = [0u64; BINS];
-        for u in self.utilisation(net) {
-            let b = ((u * BINS as f64).floor() as usize).min(BINS - 1);
-            h[b] += 1;
-        }
-        h
+        bin_utilisation(self.utilisation(net))
     }
 
     /// The mean utilisation over all directed links.
@@ -353,24 +391,7 @@ pub fn render(
             show_seconds(*f as f64 * 1e-12)
         );
     }
-    let hist = first.histogram(net);
-    let total = net.links.len().max(1) as f64;
-    let _ = writeln!(
-        out,
-        "link utilisation (directed links by share of the run spent sending, all traffic):"
-    );
-    let widest = hist.iter().copied().max().unwrap_or(0).max(1) as f64;
-    for (b, &c) in hist.iter().enumerate() {
-        let bar = "#".repeat(((c as f64 / widest) * 40.0).round() as usize);
-        let _ = writeln!(
-            out,
-            "  {:>3}-{:<4} {:>6} {:>5.1}% {bar}",
-            b * 10,
-            format!("{}%", (b + 1) * 10),
-            c,
-            c as f64 / total * 100.0
-        );
-    }
+    out.push_str(&histogram_text(&first.histogram(net), net.links.len()));
     let _ = writeln!(
         out,
         "average network utilisation: {:.1}% over {} directed links",
