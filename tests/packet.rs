@@ -16,6 +16,17 @@ fn model(src: &str) -> Model {
     c.model.expect("checks")
 }
 
+/// The hosts of the file's collective, as the packet simulator numbers nodes.
+fn declared(m: &Model) -> Vec<u32> {
+    m.collective
+        .as_ref()
+        .expect("a collective")
+        .ranks
+        .iter()
+        .map(|&h| h as u32)
+        .collect()
+}
+
 fn codes(src: &str) -> Vec<Code> {
     let mut sources = SourceMap::new();
     let id = sources.add("test.coll", src.to_string());
@@ -324,14 +335,7 @@ fn same_seed_same_report_other_seed_other_run() {
     let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
     let params = PacketParams::from_model(&m.models[0]).expect("packet model");
     let network = Network::new(m.topology.as_ref().unwrap());
-    let declared: Vec<u32> = m
-        .collective
-        .as_ref()
-        .unwrap()
-        .ranks
-        .iter()
-        .map(|&h| h as u32)
-        .collect();
+    let declared = declared(&m);
     let a = packet::run_seeds(&network, &prog, &declared, &params, 5, 3, true).expect("runs");
     let b = packet::run_seeds(&network, &prog, &declared, &params, 5, 3, true).expect("runs");
     assert_eq!(a, b);
@@ -354,14 +358,7 @@ fn background_traffic_slows_the_collective() {
     let m = model(FAT);
     let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
     let network = Network::new(m.topology.as_ref().unwrap());
-    let declared: Vec<u32> = m
-        .collective
-        .as_ref()
-        .unwrap()
-        .ranks
-        .iter()
-        .map(|&h| h as u32)
-        .collect();
+    let declared = declared(&m);
     let busy = PacketParams::from_model(&m.models[0]).expect("packet model");
     let quiet = PacketParams {
         background: packet::Background::Fraction(0.0),
@@ -580,14 +577,7 @@ fn background_to_all_peers_reaches_the_collectives_hosts() {
     let m = model(FAT);
     let (prog, _) = collc::lower::lower_and_verify(&m).expect("lowers");
     let network = Network::new(m.topology.as_ref().unwrap());
-    let declared: Vec<u32> = m
-        .collective
-        .as_ref()
-        .unwrap()
-        .ranks
-        .iter()
-        .map(|&h| h as u32)
-        .collect();
+    let declared = declared(&m);
     let own = PacketParams::from_model(&m.models[0]).expect("packet model");
     let all = PacketParams {
         background_to_all: true,

@@ -78,23 +78,24 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
                     .help("this is a bug in collc: please report it with the file"),
                 ]
             })?;
-        if let Err(e) = crate::cli::write_atomic(path, svg.as_bytes()) {
-            return Err(vec![
-                Diagnostic::error(
-                    Code::Io,
-                    m.build_span(None),
-                    format!("cannot write `{}`: {e}", path.display()),
-                )
-                .label("while simulating this schedule")
-                .help("check that the directory exists and is writable"),
-            ]);
-        }
+        write(m, path, svg.as_bytes())?;
     }
     if let Some(path) = ask.trace
         && let Some(json) = runs[0].chrome_json()
-        && let Err(e) = crate::cli::write_atomic(path, json.as_bytes())
     {
-        return Err(vec![
+        write(m, path, json.as_bytes())?;
+    }
+    if ask.batch {
+        let t = Summary::of(&runs).map_or(0, |s| s.median);
+        return Ok(format!("{}\n", crate::sim::TimeUnit::PS.show(t)));
+    }
+    Ok(packet::report::render(&network, &params, c.kind, &runs))
+}
+
+/// Writes `bytes` to `path` atomically; a failure is E0029 at the file's schedule.
+fn write(m: &Model, path: &std::path::Path, bytes: &[u8]) -> Result<(), Vec<Diagnostic>> {
+    crate::cli::write_atomic(path, bytes).map_err(|e| {
+        vec![
             Diagnostic::error(
                 Code::Io,
                 m.build_span(None),
@@ -102,13 +103,8 @@ pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String
             )
             .label("while simulating this schedule")
             .help("check that the directory exists and is writable"),
-        ]);
-    }
-    if ask.batch {
-        let t = Summary::of(&runs).map_or(0, |s| s.median);
-        return Ok(format!("{}\n", crate::sim::TimeUnit::PS.show(t)));
-    }
-    Ok(packet::report::render(&network, &params, c.kind, &runs))
+        ]
+    })
 }
 
 /// Flags the chosen model does not take (`what`: `--seed/--runs` without a packet model, or
