@@ -310,7 +310,7 @@ fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(s) = &m.schedule else {
         return Ok(None);
     };
-    let in_network = matches!(s.family, Family::Canary { .. } | Family::StaticTrees { .. });
+    let in_network = matches!(s.family, Family::Canary(_) | Family::StaticTrees { .. });
     let (sim, emit) = if in_network {
         (
             (
