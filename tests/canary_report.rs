@@ -51,6 +51,34 @@ fn paper_fat_tree() {
     insta::assert_snapshot!("fat_tree_1024", s);
 }
 
+/// Under a packet model the per-hop delay adds its `switch_delay` and the overhead is its
+/// `header`; a table smaller than the blocks in flight is pointed out.
+#[test]
+fn packet_model_and_a_small_table() {
+    let dir = std::env::temp_dir().join(format!("collc-canary-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("star.coll");
+    std::fs::write(
+        &path,
+        "topology t {
+    compute host[4];
+    switch sw;
+    for i in 0..4 { link host[i] <-> sw : 100 Gbps, latency 200 ns; }
+}
+collective allreduce { size: 1 MiB; dtype: i32; }
+schedule canary { table_size: 16; retransmit: 20 us; }
+model wire: packet { switch_delay: 250 ns; }
+",
+    )
+    .expect("write");
+    let r = report(path.to_str().expect("UTF-8 path"));
+    let _ = std::fs::remove_dir_all(&dir);
+    let s = section(&r);
+    assert!(s.contains("l = 450 ns"), "{s}");
+    assert!(s.contains("fewer descriptors than blocks in flight"), "{s}");
+    insta::assert_snapshot!("packet_model", s);
+}
+
 /// The rest of the report does not offer to simulate or emit what cannot be lowered, and
 /// building for a target still says E0039.
 #[test]

@@ -88,7 +88,7 @@ fn parameters(p: &CanaryParams, dtype: &str) -> String {
 pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<String> {
     let f = figures(p, net);
     let payload = p.payload();
-    vec![
+    let mut lines = vec![
         format!("network `{topo}`:"),
         format!(
             "  b = {} ({}): the fastest link of a participating host",
@@ -99,8 +99,13 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
             }
         ),
         format!(
-            "  d = {} hops: the largest hop distance between two participants",
-            net.diameter
+            "  d = {} hops: {}",
+            net.diameter,
+            if net.diameter_exact {
+                "the largest hop distance between two participants"
+            } else {
+                "at most: twice one participant's largest hop distance (too many distinct hosts to search exactly)"
+            }
         ),
         format!("  l = {}: {}", time(&net.hop), net.hop_from),
         format!(
@@ -118,12 +123,22 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
             f.packet,
             p.table_size
         ),
+    ];
+    if f.in_flight > BigInt::from(p.table_size) {
+        lines.push(format!(
+            "  the table holds fewer descriptors than blocks in flight: expect collisions and tree restoration (Section 3.2.1); a `table_size` of at least {} leaves room for them (hashing may still collide)",
+            f.in_flight
+        ));
+    }
+    lines.extend([
         format!(
             "multicast entries 2^(p/s) x s = 2^({}/{}) x {} = {} (Section 4.2; p the ports of the largest switch, s = shards; unsharded 2^{}{})",
             p.ports,
             p.shards,
             p.shards,
-            f.multicast,
+            f.multicast
+                .as_ref()
+                .map_or_else(|| "more than 2^64".to_string(), ToString::to_string),
             p.ports,
             if p.ports <= 64 {
                 format!(" = {}", BigInt::from(1) << p.ports)
@@ -157,5 +172,6 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
             p.retries,
             if p.retries == 1 { "" } else { "s" }
         ),
-    ]
+    ]);
+    lines
 }

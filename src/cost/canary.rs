@@ -27,6 +27,12 @@ use std::collections::{BTreeMap, VecDeque};
 /// 12 B) that Section 5.1 counts beside the Canary header.
 pub const ETHERNET: u64 = 14 + 24;
 
+/// Ports per shard up to which the multicast entries are counted exactly.
+pub const EXACT_SHARD_PORTS: u64 = 64;
+
+/// Distinct hosts (by their neighbours) up to which the diameter is searched exactly.
+const EXACT_SOURCES: usize = 1024;
+
 /// The network figures the closed forms use, in bytes per second, hops and seconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Network {
@@ -34,6 +40,8 @@ pub struct Network {
     pub bandwidth: BigRational,
     /// d: hops between the two participants farthest apart.
     pub diameter: u64,
+    /// False when `diameter` is an upper bound (too many distinct hosts to search from each).
+    pub diameter_exact: bool,
     /// l: per-hop delay, seconds.
     pub hop: BigRational,
     /// Where `hop` comes from, in words.
@@ -53,8 +61,8 @@ pub struct Figures {
     pub memory: BigRational,
     /// Blocks in flight per switch: memory over the bytes of a packet, rounded up.
     pub in_flight: BigInt,
-    /// 2^(p/s) s.
-    pub multicast: BigInt,
+    /// 2^(p/s) s, when p/s is at most [`EXACT_SHARD_PORTS`] (else too large to matter).
+    pub multicast: Option<BigInt>,
     /// Payload plus overhead, bytes.
     pub packet: u64,
     /// payload / packet x b, bytes per second.
@@ -75,7 +83,8 @@ pub fn figures(c: &CanaryParams, net: &Network) -> Figures {
         .ceil()
         .to_integer();
     let per_shard = c.ports / c.shards.max(1);
-    let multicast = (BigInt::one() << per_shard) * BigInt::from(c.shards);
+    let multicast = (per_shard <= EXACT_SHARD_PORTS)
+        .then(|| (BigInt::one() << per_shard) * BigInt::from(c.shards));
     let goodput = if packet == 0 {
         BigRational::zero()
     } else {
@@ -129,7 +138,7 @@ pub fn network(m: &Model, t: &Topology, c: &Collective) -> Option<Network> {
         .filter(|l| hosts.contains(&l.from) || hosts.contains(&l.to))
         .map(|l| l.bandwidth.clone())
         .max()?;
-    let diameter = diameter(t, &hosts);
+    let (diameter, diameter_exact) = diameter(t, &hosts);
     let latency = t
         .links
         .iter()
@@ -178,6 +187,7 @@ pub fn network(m: &Model, t: &Topology, c: &Collective) -> Option<Network> {
     Some(Network {
         bandwidth,
         diameter,
+        diameter_exact,
         hop,
         hop_from,
         overhead,
@@ -185,9 +195,11 @@ pub fn network(m: &Model, t: &Topology, c: &Collective) -> Option<Network> {
     })
 }
 
-/// The largest hop distance between two of `hosts`. Hosts with the same neighbours have the
-/// same distances to every other host, so one breadth-first search serves each such group.
-pub fn diameter(t: &Topology, hosts: &[NodeId]) -> u64 {
+/// The largest hop distance between two of `hosts`, and whether it is exact. Hosts with the
+/// same neighbours have the same distances to every other host, so one breadth-first search
+/// serves each such group; beyond 1,024 groups it is twice the first host's largest distance
+/// (an upper bound, by the triangle inequality), so a huge network does not grind.
+pub fn diameter(t: &Topology, hosts: &[NodeId]) -> (u64, bool) {
     let mut adj: Vec<Vec<NodeId>> = vec![Vec::new(); t.nodes.len()];
     for l in &t.links {
         if l.from < adj.len() && l.to < adj.len() {
@@ -205,8 +217,9 @@ pub fn diameter(t: &Topology, hosts: &[NodeId]) -> u64 {
             groups.entry(a.as_slice()).or_insert(h);
         }
     }
+    let exact = groups.len() <= EXACT_SOURCES;
     let mut best = 0u64;
-    for &src in groups.values() {
+    for &src in groups.values().take(if exact { usize::MAX } else { 1 }) {
         let mut dist = vec![u64::MAX; adj.len()];
         dist[src] = 0;
         let mut q = VecDeque::from([src]);
@@ -224,7 +237,11 @@ pub fn diameter(t: &Topology, hosts: &[NodeId]) -> u64 {
             }
         }
     }
-    best
+    if exact {
+        (best, true)
+    } else {
+        (2 * best, false)
+    }
 }
 
 #[cfg(test)]
@@ -255,6 +272,7 @@ mod tests {
             // 100 Gb/s
             bandwidth: BigRational::from_integer(12_500_000_000u64.into()),
             diameter: 5,
+            diameter_exact: true,
             hop: ns(300),
             hop_from: String::new(),
             overhead: 57,
@@ -280,7 +298,7 @@ mod tests {
     #[test]
     fn multicast_entries_of_the_paper() {
         let (c, net) = paper();
-        assert_eq!(figures(&c, &net).multicast, BigInt::from(262_144));
+        assert_eq!(figures(&c, &net).multicast, Some(BigInt::from(262_144)));
     }
 
     /// Section 5.1: 256 four-byte elements behind 57 B make 1081-byte packets; the Tofino's 32
