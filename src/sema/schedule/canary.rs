@@ -250,7 +250,11 @@ impl Elab<'_> {
                 let most = 31u64.saturating_sub(growth);
                 if bits < 0 || bits as u64 > most {
                     self.err(
-                        Diagnostic::error(Code::BadValue, x.value.span, format!("{bits} fractional bits leave no room for the sum of {n} values in 32 bits"))
+                        Diagnostic::error(Code::BadValue, x.value.span, if bits < 0 {
+                            format!("a fixed-point number cannot have {bits} fractional bits")
+                        } else {
+                            format!("{bits} fractional bits leave no room for the sum of {n} values in 32 bits")
+                        })
                             .label(format!("between 0 and {most} for {n} ranks"))
                             .help(format!("a value travels as a 32-bit fixed-point number with this many fractional bits; the sum of {n} values needs {growth} bits of headroom beside the sign, so at most `fixed_point: {most};`")),
                     );
@@ -286,13 +290,13 @@ impl Elab<'_> {
             }
             Some(x) => {
                 let e = self.positive(&x.value, "`elements_per_packet`")?;
-                if e.saturating_mul(wire_bytes) > limit {
+                let bytes = u128::from(e) * u128::from(wire_bytes);
+                if bytes > u128::from(limit) {
                     let mut d = Diagnostic::error(
                         Code::BadValue,
                         x.value.span,
                         format!(
-                            "{e} elements of {wire_bytes} B make a {} B payload, over the {limit} B a packet can carry",
-                            e.saturating_mul(wire_bytes)
+                            "{e} elements of {wire_bytes} B make a {bytes} B payload, over the {limit} B a packet can carry"
                         ),
                     )
                     .label("the packet would exceed the MTU")
