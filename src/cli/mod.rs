@@ -19,6 +19,7 @@ mod msccl_windows;
 mod output;
 mod progress;
 mod report;
+mod report_canary;
 mod report_net;
 mod report_trees;
 pub(crate) mod sim;

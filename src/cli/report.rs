@@ -10,7 +10,8 @@
 //! communicator size, in place or not, the divisibility of the element count by
 //! `nchunksperloop`, and the message-size window. Users of MSCCL most often ask why their XML
 //! is not used; its last line says whether it would be, and if not, which conditions fail.
-//! The report ends with what to run next on the file.
+//! A Canary schedule gets its closed forms (`report_canary`) without being lowered. The report
+//! ends with what to run next on the file.
 
 use super::msccl::{MscclArgs, emit, options};
 use crate::backend::msccl::select::{self, Call};
@@ -33,6 +34,7 @@ const SECTIONS: &[SectionFn] = &[
     collective,
     modelled_cost,
     network_cost,
+    canary,
     static_trees,
     forest,
     msccl_selection,
@@ -67,6 +69,10 @@ pub(super) fn report(
         }
     }
     Ok((out, warnings))
+}
+
+fn canary(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    super::report_canary::section(m)
 }
 
 fn static_trees(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
@@ -310,7 +316,7 @@ fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(s) = &m.schedule else {
         return Ok(None);
     };
-    let in_network = matches!(s.family, Family::Canary { .. } | Family::StaticTrees { .. });
+    let in_network = matches!(s.family, Family::Canary(_) | Family::StaticTrees { .. });
     let (sim, emit) = if in_network {
         (
             (
@@ -334,14 +340,22 @@ fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
             ),
         )
     };
-    let rows = [
-        sim,
-        emit,
-        (
-            "collc compare FILE",
-            "every schedule family over a range of sizes, and the winner at each",
-        ),
-    ];
+    let compare = (
+        "collc compare FILE",
+        "every schedule family over a range of sizes, and the winner at each",
+    );
+    // Canary is not lowered yet (E0039): simulating or emitting it is not a next step.
+    let rows: &[(&str, &str)] = if matches!(s.family, Family::Canary(_)) {
+        &[
+            compare,
+            (
+                "collc build FILE --emit model",
+                "the parameters every default resolved to",
+            ),
+        ]
+    } else {
+        &[sim, emit, compare]
+    };
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     Ok(Some(Section {
         title: "next (FILE is this file)".into(),

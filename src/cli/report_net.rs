@@ -20,7 +20,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     let family = crate::lower::family_of(m, c.kind);
     if matches!(
         family,
-        Family::Forest { .. } | Family::Canary { .. } | Family::StaticTrees { .. }
+        Family::Forest { .. } | Family::Canary(_) | Family::StaticTrees { .. }
     ) {
         return Ok(None);
     }

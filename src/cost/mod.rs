@@ -1,6 +1,7 @@
 //! Analytic cost models for recursive-multiplying schedules, after
 //! ../shared/seeds/recursive-multiplying.txt, Section 3: exact costs of stage lists, `b_opt`
 //! (eq. 5, [`lambert`]), the `stages: auto` search ([`auto`]) and its human report ([`report()`]).
+//! Canary's closed forms (descriptor memory, multicast entries, goodput ceiling) are in [`canary`].
 //!
 //! # Models
 //!
@@ -74,6 +75,7 @@
 //! ([`Params::paper_section6`]).
 
 pub mod auto;
+pub mod canary;
 mod closed;
 pub mod derived;
 pub mod lambert;

@@ -248,7 +248,7 @@ pub fn lower_with(
                 "declare a topology whose participants are linked to switches",
             )),
         },
-        Family::Canary { .. } => Err(unsupported(
+        Family::Canary(_) => Err(unsupported(
             format!(
                 "lowering the `{}` schedule is not available yet",
                 family.name()

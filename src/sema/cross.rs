@@ -117,7 +117,7 @@ pub(super) fn cross_checks(
                     elab.err(d);
                 }
             }
-            super::model::Family::Canary { .. } | super::model::Family::StaticTrees { .. }
+            super::model::Family::Canary(_) | super::model::Family::StaticTrees { .. }
                 if !super::checks::has_switch(t) =>
             {
                 elab.err(

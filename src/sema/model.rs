@@ -234,6 +234,55 @@ keyword_enum! {
     }
 }
 
+/// The parameters of `schedule canary` (../shared/seeds/canary.txt, Sections 3 to 4), defaults
+/// filled in and checked by `sema::schedule::canary`. Times in seconds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CanaryParams {
+    /// How long a switch waits for more children of a block (t, Section 3.1.1).
+    pub timeout: BigRational,
+    /// Entries of each switch's descriptor table (Section 3.2).
+    pub table_size: u64,
+    /// Elements per packet (Section 5.1).
+    pub elements_per_packet: u64,
+    /// Shards of the children bitmap (Section 4.2); divides [`CanaryParams::ports`].
+    pub shards: u64,
+    /// Ports of the topology's largest switch: the width of the children bitmap.
+    pub ports: u64,
+    pub leader: LeaderPolicy,
+    /// Root switches, blocks taking them in turn (Section 3.1.3).
+    pub roots: CanaryRoots,
+    /// A host's retransmission timeout (Section 3.3); `auto` is 2 RTT (Section 6).
+    pub retransmit: AutoOr<BigRational>,
+    /// Failed re-issues of a block before it falls back to a host-based reduction.
+    pub retries: u64,
+    /// The leader's time to aggregate a block (r, Section 3.2.2).
+    pub leader_delay: BigRational,
+    /// Fractional bits of the 32-bit fixed-point numbers float data travels as (Section 6);
+    /// None for integer data.
+    pub fixed_point: Option<u32>,
+    /// Bytes of one element on the wire: the dtype's for integers, 4 for fixed point.
+    pub wire_bytes: u64,
+}
+
+impl CanaryParams {
+    /// The 19-byte Canary header of Section 4.1.
+    pub const HEADER: u64 = 19;
+
+    /// Data bytes per packet.
+    pub fn payload(&self) -> u64 {
+        self.elements_per_packet * self.wire_bytes
+    }
+}
+
+/// Which switches root Canary's blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CanaryRoots {
+    /// The most central switches (smallest largest hop distance to the compute nodes), in turn.
+    RoundRobin,
+    /// These switches, by node name, in turn.
+    Named(Vec<String>),
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Family {
     /// `stages: auto` picks the cheapest under `model`.
@@ -249,13 +298,8 @@ pub enum Family {
         k: AutoOr<u64>,
         chunks: AutoOr<u64>,
     },
-    Canary {
-        timeout: BigRational,
-        table_size: u64,
-        elements_per_packet: u64,
-        shards: u64,
-        leader: LeaderPolicy,
-    },
+    /// Canary's dynamic in-network trees ([`CanaryParams`]).
+    Canary(Box<CanaryParams>),
     /// In-network reduction trees rooted at switches, blocks assigned round robin.
     StaticTrees {
         trees: u64,
@@ -273,7 +317,7 @@ impl Family {
             Family::Ring => "ring",
             Family::Binomial => "binomial",
             Family::Forest { .. } => "forest",
-            Family::Canary { .. } => "canary",
+            Family::Canary(_) => "canary",
             Family::StaticTrees { .. } => "static_trees",
             Family::Auto => "auto",
         }
@@ -281,7 +325,7 @@ impl Family {
 
     /// Whether the family aggregates in switches (switch processes in the IR).
     pub fn in_network(&self) -> bool {
-        matches!(self, Family::Canary { .. } | Family::StaticTrees { .. })
+        matches!(self, Family::Canary(_) | Family::StaticTrees { .. })
     }
 
     /// Where schedules of this family can go, for a target that cannot express it.

@@ -131,19 +131,38 @@ pub fn model_text(m: &Model) -> String {
                     }
                 }
             }
-            Family::Canary {
-                timeout,
-                table_size,
-                elements_per_packet,
-                shards,
-                leader,
-            } => {
+            Family::Canary(c) => {
                 let _ = write!(
                     s,
-                    " timeout {} table_size {table_size} elements_per_packet {elements_per_packet} shards {shards} leader {}",
-                    time(timeout),
-                    leader.name()
+                    " timeout {} table_size {} elements_per_packet {} shards {} (of {} ports) leader {}",
+                    time(&c.timeout),
+                    c.table_size,
+                    c.elements_per_packet,
+                    c.shards,
+                    c.ports,
+                    c.leader.name()
                 );
+                match &c.roots {
+                    crate::sema::model::CanaryRoots::RoundRobin => s.push_str(" root round_robin"),
+                    crate::sema::model::CanaryRoots::Named(names) => {
+                        let _ = write!(s, " root [{}]", names.join(", "));
+                    }
+                }
+                match &c.retransmit {
+                    AutoOr::Auto => s.push_str(" retransmit auto"),
+                    AutoOr::Fixed(t) => {
+                        let _ = write!(s, " retransmit {}", time(t));
+                    }
+                }
+                let _ = write!(
+                    s,
+                    " retries {} leader_delay {}",
+                    c.retries,
+                    time(&c.leader_delay)
+                );
+                if let Some(f) = c.fixed_point {
+                    let _ = write!(s, " fixed_point {f}");
+                }
             }
             Family::StaticTrees { trees, roots } => {
                 let _ = write!(s, " trees {trees}");

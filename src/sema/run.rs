@@ -272,10 +272,9 @@ pub(super) fn run<'a>(
             family,
             props,
             *span,
-            collective
-                .as_ref()
-                .map(|c: &super::model::Collective| c.ranks.len()),
+            collective.as_ref(),
             topology.as_ref(),
+            &models,
         );
     }
     if schedule.is_none() && !first.contains_key("schedule") && collective.is_some() {

@@ -1,16 +1,14 @@
 //! Elaboration of a `schedule` declaration: the family word, its properties (stages, model,
-//! trees, canary parameters, leader policy) and the diagnostics for each.
+//! trees) and the diagnostics for each; `canary`'s parameters are in [`super::canary`].
 
+use super::FAMILIES;
 use super::check::{merge_example, stage_problem};
 use super::decode::{decode_stage, suggestions};
 use super::fault::StageProblem;
-use super::{FAMILIES, LEADERS};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::elab::Elab;
-use crate::sema::model::{AutoOr, Family, LeaderPolicy, Schedule, Stage, TreeRoots};
-use crate::sema::units::Dim;
+use crate::sema::model::{AutoOr, Family, Schedule, Stage, TreeRoots};
 use crate::syntax::ast::{Expr, ExprKind, Ident, Prop};
-use num_traits::Signed;
 
 impl Elab<'_> {
     /// Decodes a schedule declaration. `ranks` is the collective's rank count, when known.
@@ -19,9 +17,11 @@ impl Elab<'_> {
         family: &Ident,
         props: &[Prop],
         span: Span,
-        ranks: Option<usize>,
+        coll: Option<&crate::sema::model::Collective>,
         topo: Option<&crate::sema::model::Topology>,
+        models: &[crate::sema::model::CostModel],
     ) -> Option<Schedule> {
+        let ranks = coll.map(|c| c.ranks.len());
         let Some((_, allowed)) = FAMILIES.iter().find(|f| f.0 == family.name) else {
             let names: Vec<&str> = FAMILIES.iter().map(|f| f.0).collect();
             self.bad_word(&family.name, family.span, &names, "schedule family");
@@ -93,43 +93,7 @@ impl Elab<'_> {
                 Family::Forest { k, chunks }
             }
             "canary" => {
-                let timeout = match p.get("timeout") {
-                    None => num_rational::BigRational::new(1.into(), 100_000.into()),
-                    Some(t) => {
-                        let v = self.eval_quantity(&t.value, Dim::TIME, "timeout")?;
-                        if !v.is_positive() {
-                            self.err(
-                                Diagnostic::error(
-                                    Code::NonPositive,
-                                    t.value.span,
-                                    "the timeout must be positive",
-                                )
-                                .label("not positive")
-                                .help("give a time above zero, e.g. `timeout: 10 us;`"),
-                            );
-                            return None;
-                        }
-                        v
-                    }
-                };
-                let int = |me: &mut Self, key: &str, default: u64| match p.get(key) {
-                    None => Some(default),
-                    Some(x) => me.positive(&x.value, &format!("`{key}`")),
-                };
-                let table_size = int(self, "table_size", 65_536);
-                let epp = int(self, "elements_per_packet", 64);
-                let shards = int(self, "shards", 1);
-                let leader = match p.get("leader") {
-                    None => Some(LeaderPolicy::First),
-                    Some(l) => self.word(l, LEADERS, "leader policy"),
-                };
-                Family::Canary {
-                    timeout,
-                    table_size: table_size?,
-                    elements_per_packet: epp?,
-                    shards: shards?,
-                    leader: leader?,
-                }
+                self.canary(&p, crate::sema::head(span, family.span), coll, topo, models)?
             }
             "static_trees" => {
                 let trees = match p.get("trees") {
@@ -196,7 +160,7 @@ impl Elab<'_> {
     }
 
     /// `roots: [spine[0], spine[1]]`: distinct switches, by name.
-    fn root_switches(
+    pub(super) fn root_switches(
         &mut self,
         e: &Expr,
         topo: &crate::sema::model::Topology,
@@ -256,7 +220,7 @@ impl Elab<'_> {
         Some(names)
     }
 
-    fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {
+    pub(super) fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {
         let v = self.eval_int(e)?;
         if v <= 0 {
             self.err(

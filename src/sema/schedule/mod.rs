@@ -15,6 +15,7 @@
 //!
 //! Nesting is stack-like: every collapse and merge is closed by its expand or inverse merge.
 
+mod canary;
 mod check;
 mod decl;
 mod decode;
@@ -22,9 +23,10 @@ mod fault;
 #[cfg(test)]
 mod tests;
 
-use super::model::{CollectiveKind, Family, LeaderPolicy};
+use super::model::{CollectiveKind, Family};
 use super::value::Value;
 
+pub use canary::{DEFAULT_MTU, default_shards, max_switch_ports};
 pub use check::stage_problem;
 pub use decode::{decode_stage, suggestions};
 pub use fault::{Fault, StageProblem};
@@ -44,13 +46,16 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
             "elements_per_packet",
             "shards",
             "leader",
+            "root",
+            "retransmit",
+            "retries",
+            "leader_delay",
+            "fixed_point",
         ],
     ),
     ("static_trees", &["trees", "roots", "seed"]),
     ("auto", &[]),
 ];
-
-const LEADERS: &[(&str, LeaderPolicy)] = LeaderPolicy::ALL;
 
 /// Collectives each family implements.
 pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
@@ -65,7 +70,7 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
             kind,
             Allreduce | Allgather | ReduceScatter | Broadcast | Reduce
         ),
-        Family::Canary { .. } => matches!(kind, Allreduce),
+        Family::Canary(_) => matches!(kind, Allreduce),
         Family::StaticTrees { .. } => matches!(kind, Allreduce | Reduce | Broadcast),
         Family::Auto => true,
     }

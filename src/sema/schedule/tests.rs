@@ -2,7 +2,7 @@
 
 use super::check::merge_example;
 use super::*;
-use crate::sema::model::Stage;
+use crate::sema::model::{Family, Stage};
 
 fn list(s: &str) -> Vec<Stage> {
     s.split(',')
@@ -119,4 +119,57 @@ fn decode_rejects_garbage() {
     assert!(decode_stage("a").is_none());
     assert!(decode_stage("a1").unwrap().is_err());
     assert!(decode_stage("c8m").is_none());
+}
+
+/// The `canary` parameters of a star of `n` hosts under `coll` and `sched`, plus `extra`.
+fn canary(n: u32, dtype: &str, sched: &str, extra: &str) -> crate::sema::model::CanaryParams {
+    let mut sources = crate::diag::SourceMap::new();
+    let src = format!(
+        "topology t {{ compute host[{n}]; switch sw; for i in 0..{n} {{ link host[i] <-> sw : 100 Gbps; }} }}\ncollective allreduce {{ size: 1 MiB; dtype: {dtype}; }}\nschedule canary {{ {sched} }}\n{extra}"
+    );
+    let id = sources.add("t.coll", src);
+    let m = crate::sema::check(&mut sources, id, &Default::default())
+        .model
+        .expect("checks");
+    match m.schedule.map(|s| s.family) {
+        Some(Family::Canary(p)) => *p,
+        other => panic!("not canary: {other:?}"),
+    }
+}
+
+#[test]
+fn canary_defaults_are_the_papers() {
+    let p = canary(8, "i32", "", "");
+    assert_eq!(
+        p.timeout,
+        num_rational::BigRational::new(1.into(), 1_000_000.into())
+    );
+    assert_eq!(p.table_size, 32_768);
+    assert_eq!(p.elements_per_packet, 256);
+    assert_eq!((p.ports, p.shards), (8, 1));
+    assert_eq!(p.leader, crate::sema::model::LeaderPolicy::RoundRobin);
+    assert_eq!(p.retransmit, crate::sema::model::AutoOr::Auto);
+    assert_eq!(p.retries, 3);
+    assert_eq!(p.fixed_point, None);
+}
+
+#[test]
+fn default_shards_keep_at_most_16_ports() {
+    assert_eq!(default_shards(64), 4);
+    assert_eq!(default_shards(32), 2);
+    assert_eq!(default_shards(16), 1);
+    assert_eq!(default_shards(17), 17);
+    assert_eq!(default_shards(48), 3);
+}
+
+#[test]
+fn default_elements_fit_the_mtu() {
+    // 256 eight-byte elements are 2048 B: halved to 128 (1024 B) under 1500 B.
+    assert_eq!(canary(4, "i64", "", "").elements_per_packet, 128);
+    // Floats travel as 4-byte fixed point.
+    let p = canary(4, "f64", "fixed_point: 20;", "");
+    assert_eq!((p.elements_per_packet, p.wire_bytes), (256, 4));
+    // A packet model of 569 B on the wire leaves 512 B: 128 four-byte elements.
+    let p = canary(4, "i32", "", "model m: packet { mtu: 569 B; }");
+    assert_eq!(p.elements_per_packet, 128);
 }

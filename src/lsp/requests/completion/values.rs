@@ -20,7 +20,8 @@ pub(super) fn value_words(b: &Block, key: &str, items: &mut Vec<CompletionItem>)
         (Block::Collective, "op") => ReduceOp::ALL.iter().map(|x| x.0).collect(),
         (Block::Collective, "participants") => vec!["all"],
         (Block::Schedule(_), "leader") => LeaderPolicy::ALL.iter().map(|x| x.0).collect(),
-        (Block::Schedule(_), "stages" | "k" | "chunks") => {
+        (Block::Schedule(_), "root") => vec!["round_robin"],
+        (Block::Schedule(_), "stages" | "k" | "chunks" | "retransmit") => {
             // `auto` is a keyword: offered as one, or the keyword filter drops it.
             let mut it = item("auto", CompletionItemKind::KEYWORD, key);
             it.sort_text = Some("0auto".into());

@@ -1,0 +1,177 @@
+//! The report section "canary": the parameters `schedule canary` resolved to and the closed
+//! forms that follow from them on the file's network ([`crate::cost::canary`]): descriptor
+//! memory per switch, multicast entries, bytes per packet and the goodput ceiling, each with
+//! the parameters that made it. It needs no lowering, so it appears while building a Canary
+//! schedule is still E0039.
+
+use super::report::Section;
+use crate::cost::canary::{Network, figures, network};
+use crate::diag::Diagnostic;
+use crate::sema::model::{AutoOr, CanaryParams, CanaryRoots, Family, Model};
+use crate::sema::units::{Dim, Quantity, fmt_rational};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+
+fn time(v: &BigRational) -> String {
+    if v == &BigRational::from_integer(0.into()) {
+        return "0 ns".into();
+    }
+    Quantity {
+        value: v.clone(),
+        dim: Dim::TIME,
+    }
+    .to_string()
+}
+
+fn gbps(bytes_per_s: &BigRational) -> String {
+    let v = bytes_per_s * BigRational::new(8.into(), 1_000_000_000.into());
+    format!("{} Gb/s", fmt_rational(&v))
+}
+
+fn bytes(v: &BigRational) -> String {
+    let kib = v / BigRational::from_integer(1024.into());
+    format!("{} B ({} KiB)", fmt_rational(v), fmt_rational(&kib))
+}
+
+/// The section, or None for other families.
+pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let (Some(c), Some(topo), Some(s)) = (&m.collective, &m.topology, &m.schedule) else {
+        return Ok(None);
+    };
+    let Family::Canary(p) = &s.family else {
+        return Ok(None);
+    };
+    let Some(net) = network(m, topo, c) else {
+        return Ok(None);
+    };
+    let mut lines = vec![parameters(p, c.dtype.name())];
+    lines.extend(closed_forms(p, &net, &topo.name));
+    lines.push(
+        "not lowered yet: `collc build` to a target and `collc sim` say E0039 for `canary`; these figures need no lowering"
+            .into(),
+    );
+    Ok(Some(Section {
+        title: "canary".into(),
+        lines,
+        warnings: Vec::new(),
+    }))
+}
+
+fn parameters(p: &CanaryParams, dtype: &str) -> String {
+    let roots = match &p.roots {
+        CanaryRoots::RoundRobin => "round_robin over the most central switches".to_string(),
+        CanaryRoots::Named(n) => format!("[{}] in turn", n.join(", ")),
+    };
+    let wire = match p.fixed_point {
+        Some(f) => format!("{dtype} as 32-bit fixed point with {f} fractional bits"),
+        None => dtype.to_string(),
+    };
+    let retransmit = match &p.retransmit {
+        AutoOr::Auto => "auto".to_string(),
+        AutoOr::Fixed(t) => time(t),
+    };
+    format!(
+        "parameters: timeout t = {}, table_size {} descriptors, {} elements of {} B per packet ({wire}), {} of {} ports, leader {}, root {roots}, retransmit {retransmit}, retries {}, leader_delay r = {}",
+        time(&p.timeout),
+        p.table_size,
+        p.elements_per_packet,
+        p.wire_bytes,
+        crate::diag::counted(p.shards, "shard"),
+        p.ports,
+        p.leader.name(),
+        p.retries,
+        time(&p.leader_delay)
+    )
+}
+
+/// The figures' lines for `p` on `net` (the topology called `topo`).
+pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<String> {
+    let f = figures(p, net);
+    let payload = p.payload();
+    let mut lines = vec![
+        format!("network `{topo}`:"),
+        format!(
+            "  b = {} ({}): the fastest link of a participating host",
+            gbps(&net.bandwidth),
+            Quantity {
+                value: net.bandwidth.clone(),
+                dim: Dim::BANDWIDTH
+            }
+        ),
+        format!(
+            "  d = {} hops: {}",
+            net.diameter,
+            if net.diameter_exact {
+                "the largest hop distance between two participants"
+            } else {
+                "at most: twice one participant's largest hop distance (too many distinct hosts to search exactly)"
+            }
+        ),
+        format!("  l = {}: {}", time(&net.hop), net.hop_from),
+        format!(
+            "descriptor lifetime 2d(l + t) + r = 2 x {} x ({} + {}) + {} = {} (Section 3.2.2)",
+            net.diameter,
+            time(&net.hop),
+            time(&p.timeout),
+            time(&p.leader_delay),
+            time(&f.lifetime)
+        ),
+        format!(
+            "descriptor memory per switch b(2d(l + t) + r) = {} (Section 3.2.2, Little's law); about {} blocks in flight of {} B packets, against a table of {}",
+            bytes(&f.memory),
+            f.in_flight,
+            f.packet,
+            p.table_size
+        ),
+    ];
+    if f.in_flight > BigInt::from(p.table_size) {
+        lines.push(format!(
+            "  the table holds fewer descriptors than blocks in flight: expect collisions and tree restoration (Section 3.2.1); a `table_size` of at least {} leaves room for them (hashing may still collide)",
+            f.in_flight
+        ));
+    }
+    lines.extend([
+        format!(
+            "multicast entries 2^(p/s) x s = 2^({}/{}) x {} = {} (Section 4.2; p the ports of the largest switch, s = shards; unsharded 2^{}{})",
+            p.ports,
+            p.shards,
+            p.shards,
+            f.multicast
+                .as_ref()
+                .map_or_else(|| "more than 2^64".to_string(), ToString::to_string),
+            p.ports,
+            if p.ports <= 64 {
+                format!(" = {}", BigInt::from(1) << p.ports)
+            } else {
+                String::new()
+            }
+        ),
+        format!(
+            "bytes per packet: {payload} B payload ({} x {} B) + {} B = {} B, the {} B being {}",
+            p.elements_per_packet,
+            p.wire_bytes,
+            net.overhead,
+            f.packet,
+            net.overhead,
+            net.overhead_from
+        ),
+        format!(
+            "goodput ceiling payload / (payload + overhead) x b = {payload} / {} x {} = {}",
+            f.packet,
+            gbps(&net.bandwidth),
+            gbps(&f.goodput)
+        ),
+        format!(
+            "retransmission timeout {} ({}); a block is re-issued at most {} time{} before it falls back to a host-based reduction",
+            time(&f.retransmit),
+            match p.retransmit {
+                AutoOr::Auto =>
+                    "auto: 2 RTT, the round trip being the descriptor lifetime (Section 6)",
+                AutoOr::Fixed(_) => "declared",
+            },
+            p.retries,
+            if p.retries == 1 { "" } else { "s" }
+        ),
+    ]);
+    lines
+}
