@@ -21,10 +21,12 @@ use std::time::Instant;
 
 const BIN: &str = env!("CARGO_BIN_EXE_collc");
 
-/// A star of `n` hosts with `collective` and `schedule`.
+/// A star of `n` hosts with an allreduce of `size` and `schedule` (a family name, or a
+/// family with a `{ ... }` block).
 fn source(n: u32, size: &str, schedule: &str) -> String {
+    let end = if schedule.ends_with('}') { "" } else { ";" };
     format!(
-        "topology t {{\n    compute host[{n}];\n    switch s;\n    for i in 0..{n} {{ link host[i] <-> s : 25 GB/s; }}\n}}\ncollective allreduce {{ size: {size}; dtype: f32; op: sum; }}\nschedule {schedule};\n"
+        "topology t {{\n    compute host[{n}];\n    switch s;\n    for i in 0..{n} {{ link host[i] <-> s : 25 GB/s; }}\n}}\ncollective allreduce {{ size: {size}; dtype: f32; op: sum; }}\nschedule {schedule}{end}\n"
     )
 }
 
