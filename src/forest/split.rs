@@ -114,12 +114,14 @@ pub fn remove_switches(net: &Net, plan: &Plan, optimistic: bool) -> Logical {
         demand: net.roots.len() as i64 * plan.k as i64,
         optimistic,
     };
-    for (ph, &c) in net.phys.iter().zip(&plan.caps) {
+    // One arc per merged edge; its pieces name the merged edge until `routes::trees` spreads
+    // the trees over its physical copies.
+    for (i, (&(from, to), &c)) in net.merged.keys().zip(&plan.caps).enumerate() {
         if c > 0 {
-            let a = lg.arc(ph.from, ph.to);
+            let a = lg.arc(from, to);
             lg.add(a, c);
             lg.pieces[a / 2].push(Piece {
-                path: vec![ph.edge as u32],
+                path: vec![net.token(i)],
                 units: c,
             });
         }
