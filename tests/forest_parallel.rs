@@ -136,7 +136,7 @@ fn best_u(spec: &Spec, roots: &[usize], k: i64) -> BigRational {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn fixed_k_on_parallel_links_matches_the_oracle(

@@ -54,6 +54,16 @@ impl Plan {
     pub fn merged_caps(&self, _net: &Net) -> Vec<i64> {
         self.caps.clone()
     }
+
+    /// floor(U b) for each physical copy (aligned with `Net::phys`): the whole trees a copy can
+    /// carry alone. A merged edge's capacity exceeds the sum of its copies' by less than its
+    /// number of copies; those trees are spread over the copies' leftover bandwidth.
+    pub fn copy_caps(&self, net: &Net) -> Vec<i64> {
+        net.phys
+            .iter()
+            .map(|p| i64::try_from(self.u_num * p.bw as i128 / self.u_den).unwrap_or(i64::MAX / 8))
+            .collect()
+    }
 }
 
 /// floor(U b_e) per merged edge. Flooring each physical copy instead would lose up to one tree

@@ -7,14 +7,17 @@
 //! as many trees as it has units, so the trees' load on every physical edge stays within
 //! floor(U b_e) trees, i.e. within the link's bandwidth at rate y per tree.
 //!
-//! Capacities are per merged edge (parallel copies of a link summed, see [`super::plan`]), so a
-//! route first names a merged edge of several copies by a placeholder ([`Net::token`]).
-//! [`spread`] then fills the copies one after the other in a fixed order (trees in output order,
-//! each tree's edges and hops in order): a tree's use of the edge goes to the current copy while
-//! its bandwidth lasts, and a tree that would overfill it is split into two trees of the same
-//! shape whose rates add up to the original, the first taking what is left of the copy. The
-//! trees on a merged edge carry at most floor(U B) y <= B, the copies' summed bandwidth, so every
-//! copy stays within its own; each copy that fills splits at most one tree.
+//! Capacities are per merged edge (parallel copies of a link summed, see [`super::plan`]): each
+//! copy holds the floor(U b) whole trees it can carry alone, and the few units by which floor(U B)
+//! exceeds their sum sit on a piece that names the merged edge by a placeholder
+//! ([`Net::token`]). [`spread`] then fills the copies' leftover bandwidth, b - floor(U b) y, one
+//! copy after the other in a fixed order (trees in output order, each tree's edges and hops in
+//! order): a tree's use of the edge goes to the current copy while its leftover lasts, and a
+//! tree that would overfill it is split into two trees of the same shape whose rates add up to
+//! the original, the first taking what is left of the copy. The placeholder carries at most
+//! (floor(U B) - sum floor(U b)) y <= the summed leftovers, so every copy stays within its
+//! bandwidth; each copy that fills splits at most one tree. Without parallel copies, or when
+//! every copy's U b is whole, nothing is split and the routes are those of the copies' pieces.
 
 use super::net::Net;
 use super::pack::Batch;
@@ -29,6 +32,7 @@ use std::collections::BTreeMap;
 /// `rank_of` orders the output by root rank.
 pub fn trees(
     net: &Net,
+    copy_caps: &[i64],
     lg: &mut Logical,
     batches: &[Batch],
     y: &BigRational,
@@ -90,7 +94,7 @@ pub fn trees(
     let mut trees: Vec<Tree> = out.into_iter().map(|(_, t)| t).collect();
     for i in 0..net.copies.len() {
         if net.copies[i].len() > 1 {
-            spread(net, i, &mut trees);
+            spread(net, copy_caps, y, i, &mut trees);
         }
     }
     trees
@@ -98,11 +102,14 @@ pub fn trees(
 
 /// Replaces the placeholder of merged edge `i` in every route by its physical copies; see the
 /// module doc.
-fn spread(net: &Net, i: usize, trees: &mut Vec<Tree>) {
+fn spread(net: &Net, copy_caps: &[i64], y: &BigRational, i: usize, trees: &mut Vec<Tree>) {
     let token = net.token(i) as usize;
     let copies = &net.copies[i];
-    let cap =
-        |c: usize| &net.unit * BigRational::from_integer(BigInt::from(net.phys[copies[c]].bw));
+    let int = |v: i64| BigRational::from_integer(BigInt::from(v));
+    let cap = |c: usize| {
+        let p = copies[c];
+        &net.unit * int(net.phys[p].bw) - y * int(copy_caps[p])
+    };
     let (mut at, mut left) = (0, cap(0));
     let mut t = 0;
     while t < trees.len() {
