@@ -192,6 +192,9 @@ fn two_parallel_copies_give_four_gbs_at_k_one() {
             load.values().all(|l| *l == ratio(1_000_000_000, 1)),
             "{load:?}"
         );
+        // k: auto finds k = 1 optimal on the merged edge (per copy, Proposition 3 gave k = 2).
+        let f = solve(&topo, &ranks, Roots::All, KChoice::Auto, Direction::Out).expect("solves");
+        assert_eq!((f.k, forest_algbw(&f)), (1, ratio(4, 1)), "{text}");
     }
 }
 

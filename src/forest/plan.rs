@@ -50,11 +50,6 @@ impl Plan {
         }
     }
 
-    /// Capacities per (from, to), aligned with `Net::merged`.
-    pub fn merged_caps(&self, _net: &Net) -> Vec<i64> {
-        self.caps.clone()
-    }
-
     /// floor(U b) for each physical copy (aligned with `Net::phys`): the whole trees a copy can
     /// carry alone. A merged edge's capacity exceeds the sum of its copies' by less than its
     /// number of copies; those trees are spread over the copies' leftover bandwidth.
