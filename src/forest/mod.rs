@@ -78,7 +78,7 @@ pub fn solve(
     let int = |v: i128| BigRational::from_integer(BigInt::from(v));
     // One tree carries 1/U units: unit * u_den / u_num bytes per second.
     let y = &net.unit * int(plan.u_den) / int(plan.u_num);
-    let trees = routes::trees(&mut lg, &batches, &y, &rank_of);
+    let trees = routes::trees(&net, &plan.copy_caps(&net), &mut lg, &batches, &y, &rank_of);
     let inv_rate = int(plan.u_num) / (int(plan.u_den) * int(plan.k as i128) * &net.unit);
     let optimum = int(opt.p as i128) / (int(opt.q as i128) * &net.unit);
     Ok(Forest {

@@ -41,8 +41,15 @@ pub struct Net {
     pub unit: BigRational,
     /// Physical edges (transposed for in-trees), bandwidth in units.
     pub phys: Vec<Phys>,
-    /// Parallel physical edges merged: (from, to) -> total units.
+    /// Parallel physical edges merged: (from, to) -> total units. Parallel copies of a link
+    /// (`parallel N`, or several `link` lines between the same pair) are one edge of summed
+    /// bandwidth for every capacity computation: tree counts are floored per merged edge.
     pub merged: BTreeMap<(usize, usize), i64>,
+    /// The physical edges (indices into `phys`) of each merged edge, aligned with `merged`.
+    pub copies: Vec<Vec<usize>>,
+    /// Number of the topology's graph edges: route ids from here on name a merged edge of
+    /// several copies ([`Net::token`]) until the routes are resolved to physical copies.
+    pub graph_edges: usize,
 }
 
 impl Net {
@@ -109,6 +116,12 @@ impl Net {
             });
             *merged.entry((from, to)).or_insert(0) += bw;
         }
+        let index: BTreeMap<(usize, usize), usize> =
+            merged.keys().enumerate().map(|(i, &k)| (k, i)).collect();
+        let mut copies = vec![Vec::new(); merged.len()];
+        for (i, p) in phys.iter().enumerate() {
+            copies[index[&(p.from, p.to)]].push(i);
+        }
         let net = Net {
             n,
             direction: dir,
@@ -118,6 +131,8 @@ impl Net {
             unit,
             phys,
             merged,
+            copies,
+            graph_edges: topo.graph.edge_count(),
         };
         net.check_reachable()?;
         Ok(net)
@@ -168,6 +183,16 @@ impl Net {
             }
         }
         Ok(())
+    }
+
+    /// The route id standing for merged edge `i` (of `merged`) in a piece's path: its graph
+    /// edge when it has one copy, else a placeholder beyond the graph's edges that
+    /// `routes::trees` replaces by physical copies.
+    pub fn token(&self, i: usize) -> u32 {
+        match self.copies[i].as_slice() {
+            [one] => self.phys[*one].edge as u32,
+            _ => (self.graph_edges + i) as u32,
+        }
     }
 
     /// Total units entering `v`.

@@ -9,6 +9,10 @@
 //! bisects the reals and recovers the fraction at the end; we bisect over the breakpoints m / b
 //! directly, separately for each distinct bandwidth b, which needs the same oracle (Theorem 5's
 //! maxflows, [`Oracle`]) and stays exact throughout.
+//!
+//! Every b_e here is a merged edge's (`Net::merged`): parallel copies of a link are one edge of
+//! their summed bandwidth, as in the paper's graph, so floor(U b_e) counts the trees all copies
+//! carry together. `routes::trees` later spreads each merged edge's trees over its copies.
 
 use super::net::Net;
 use super::optimum::{Optimum, Oracle};
@@ -20,7 +24,8 @@ pub struct Plan {
     /// U = u_num / u_den: one tree carries 1/U units of bandwidth.
     pub u_num: i128,
     pub u_den: i128,
-    /// floor(U * b_e) for each of `Net::phys`.
+    /// floor(U * b_e) for each merged edge (aligned with `Net::merged`): parallel copies of a
+    /// link count as one edge of their summed bandwidth.
     pub caps: Vec<i64>,
 }
 
@@ -45,34 +50,32 @@ impl Plan {
         }
     }
 
-    /// Capacities merged per (from, to), aligned with `Net::merged`.
-    pub fn merged_caps(&self, net: &Net) -> Vec<i64> {
-        merge(net, &self.caps)
+    /// floor(U b) for each physical copy (aligned with `Net::phys`): the whole trees a copy can
+    /// carry alone. A merged edge's capacity exceeds the sum of its copies' by less than its
+    /// number of copies; those trees are spread over the copies' leftover bandwidth.
+    pub fn copy_caps(&self, net: &Net) -> Vec<i64> {
+        net.phys
+            .iter()
+            .map(|p| i64::try_from(self.u_num * p.bw as i128 / self.u_den).unwrap_or(i64::MAX / 8))
+            .collect()
     }
 }
 
+/// floor(U b_e) per merged edge. Flooring each physical copy instead would lose up to one tree
+/// per copy: two 1-unit copies at U = 1/2 carry one tree together, none alone.
 fn floor_caps(net: &Net, u_num: i128, u_den: i128) -> Vec<i64> {
-    net.phys
-        .iter()
-        .map(|p| i64::try_from(u_num * p.bw as i128 / u_den).unwrap_or(i64::MAX / 8))
+    net.merged
+        .values()
+        .map(|&b| i64::try_from(u_num * b as i128 / u_den).unwrap_or(i64::MAX / 8))
         .collect()
 }
 
-fn merge(net: &Net, caps: &[i64]) -> Vec<i64> {
-    let mut m = net.merged.clone();
-    m.values_mut().for_each(|c| *c = 0);
-    for (p, &c) in net.phys.iter().zip(caps) {
-        *m.get_mut(&(p.from, p.to)).expect("merged edge") += c;
-    }
-    m.into_values().collect()
-}
-
-/// Proposition 3: U = p / gcd(q, {b_e}), k = q / gcd(q, {b_e}).
+/// Proposition 3: U = p / gcd(q, {b_e}), k = q / gcd(q, {b_e}), over the merged edges.
 pub fn optimal(net: &Net, opt: &Optimum) -> Plan {
     let g = net
-        .phys
-        .iter()
-        .fold(opt.q as i128, |g, p| gcd(g, p.bw as i128));
+        .merged
+        .values()
+        .fold(opt.q as i128, |g, &b| gcd(g, b as i128));
     let g = g.max(1);
     Plan::new(net, (opt.q as i128 / g) as u64, opt.p as i128, g)
 }
@@ -83,19 +86,19 @@ pub fn fixed(net: &Net, opt: &Optimum, k: u64) -> Plan {
     let roots = net.roots.len() as i64;
     let mut oracle = Oracle::new(net);
     let mut feasible = |num: i128, den: i128| {
-        oracle.set(&merge(net, &floor_caps(net, num, den)), k as i64);
+        oracle.set(&floor_caps(net, num, den), k as i64);
         oracle.violated(roots * k as i64, true).is_none()
     };
     // Theorem 15's feasible U: max_e ceil(k b_e p / q) / b_e.
     let (mut best_num, mut best_den) = (0i128, 1i128);
-    for ph in &net.phys {
-        let b = ph.bw as i128;
+    for &bw in net.merged.values() {
+        let b = bw as i128;
         let m = (k128 * b * p + q - 1) / q;
         if best_num == 0 || m * best_den > best_num * b {
             (best_num, best_den) = (m, b);
         }
     }
-    let mut betas: Vec<i128> = net.phys.iter().map(|ph| ph.bw as i128).collect();
+    let mut betas: Vec<i128> = net.merged.values().map(|&b| b as i128).collect();
     betas.sort_unstable();
     betas.dedup();
     for &b in &betas {

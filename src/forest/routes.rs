@@ -6,17 +6,33 @@
 //! is split further, so that every [`Tree`] uses one route per edge; each piece is used by at most
 //! as many trees as it has units, so the trees' load on every physical edge stays within
 //! floor(U b_e) trees, i.e. within the link's bandwidth at rate y per tree.
+//!
+//! Capacities are per merged edge (parallel copies of a link summed, see [`super::plan`]): each
+//! copy holds the floor(U b) whole trees it can carry alone, and the few units by which floor(U B)
+//! exceeds their sum sit on a piece that names the merged edge by a placeholder
+//! ([`Net::token`]). [`spread`] then fills the copies' leftover bandwidth, b - floor(U b) y, one
+//! copy after the other in a fixed order (trees in output order, each tree's edges and hops in
+//! order): a tree's use of the edge goes to the current copy while its leftover lasts, and a
+//! tree that would overfill it is split into two trees of the same shape whose rates add up to
+//! the original, the first taking what is left of the copy. The placeholder carries at most
+//! (floor(U B) - sum floor(U b)) y <= the summed leftovers, so every copy stays within its
+//! bandwidth; each copy that fills splits at most one tree. Without parallel copies, or when
+//! every copy's U b is whole, nothing is split and the routes are those of the copies' pieces.
 
+use super::net::Net;
 use super::pack::Batch;
 use super::split::{Logical, Piece};
 use super::types::{ForestEdge, Tree};
 use num_bigint::BigInt;
 use num_rational::BigRational;
+use num_traits::Zero;
 use std::collections::BTreeMap;
 
 /// Turns batches into trees with routes; `y` is the rate of one tree (bytes per second) and
 /// `rank_of` orders the output by root rank.
 pub fn trees(
+    net: &Net,
+    copy_caps: &[i64],
     lg: &mut Logical,
     batches: &[Batch],
     y: &BigRational,
@@ -75,7 +91,61 @@ pub fn trees(
         }
     }
     out.sort_by_key(|(r, _)| *r);
-    out.into_iter().map(|(_, t)| t).collect()
+    let mut trees: Vec<Tree> = out.into_iter().map(|(_, t)| t).collect();
+    for i in 0..net.copies.len() {
+        if net.copies[i].len() > 1 {
+            spread(net, copy_caps, y, i, &mut trees);
+        }
+    }
+    trees
+}
+
+/// Replaces the placeholder of merged edge `i` in every route by its physical copies; see the
+/// module doc.
+fn spread(net: &Net, copy_caps: &[i64], y: &BigRational, i: usize, trees: &mut Vec<Tree>) {
+    let token = net.token(i) as usize;
+    let copies = &net.copies[i];
+    let int = |v: i64| BigRational::from_integer(BigInt::from(v));
+    let cap = |c: usize| {
+        let p = copies[c];
+        &net.unit * int(net.phys[p].bw) - y * int(copy_caps[p])
+    };
+    let (mut at, mut left) = (0, cap(0));
+    let mut t = 0;
+    while t < trees.len() {
+        // The first hop of this tree still on the placeholder.
+        let hop = trees[t]
+            .edges
+            .iter()
+            .enumerate()
+            .find_map(|(e, fe)| fe.route.iter().position(|&g| g == token).map(|h| (e, h)));
+        let Some((e, h)) = hop else {
+            t += 1;
+            continue;
+        };
+        // Skip copies that are full (only possible past the last tree that fits exactly).
+        while left.is_zero() && at + 1 < copies.len() {
+            at += 1;
+            left = cap(at);
+        }
+        let rate = trees[t].rate.clone();
+        if rate > left && at + 1 < copies.len() {
+            // Split: this tree takes what the copy has left, a twin the rest.
+            let mut twin = trees[t].clone();
+            twin.rate = &rate - &left;
+            trees[t].rate = left.clone();
+            trees.insert(t + 1, twin);
+            left = BigRational::zero();
+        } else {
+            // Fits (the last copy takes the rest; the plan's capacities keep it within).
+            left = if rate > left {
+                BigRational::zero()
+            } else {
+                &left - &rate
+            };
+        }
+        trees[t].edges[e].route[h] = net.phys[copies[at]].edge;
+    }
 }
 
 /// Edge indices of a batch sorted by the depth of their child (stable), so parents come first.

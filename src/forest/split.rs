@@ -114,13 +114,28 @@ pub fn remove_switches(net: &Net, plan: &Plan, optimistic: bool) -> Logical {
         demand: net.roots.len() as i64 * plan.k as i64,
         optimistic,
     };
-    for (ph, &c) in net.phys.iter().zip(&plan.caps) {
+    // One arc per merged edge, with floor(U b) units on each physical copy and the rest of the
+    // merged edge's floor(U B) on a piece that names the merged edge: `routes::trees` spreads
+    // its trees over the copies' leftover bandwidth.
+    let copy_caps = plan.copy_caps(net);
+    for (ph, &c) in net.phys.iter().zip(&copy_caps) {
         if c > 0 {
             let a = lg.arc(ph.from, ph.to);
             lg.add(a, c);
             lg.pieces[a / 2].push(Piece {
                 path: vec![ph.edge as u32],
                 units: c,
+            });
+        }
+    }
+    for (i, (&(from, to), &c)) in net.merged.keys().zip(&plan.caps).enumerate() {
+        let whole: i64 = net.copies[i].iter().map(|&p| copy_caps[p]).sum();
+        if c > whole {
+            let a = lg.arc(from, to);
+            lg.add(a, c - whole);
+            lg.pieces[a / 2].push(Piece {
+                path: vec![net.token(i)],
+                units: c - whole,
             });
         }
     }

@@ -9,6 +9,11 @@
 //!    queue" (a message no recv takes), and ops that never run: behind a receive that never
 //!    completes (a deadlock) or in a dependency cycle (LogGOPSim silently never runs them).
 //!
+//! With wildcards (a recv `from -1` or `tag -1`, a send `tag -1`) the pairing depends on timing,
+//! so one untimed run proves nothing either way: such schedules get only the checks no timing
+//! can avoid ([`wild`]), and the simulator reports what is left in its queues for the
+//! parameters it runs with.
+//!
 //! The run is skipped when [`super::quick`] shows that every op runs whatever the order (no
 //! wildcards, one message per (source, tag) at each rank: what the backend writes); the run
 //! itself decides, and words the problems, in every other case.
@@ -20,9 +25,11 @@ use super::{ANY_SOURCE, GoalSchedule, KEYWORDS, Label, OpKind};
 use crate::diag::{Code, Diagnostic};
 
 mod run;
+mod wild;
 
 pub(super) use run::execution;
 use rustc_hash::FxHashSet;
+pub use wild::has_wildcards;
 
 /// A place in a schedule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -104,6 +111,9 @@ pub fn validate(s: &GoalSchedule) -> Vec<Problem> {
     }
     if super::quick::completes(s) {
         return Vec::new();
+    }
+    if wild::has_wildcards(s) {
+        return wild::certain(s);
     }
     execution(s)
 }

@@ -110,27 +110,36 @@ pub(super) fn incomplete(
     at: impl Fn(At) -> Span,
 ) -> Vec<Diagnostic> {
     let mut d = Vec::new();
+    // With wildcards, the pairing this run made is one of several the timing allows.
+    let wild = crate::backend::goal::validate::has_wildcards(s);
+    let noted = |d: Diagnostic| {
+        if wild {
+            d.note("the schedule has wildcards (`from -1`, `tag -1`): a wildcard receive takes the first compatible message to arrive, so other parameters may pair messages differently")
+        } else {
+            d
+        }
+    };
     for q in r.unexpected.iter().take(8) {
-        d.push(
+        d.push(noted(
             Diagnostic::error(
                 Code::GoalInvalid,
                 at(At::Op(q.op.0, q.op.1)),
                 format!("this message to rank {} is never received", q.host),
             )
             .label("left in the unexpected queue")
-            .help("under these parameters the schedule cannot finish: a recv is missing or waits on this rank's progress (a rendezvous deadlock with messages above S)"),
-        );
+            .help("under these parameters the schedule cannot finish: a recv is missing or waits on this rank's progress (a rendezvous deadlock with messages above S)")
+        ));
     }
     for q in r.unmatched.iter().take(8) {
-        d.push(
+        d.push(noted(
             Diagnostic::error(
                 Code::GoalInvalid,
                 at(At::Op(q.op.0, q.op.1)),
                 format!("this receive on rank {} never gets its message", q.host),
             )
             .label("left in the receive queue")
-            .help("the matching send never runs under these parameters (a deadlock), or does not exist"),
-        );
+            .help("the matching send never runs under these parameters (a deadlock), or does not exist")
+        ));
     }
     if d.is_empty() {
         d.push(
