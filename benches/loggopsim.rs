@@ -10,10 +10,19 @@
 //! absent. Peak memory comes from `/usr/bin/time -f '%e %M'` when it exists. Run with
 //! `cargo bench --bench loggopsim`; `cargo test --benches` runs a 64-rank case once.
 //!
-//! 2026-11-24, this 2-core machine under load 8 (other builds running), LogGOPSim built with -O3:
-//! recursive doubling on 65,536 ranks: collc 10.2 s and 1.13 GB, LogGOPSim 11.5 s and 184 MB
-//! (txt2bin 12.3 s), the same 88,672 ns; collc is 0.89x LogGOPSim's time and 6.1x its memory,
-//! short of the target (at most LogGOPSim's memory, twice its speed).
+//! 2026-11-24, this 2-core machine shared with builds (load 3 to 6), `cargo bench --bench
+//! loggopsim`, LogGOPSim built from its public source with -O3, medians of three runs:
+//!
+//! | GOAL | collc | LogGOPSim (txt2bin) | time collc/LogGOPSim | memory collc/LogGOPSim |
+//! |---|---|---|---|---|
+//! | recursive doubling, 65,536 ranks, 8 B | 2.73 s, 1276 MB | 2.44 s, 180 MB (3.65 s) | 1.12 | 7.09 |
+//! | `[a4 x 8]`, 65,536 ranks, 8 B | 7.66 s, 2006 MB | 7.55 s, 310 MB (3.72 s) | 1.01 | 6.48 |
+//! | ring, 1,024 ranks, 1 MiB | 5.21 s, 2124 MB | 4.67 s, 457 MB (3.32 s) | 1.12 | 4.65 |
+//!
+//! Both give the same finishing times (88,672 ns, 93,008 ns, 23,811,348 ns). collc's time
+//! includes reading the text, LogGOPSim's not its txt2bin. Short of the target (at most
+//! LogGOPSim's memory, twice its speed): collc keeps the source text, per-op labels and spans
+//! for diagnostics, and per-rank op vectors.
 
 use std::path::Path;
 use std::process::Command;
