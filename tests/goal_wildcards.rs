@@ -63,8 +63,9 @@ fn loggopsim(text: &str, m: LogGP) -> Result<Vec<u64>, String> {
     if !found("LogGOPSim") || !found("txt2bin") {
         return Err("LogGOPSim or txt2bin is not on PATH".into());
     }
-    let dir = std::env::temp_dir().join(format!("collc-wild-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    // One directory per call: the tests run in parallel threads of one process.
+    let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let dir = tmp.path();
     let (txt, bin) = (dir.join("s.goal"), dir.join("s.bin"));
     std::fs::write(&txt, text).map_err(|e| e.to_string())?;
     let t2b = Command::new("txt2bin")
@@ -85,7 +86,6 @@ fn loggopsim(text: &str, m: LogGP) -> Result<Vec<u64>, String> {
         .args(["-O", &m.O.to_string(), "-S", &m.S.to_string()])
         .output()
         .map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_dir_all(&dir);
     let text = String::from_utf8_lossy(&out.stdout);
     let times: Vec<u64> = text
         .lines()

@@ -64,6 +64,15 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
         (None, Some(_)) => Vec::new(),
         (None, None) => targets::chosen(&model),
     };
+    if kinds.is_empty()
+        && a.emit.is_none()
+        && model.targets.iter().any(|t| t.kind == TargetKind::Sim)
+    {
+        eprintln!(
+            "note: this file's target is `sim`, which `collc sim {}` runs; `collc build` prints the model (`--emit report` for the report)",
+            a.file.display()
+        );
+    }
     if let Some(c) = &chose
         && (!kinds.is_empty() || a.output.is_some())
     {
