@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod backend;
+pub mod canary;
 pub mod choose;
 pub mod cli;
 pub mod compare;

@@ -60,6 +60,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
 fn parameters(p: &CanaryParams, dtype: &str) -> String {
     let roots = match &p.roots {
         CanaryRoots::RoundRobin => "round_robin over the most central switches".to_string(),
+        CanaryRoots::Leader => "the switch of each block's leader".to_string(),
         CanaryRoots::Named(n) => format!("[{}] in turn", n.join(", ")),
     };
     let wire = match p.fixed_point {

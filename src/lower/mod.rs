@@ -18,7 +18,7 @@ pub mod estimate;
 pub mod forest;
 pub mod recursive;
 mod ring;
-mod static_trees;
+pub(crate) mod static_trees;
 mod tree;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};

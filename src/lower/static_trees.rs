@@ -139,6 +139,36 @@ fn switch_bfs(topo: &Topology, adj: &[BTreeSet<NodeId>], from: NodeId) -> Vec<Op
 
 type Why = (String, String);
 
+/// The most central switches for participants `ranks`: those whose largest hop distance
+/// (through switches) to a switch next to a participant is smallest, in node order (empty when
+/// no participant is linked to a switch in both directions).
+pub(crate) fn central_switches(topo: &Topology, ranks: &[NodeId]) -> Vec<NodeId> {
+    let adj = both_ways(topo);
+    let edge: BTreeSet<NodeId> = ranks
+        .iter()
+        .flat_map(|&h| adj[h].iter().copied())
+        .filter(|&s| topo.nodes[s].kind == NodeKind::Switch)
+        .collect();
+    if edge.is_empty() {
+        return Vec::new();
+    }
+    let ecc: Vec<(u32, NodeId)> = (0..topo.nodes.len())
+        .filter(|&s| topo.nodes[s].kind == NodeKind::Switch)
+        .filter_map(|s| {
+            let d = switch_bfs(topo, &adj, s);
+            edge.iter()
+                .map(|&e| d[e])
+                .try_fold(0u32, |m, x| x.map(|x| m.max(x)))
+                .map(|e| (e, s))
+        })
+        .collect();
+    let best = ecc.iter().map(|x| x.0).min();
+    ecc.iter()
+        .filter(|x| Some(x.0) == best)
+        .map(|x| x.1)
+        .collect()
+}
+
 /// The root switch of each tree.
 fn pick_roots(
     topo: &Topology,

@@ -277,6 +277,10 @@ impl CanaryParams {
 /// Which switches root Canary's blocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CanaryRoots {
+    /// The switch each block's leader hangs from (the paper's Fig. 3: root S4 above leaders H2
+    /// and H3): packets route towards the leader, so every minimal up port is a choice and the
+    /// tree forms where adaptive routing sends them. The default.
+    Leader,
     /// The most central switches (smallest largest hop distance to the compute nodes), in turn.
     RoundRobin,
     /// These switches, by node name, in turn.

@@ -144,6 +144,7 @@ pub fn model_text(m: &Model) -> String {
                 );
                 match &c.roots {
                     crate::sema::model::CanaryRoots::RoundRobin => s.push_str(" root round_robin"),
+                    crate::sema::model::CanaryRoots::Leader => s.push_str(" root leader"),
                     crate::sema::model::CanaryRoots::Named(names) => {
                         let _ = write!(s, " root [{}]", names.join(", "));
                     }

@@ -189,7 +189,11 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             None
         }) {
             None => Err(Vec::new()),
-            Some(m) if diags.is_empty() && packet::wanted(&m, a.model.as_deref()).is_some() => {
+            Some(m)
+                if diags.is_empty()
+                    && (packet::wanted(&m, a.model.as_deref()).is_some()
+                        || packet::canary_defaults(&m, a.model.as_deref())) =>
+            {
                 let cm = packet::wanted(&m, a.model.as_deref()).cloned();
                 let ask = packet::Ask {
                     batch: a.batch,
@@ -198,9 +202,9 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     seed: a.seed.unwrap_or(1),
                     runs: a.runs.unwrap_or(1),
                 };
-                let done = match (a.loggp_flags(), cm) {
-                    (false, Some(cm)) => packet::run(&m, &cm, &ask),
-                    _ => Err(vec![packet::flags_unused(
+                let done = match a.loggp_flags() {
+                    false => packet::run(&m, cm.as_ref(), &ask),
+                    true => Err(vec![packet::flags_unused(
                         files.add("<command line>", "-L/-o/-g/-G/-O/-S".to_string()),
                         "LogGP flags",
                     )]),

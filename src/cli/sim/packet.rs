@@ -23,6 +23,15 @@ pub(in crate::cli) fn wanted<'m>(m: &'m Model, asked: Option<&str>) -> Option<&'
     }
 }
 
+/// Whether the file's schedule is Canary and no model is asked for: Canary runs only at packet
+/// level, so it runs under the packet model's defaults.
+pub(in crate::cli) fn canary_defaults(m: &Model, asked: Option<&str>) -> bool {
+    asked.or(m.sim_target_model()).is_none()
+        && m.schedule
+            .as_ref()
+            .is_some_and(|s| matches!(s.family, crate::sema::model::Family::Canary(_)))
+}
+
 /// What to run and print.
 pub(in crate::cli) struct Ask<'a> {
     pub batch: bool,
@@ -32,22 +41,28 @@ pub(in crate::cli) struct Ask<'a> {
     pub runs: u64,
 }
 
-/// Runs and prints; Err carries diagnostics (exit 1).
-pub(in crate::cli) fn run(m: &Model, cm: &CostModel, ask: &Ask) -> Result<String, Vec<Diagnostic>> {
+/// Runs and prints under `cm` (None: the packet model's defaults); Err carries diagnostics
+/// (exit 1).
+pub(in crate::cli) fn run(
+    m: &Model,
+    cm: Option<&CostModel>,
+    ask: &Ask,
+) -> Result<String, Vec<Diagnostic>> {
+    let span = cm.map_or_else(|| m.build_span(None), |c| c.span);
     let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
         return Err(vec![
             Diagnostic::error(
                 Code::MissingDeclaration,
-                cm.span,
+                span,
                 "a packet model simulates a collective on a topology, and this file lacks one",
             )
             .label("this model")
             .help("declare a `topology` and a `collective`"),
         ]);
     };
-    let params = PacketParams::from_model(cm).unwrap_or_default();
+    let params = cm.and_then(PacketParams::from_model).unwrap_or_default();
     let network = Network::new(topo);
-    let runs = packet::run_file(m, cm.span, &params, ask.seed, ask.runs, ask.trace.is_some())?;
+    let runs = packet::run_file(m, span, &params, ask.seed, ask.runs, ask.trace.is_some())?;
     if let Some(path) = ask.plot {
         let title = format!(
             "{} of {} B, {} on `{}`",

@@ -190,9 +190,12 @@ impl Elab<'_> {
             Some(l) => self.word(l, LeaderPolicy::ALL, "leader policy"),
         };
         let roots = match p.get("root") {
-            None => Some(CanaryRoots::RoundRobin),
+            None => Some(CanaryRoots::Leader),
             Some(r) if matches!(&r.value.kind, ExprKind::Name(n) if n == "round_robin") => {
                 Some(CanaryRoots::RoundRobin)
+            }
+            Some(r) if matches!(&r.value.kind, ExprKind::Name(n) if n == "leader") => {
+                Some(CanaryRoots::Leader)
             }
             Some(r) => match topo {
                 Some(t) => self.root_switches(&r.value, t).map(CanaryRoots::Named),

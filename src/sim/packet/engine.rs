@@ -41,6 +41,7 @@
 //! - **Background traffic** ([`super::traffic`]) runs until the last collective has finished;
 //!   the run ends there.
 
+use super::canary::{CANARY, CanaryJob, CanaryState, is_canary};
 use super::job::{JobState, Kind};
 use super::params::{PacketParams, Routing};
 use super::port::{BG, Inputs, Msg, NONE, Pkt, Port};
@@ -49,6 +50,7 @@ use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
 use super::traffic::Rng;
 use super::{Setup, Stuck};
+use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,39 +63,59 @@ enum Ev {
     Unit(u32, u32, u32),
     /// A host posts a message to its NIC.
     Inject(u32),
+    /// A Canary descriptor's timer: (switch, slot, block id).
+    Timer(u32, u32, u32),
+    /// A Canary leader has waited `leader_delay` after completing a block: (job, block).
+    Lead(u32, u32),
 }
 
-struct Sim<'a> {
-    params: &'a PacketParams,
-    switch: &'a [bool],
-    now: u64,
-    seq: u64,
+pub(super) struct Sim<'a> {
+    pub(super) params: &'a PacketParams,
+    pub(super) switch: &'a [bool],
+    pub(super) now: u64,
+    pub(super) seq: u64,
     heap: RadixHeap<Ev>,
-    ports: Vec<Port>,
-    inputs: Inputs,
-    router: Router<'a>,
-    msgs: Vec<Msg>,
-    pkts: Vec<Pkt>,
-    free: Vec<u32>,
+    pub(super) ports: Vec<Port>,
+    pub(super) inputs: Inputs,
+    pub(super) router: Router<'a>,
+    pub(super) msgs: Vec<Msg>,
+    pub(super) pkts: Vec<Pkt>,
+    pub(super) free: Vec<u32>,
     /// Message slots whose packets have all arrived, for reuse.
-    free_msgs: Vec<u32>,
-    job_messages: u64,
-    jobs: Vec<JobState>,
-    job_end: Vec<u64>,
-    jobs_left: usize,
-    ready: Vec<(u32, u32)>,
-    bg_hosts: Vec<u32>,
+    pub(super) free_msgs: Vec<u32>,
+    pub(super) job_messages: u64,
+    pub(super) jobs: Vec<JobState>,
+    pub(super) job_end: Vec<u64>,
+    pub(super) jobs_left: usize,
+    pub(super) ready: Vec<(u32, u32)>,
+    pub(super) bg_hosts: Vec<u32>,
     /// Where background messages may go (all compute nodes under `background_peers: all`,
     /// else empty: the other congesting hosts).
-    peers: Vec<u32>,
-    rng: Rng,
-    events: u64,
-    packets: u64,
-    stalls: u64,
-    stall_ps: u64,
-    bg_messages: u64,
-    bg_bytes: u64,
-    unroutable: Option<(u32, u32)>,
+    pub(super) peers: Vec<u32>,
+    pub(super) rng: Rng,
+    pub(super) events: u64,
+    pub(super) packets: u64,
+    pub(super) stalls: u64,
+    pub(super) stall_ps: u64,
+    pub(super) bg_messages: u64,
+    pub(super) bg_bytes: u64,
+    pub(super) unroutable: Option<(u32, u32)>,
+    /// Canary allreduces (after the programs among the jobs), their packets' headers and
+    /// routing targets (by `Pkt::ch`), every switch's descriptor table, per directed link the
+    /// port index of its reverse at its far end, per node its out-links in port order, what is
+    /// still in flight (packets, timers, leaders' delays), and how often each rule ran.
+    pub(super) cjobs: &'a [CanaryJob<'a>],
+    pub(super) canary: Vec<CanaryState>,
+    pub(super) hdrs: Vec<(Header, u32)>,
+    pub(super) free_hdrs: Vec<u32>,
+    pub(super) tables: Tables,
+    pub(super) port_in: Vec<u32>,
+    pub(super) out_links: Vec<Vec<LinkId>>,
+    pub(super) canary_live: u64,
+    pub(super) rule_hits: std::collections::BTreeMap<&'static str, u64>,
+    pub(super) outs: Vec<Out>,
+    /// Link bytes and time when the last job finished (the run drains Canary packets after).
+    end_bytes: Option<(Vec<u64>, u64)>,
 }
 
 /// Runs `setup` on `net`; `switch[n]` says whether node n is a switch.
@@ -120,6 +142,8 @@ pub fn simulate(
             })?,
         );
     }
+    let jobs_n = jobs.len();
+    let (port_in, out_links) = canary_ports(net);
     let mut sim = Sim {
         params,
         switch,
@@ -134,8 +158,8 @@ pub fn simulate(
         free: Vec::new(),
         free_msgs: Vec::new(),
         job_messages: 0,
-        job_end: vec![u64::MAX; jobs.len()],
-        jobs_left: jobs.len(),
+        job_end: vec![u64::MAX; jobs.len() + setup.canary.len()],
+        jobs_left: jobs.len() + setup.canary.len(),
         jobs,
         ready: Vec::new(),
         bg_hosts: setup.background.clone(),
@@ -154,6 +178,22 @@ pub fn simulate(
         bg_messages: 0,
         bg_bytes: 0,
         unroutable: None,
+        cjobs: &setup.canary,
+        canary: setup
+            .canary
+            .iter()
+            .enumerate()
+            .map(|(c, cj)| CanaryState::new((jobs_n + c) as u32, cj))
+            .collect(),
+        hdrs: Vec::new(),
+        free_hdrs: Vec::new(),
+        tables: Tables::default(),
+        port_in,
+        out_links,
+        canary_live: 0,
+        rule_hits: Default::default(),
+        outs: Vec::new(),
+        end_bytes: None,
     };
     for j in 0..sim.jobs.len() {
         sim.jobs[j].initial(&mut sim.ready);
@@ -163,12 +203,20 @@ pub fn simulate(
         }
         sim.drain(j as u32);
     }
+    for c in 0..sim.canary.len() {
+        if sim.cjobs[c].plan.blocks == 0 || sim.cjobs[c].plan.hosts.is_empty() {
+            sim.job_end[jobs_n + c] = 0;
+            sim.jobs_left -= 1;
+        } else {
+            sim.canary_start(c as u32);
+        }
+    }
     if sim.bg_hosts.len() >= 2 || (!sim.bg_hosts.is_empty() && sim.peers.len() >= 2) {
         for k in 0..sim.bg_hosts.len() {
             sim.next_background(k as u32);
         }
     }
-    while sim.jobs_left > 0 {
+    while sim.jobs_left > 0 || sim.canary_live > 0 {
         let Some((key, ev)) = sim.heap.pop() else {
             break;
         };
@@ -182,12 +230,37 @@ pub fn simulate(
                 sim.drain(j);
             }
             Ev::Inject(m) => sim.inject(m),
+            Ev::Timer(n, slot, id) => sim.canary_timer(n, slot, id),
+            Ev::Lead(c, b) => sim.canary_lead(c, b),
+        }
+        if sim.jobs_left == 0 && sim.end_bytes.is_none() {
+            sim.end_bytes = Some((sim.ports.iter().map(|p| p.bytes).collect(), sim.now));
         }
         if sim.unroutable.is_some() {
             break;
         }
     }
     sim.finish(setup)
+}
+
+/// Per directed link, the index of its reverse among its far end's out-links (u32::MAX when
+/// there is none); per node, its out-links in that order (a switch's ports).
+fn canary_ports(net: &Net) -> (Vec<u32>, Vec<Vec<LinkId>>) {
+    let mut out_links: Vec<Vec<LinkId>> = vec![Vec::new(); net.node_count()];
+    for (i, l) in net.links.iter().enumerate() {
+        out_links[l.from].push(i as LinkId);
+    }
+    let port_in = net
+        .links
+        .iter()
+        .map(|l| {
+            out_links[l.to]
+                .iter()
+                .position(|&r| net.links[r as usize].to == l.from)
+                .map_or(u32::MAX, |k| k as u32)
+        })
+        .collect();
+    (port_in, out_links)
 }
 
 impl Sim<'_> {
@@ -197,7 +270,24 @@ impl Sim<'_> {
             .push(u128::from(at) << 64 | u128::from(self.seq), ev);
     }
 
-    fn new_msg(
+    pub(super) fn push_timer(&mut self, node: u32, slot: u32, id: u32, at: u64) {
+        self.push(at, Ev::Timer(node, slot, id));
+    }
+
+    pub(super) fn push_lead(&mut self, c: u32, b: u32, at: u64) {
+        self.push(at, Ev::Lead(c, b));
+    }
+
+    /// A host posts message `m` to its NIC after the host overhead.
+    pub(super) fn post(&mut self, m: u32) {
+        if self.params.overhead == 0 {
+            self.inject(m);
+        } else {
+            self.push(self.now + self.params.overhead, Ev::Inject(m));
+        }
+    }
+
+    pub(super) fn new_msg(
         &mut self,
         src: u32,
         dst: u32,
@@ -243,17 +333,74 @@ impl Sim<'_> {
         }
     }
 
+    /// Wire bytes of packet `i` of message `m`.
+    fn msg_wire(&self, m: &Msg, i: u64) -> u64 {
+        if is_canary(m.owner) {
+            self.canary_wire(m.owner & !CANARY)
+        } else {
+            self.params.wire(m.bytes, i)
+        }
+    }
+
     fn new_pkt(&mut self, msg: u32, idx: u32) -> u32 {
-        self.packets += 1;
         let m = &self.msgs[msg as usize];
-        let wire = self.params.wire(m.bytes, u64::from(idx)) as u32;
-        let p = Pkt {
+        let wire = self.msg_wire(m, u64::from(idx)) as u32;
+        let ch = if is_canary(m.owner) {
+            let (c, r) = (m.owner & !CANARY, m.op);
+            let hdr = self.canary_stream_header(c, r, idx);
+            self.canary_live += 1;
+            self.new_hdr(hdr)
+        } else {
+            NONE
+        };
+        self.alloc_pkt(Pkt {
             msg,
             idx,
             wire,
             held: NONE,
             hop: 0,
-        };
+            ch,
+        })
+    }
+
+    fn new_hdr(&mut self, hdr: (Header, u32)) -> u32 {
+        match self.free_hdrs.pop() {
+            Some(i) => {
+                self.hdrs[i as usize] = hdr;
+                i
+            }
+            None => {
+                self.hdrs.push(hdr);
+                (self.hdrs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// A Canary packet made by a switch or leader: header `h`, routed towards `to`.
+    pub(super) fn new_canary_pkt(&mut self, h: Header, to: u32, wire: u64) -> u32 {
+        self.canary_live += 1;
+        let ch = self.new_hdr((h, to));
+        self.alloc_pkt(Pkt {
+            msg: NONE,
+            idx: 0,
+            wire: wire as u32,
+            held: NONE,
+            hop: 0,
+            ch,
+        })
+    }
+
+    /// Where packet `p` is going: its message's destination, or a Canary packet's target.
+    fn pkt_dst(&self, p: &Pkt) -> u32 {
+        if p.ch != NONE {
+            self.hdrs[p.ch as usize].1
+        } else {
+            self.msgs[p.msg as usize].dst
+        }
+    }
+
+    fn alloc_pkt(&mut self, p: Pkt) -> u32 {
+        self.packets += 1;
         match self.free.pop() {
             Some(i) => {
                 self.pkts[i as usize] = p;
@@ -299,7 +446,7 @@ impl Sim<'_> {
         self.try_start(l);
     }
 
-    fn try_start(&mut self, l: LinkId) {
+    pub(super) fn try_start(&mut self, l: LinkId) {
         let port = &self.ports[l as usize];
         if port.busy || (port.npk == 0 && port.msgs.is_empty()) {
             return;
@@ -315,12 +462,16 @@ impl Sim<'_> {
         let fits = |wire: u64, dst: u32| free || dst == to || credit >= wire;
         let pkt = (0..port.active.len()).find_map(|i| {
             let p = self.pkts[port.head_at(i)? as usize];
-            let (wire, dst) = (u64::from(p.wire), self.msgs[p.msg as usize].dst);
+            // A Canary packet is consumed by the far end's pipeline (aggregated, or re-emitted
+            // from its aggregation memory): it takes no credit, as a switch process's input.
+            let dst = if p.ch != NONE { to } else { self.pkt_dst(&p) };
+            let wire = u64::from(p.wire);
             fits(wire, dst).then_some((Some(i), wire, dst))
         });
         let msg = port.msgs.front().and_then(|&m| {
             let m = &self.msgs[m as usize];
-            let (wire, dst) = (self.params.wire(m.bytes, u64::from(m.sent)), m.dst);
+            let dst = if is_canary(m.owner) { to } else { m.dst };
+            let wire = self.msg_wire(m, u64::from(m.sent));
             fits(wire, dst).then_some((None, wire, dst))
         });
         let pick = if port.turn || port.msgs.is_empty() {
@@ -394,6 +545,21 @@ impl Sim<'_> {
         let pk = &mut self.pkts[pid as usize];
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
+        if p.ch != NONE {
+            let target = self.hdrs[p.ch as usize].1;
+            let delay = if self.switch[to as usize] || to != target {
+                self.params.switch_delay
+            } else {
+                0
+            };
+            self.push(self.now + lat + delay, Ev::Arrive(pid, l));
+            if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
+                // The last packet of a host's Canary stream has left: its message is done.
+                self.free_msgs.push(p.msg);
+            }
+            self.try_start(l);
+            return;
+        }
         let m = &self.msgs[p.msg as usize];
         let (dst, hosted, last, owner, op) = (m.dst, m.hosted, p.idx + 1 == m.npk, m.owner, m.op);
         let delay = if self.switch[to as usize] || to != dst {
@@ -415,6 +581,10 @@ impl Sim<'_> {
 
     fn arrive(&mut self, pid: u32, l: LinkId) {
         let p = self.pkts[pid as usize];
+        if p.ch != NONE {
+            self.canary_arrive(pid, l);
+            return;
+        }
         let at = self.ports[l as usize].to;
         let dst = self.msgs[p.msg as usize].dst;
         if at != dst {
@@ -585,7 +755,24 @@ impl Sim<'_> {
                 why,
             });
         }
-        let jobs = self
+        for c in 0..self.canary.len() {
+            if let Some(why) = self.canary_check(c as u32) {
+                let why = match self.unroutable {
+                    Some((a, b)) => format!(
+                        "node {} cannot reach node {} (a Canary packet's destination)",
+                        self.router_name(a),
+                        self.router_name(b)
+                    ),
+                    None => format!("Canary's postcondition does not hold: {why}"),
+                };
+                return Err(Stuck {
+                    job: self.canary[c].job,
+                    ops_left: 0,
+                    why,
+                });
+            }
+        }
+        let mut jobs: Vec<JobRun> = self
             .jobs
             .iter()
             .zip(&self.job_end)
@@ -600,10 +787,29 @@ impl Sim<'_> {
                 spans: setup.trace.then(|| super::report::spans(js)),
             })
             .collect();
+        for (st, cj) in self.canary.iter().zip(self.cjobs) {
+            jobs.push(JobRun {
+                name: cj.name.clone(),
+                hosts: cj.plan.hosts.clone(),
+                finish: st.finish.clone(),
+                ranks: cj.plan.ranks(),
+                bytes: cj.bytes,
+                end: self.job_end[st.job as usize],
+                spans: None,
+            });
+        }
+        let (link_bytes, end) = self
+            .end_bytes
+            .unwrap_or_else(|| (self.ports.iter().map(|p| p.bytes).collect(), self.now));
         Ok(PacketRun {
             jobs,
-            end: self.now,
-            link_bytes: self.ports.iter().map(|p| p.bytes).collect(),
+            end,
+            link_bytes,
+            rules: self
+                .rule_hits
+                .iter()
+                .map(|(&r, &n)| (r.to_string(), n))
+                .collect(),
             events: self.events,
             packets: self.packets,
             messages: self.job_messages,

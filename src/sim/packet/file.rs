@@ -4,11 +4,18 @@
 //! hosts it runs on*, so static in-network trees climb from the switches above those hosts, with
 //! their roots redrawn for each run when they are random (the paper: "when using static
 //! reduction trees, we also randomly pick the roots of those trees"), proved, and simulated.
-//! A schedule that depends on neither is lowered once.
+//! A schedule that depends on neither is lowered once. A Canary schedule is not lowered: each
+//! run places a [`CanaryJob`] (its blocks, leaders and roots) for the hosts it runs on, and the
+//! engine executes the protocol ([`super::canary`]).
 
-use super::{Job, Network, PacketParams, PacketRun, Setup, Stuck, data_bytes, plan, simulate};
+use super::canary::CanaryJob;
+use super::{
+    Job, Network, PacketParams, PacketRun, Setup, Stuck, data_bytes, plan, ps_of, simulate,
+};
+use crate::canary::host::{Plan, SEQ_BITS};
+use crate::canary::protocol::Protocol;
 use crate::diag::{Code, Diagnostic, Span};
-use crate::sema::model::{Family, Model, NodeId, TreeRoots};
+use crate::sema::model::{CanaryParams, CanaryRoots, Family, Model, NodeId, NodeKind, TreeRoots};
 use rayon::prelude::*;
 
 /// `m` with its collective on `hosts` and, for static trees with random roots, the roots of
@@ -27,6 +34,101 @@ fn placed(m: &Model, hosts: &[u32], seed: u64) -> Model {
         *base = base.wrapping_add(seed);
     }
     out
+}
+
+/// The Canary allreduce of `m` (schedule `cp`) on `hosts` for run `seed`, running `protocol`;
+/// Err says why it cannot run.
+pub fn canary_job<'p>(
+    m: &Model,
+    cp: &CanaryParams,
+    hosts: &[u32],
+    seed: u64,
+    protocol: &'p Protocol,
+) -> Result<CanaryJob<'p>, String> {
+    let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
+        return Err("Canary needs a topology and a collective".into());
+    };
+    let ports = topo
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.kind == NodeKind::Switch)
+        .map(|(i, _)| {
+            topo.graph
+                .neighbors(petgraph::graph::NodeIndex::new(i))
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    if ports > 128 {
+        return Err(format!(
+            "a switch has {ports} ports; the simulated children bitmap holds 128"
+        ));
+    }
+    let payload = cp.payload();
+    let blocks = c.count.div_ceil(cp.elements_per_packet.max(1));
+    if blocks >= 1 << SEQ_BITS {
+        return Err(format!(
+            "{blocks} blocks do not fit the id's {SEQ_BITS}-bit block sequence (at most {})",
+            (1u64 << SEQ_BITS) - 1
+        ));
+    }
+    let ranks: Vec<NodeId> = hosts.iter().map(|&h| h as NodeId).collect();
+    let leader_roots = cp.roots == CanaryRoots::Leader;
+    let roots: Vec<u32> = match &cp.roots {
+        CanaryRoots::Leader => {
+            let mut roots = Vec::with_capacity(hosts.len());
+            for &h in hosts {
+                let up = topo
+                    .graph
+                    .neighbors(petgraph::graph::NodeIndex::new(h as usize))
+                    .map(|n| n.index())
+                    .filter(|&n| topo.nodes[n].kind == NodeKind::Switch)
+                    .min();
+                match up {
+                    Some(s) => roots.push(s as u32),
+                    None => {
+                        return Err(format!(
+                            "`{}` is linked to no switch, so it cannot lead blocks",
+                            topo.nodes[h as usize].name
+                        ));
+                    }
+                }
+            }
+            roots
+        }
+        CanaryRoots::RoundRobin => crate::lower::static_trees::central_switches(topo, &ranks)
+            .into_iter()
+            .map(|s| s as u32)
+            .collect(),
+        CanaryRoots::Named(names) => names
+            .iter()
+            .filter_map(|n| topo.nodes.iter().position(|x| &x.name == n))
+            .map(|s| s as u32)
+            .collect(),
+    };
+    if roots.is_empty() {
+        return Err("no switch can root the blocks: no participant is linked to a switch in both directions".into());
+    }
+    Ok(CanaryJob {
+        name: format!("{}_canary", c.kind.name()),
+        plan: Plan {
+            app: 0,
+            hosts: hosts.to_vec(),
+            blocks: blocks as u32,
+            roots,
+            leader_roots,
+            leader: cp.leader,
+            seed,
+        },
+        protocol,
+        timeout: ps_of(&cp.timeout),
+        leader_delay: ps_of(&cp.leader_delay),
+        table_size: u32::try_from(cp.table_size).unwrap_or(u32::MAX),
+        payload,
+        shard: (cp.ports.div_ceil(cp.shards.max(1))).clamp(1, 128) as u32,
+        bytes: c.count * c.dtype.bytes(),
+    })
 }
 
 /// Whether each run needs its own lowering.
@@ -80,7 +182,12 @@ pub fn run_file(
             .help("on a cyclic topology, give ports more buffer (`queue`) or use `routing: minimal`; otherwise this is a bug in collc: please report it with the file"),
         ]
     };
-    let once = if per_run(m, params) {
+    let protocol = Protocol::paper();
+    let canary = match m.schedule.as_ref().map(|s| &s.family) {
+        Some(Family::Canary(cp)) => Some(cp.as_ref()),
+        _ => None,
+    };
+    let once = if canary.is_some() || per_run(m, params) {
         None
     } else {
         Some(crate::lower::lower_and_verify(m)?.0)
@@ -89,6 +196,23 @@ pub fn run_file(
         .into_par_iter()
         .map(|s| {
             let (hosts, background) = plan(&network, &declared, params, s).map_err(bad_plan)?;
+            if let Some(cp) = canary {
+                let job = canary_job(m, cp, &hosts, s, &protocol).map_err(|why| {
+                    vec![
+                        Diagnostic::error(Code::LowerUnsupported, span, why)
+                            .label("this Canary schedule")
+                            .help("Canary runs on switches with at most 128 ports, with at most 2^20 - 1 blocks per allreduce, and participants linked to switches"),
+                    ]
+                })?;
+                let setup = Setup {
+                    jobs: Vec::new(),
+                    canary: vec![job],
+                    background,
+                    seed: s,
+                    trace,
+                };
+                return simulate(&network.net, &network.switch, params, &setup).map_err(stuck);
+            }
             let own;
             let program = match &once {
                 Some(p) => p,
@@ -103,6 +227,7 @@ pub fn run_file(
                     hosts,
                     bytes: data_bytes(program),
                 }],
+                canary: Vec::new(),
                 background,
                 seed: s,
                 trace,

@@ -25,6 +25,7 @@
 //! program's static switch processes (Canary's dynamic trees and timeouts are the Canary
 //! issue's, on top of this engine).
 
+pub mod canary;
 pub mod engine;
 pub mod file;
 pub mod job;
@@ -92,6 +93,8 @@ pub struct Job<'p> {
 /// Everything one run simulates.
 pub struct Setup<'p> {
     pub jobs: Vec<Job<'p>>,
+    /// Canary allreduces, on host sets disjoint from the jobs' and each other's.
+    pub canary: Vec<canary::CanaryJob<'p>>,
     /// Hosts generating random uniform traffic (none of the jobs' hosts).
     pub background: Vec<u32>,
     pub seed: u64,
@@ -187,6 +190,7 @@ pub fn run_seeds(
                     hosts,
                     bytes,
                 }],
+                canary: Vec::new(),
                 background,
                 seed: s,
                 trace,

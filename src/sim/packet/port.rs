@@ -115,6 +115,8 @@ pub(super) struct Pkt {
     /// The link whose far-end buffer (credit) this packet holds.
     pub(super) held: u32,
     pub(super) hop: u32,
+    /// A Canary packet's header (an index into the engine's headers), else NONE.
+    pub(super) ch: u32,
 }
 
 /// One port per directed link of `net`, idle, with a full buffer of credit.

@@ -66,6 +66,8 @@ pub struct PacketRun {
     /// Always 0: flow control is lossless.
     pub drops: u64,
     pub seed: u64,
+    /// How often each rule of Canary's switch table ran (empty without Canary jobs).
+    pub rules: Vec<(String, u64)>,
 }
 
 /// Bins of the utilisation histogram: [0,10%), ..., [90%,100%].
@@ -382,6 +384,18 @@ pub fn render(
         first.stalls,
         show_seconds(first.stall_ps as f64 * 1e-12)
     );
+    if !first.rules.is_empty() {
+        let hits: Vec<String> = first
+            .rules
+            .iter()
+            .map(|(r, n)| format!("{r} {n}"))
+            .collect();
+        let _ = writeln!(
+            out,
+            "canary switch rules run (first run): {}; postcondition checked: every rank has every block's full reduction, no descriptor left",
+            hits.join(", ")
+        );
+    }
     out.push_str("Times:\n");
     for (r, f) in job.finish[..n].iter().enumerate() {
         let _ = writeln!(

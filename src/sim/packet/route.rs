@@ -133,6 +133,19 @@ impl<'n> Router<'n> {
         key: u64,
         queued: impl Fn(LinkId) -> u64,
     ) -> Option<LinkId> {
+        self.next_from(at, dst, mix(key, at as u64), queued)
+    }
+
+    /// As [`Router::next`], with the default candidate `pick mod candidates` (the same index
+    /// at every node: Canary's default up port depends on the destination only, so the
+    /// packets of a block meet at the same switches unless congestion diverts them).
+    pub fn next_from(
+        &mut self,
+        at: usize,
+        dst: usize,
+        pick: u64,
+        queued: impl Fn(LinkId) -> u64,
+    ) -> Option<LinkId> {
         let (start, len) = match self.cands.get(&(at as u32, dst as u32)) {
             Some(&r) => r,
             None => {
@@ -158,7 +171,7 @@ impl<'n> Router<'n> {
             return None;
         }
         let cand = &self.flat[start as usize..(start + len) as usize];
-        let default = cand[(mix(key, at as u64) % u64::from(len)) as usize];
+        let default = cand[(pick % u64::from(len)) as usize];
         if self.routing != Routing::Adaptive || len == 1 || queued(default) <= self.half {
             return Some(default);
         }

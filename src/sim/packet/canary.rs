@@ -1,0 +1,452 @@
+//! Canary allreduces in the packet engine ([`CanaryJob`]): hosts packetise their blocks as the
+//! NIC serves them, every switch a Canary packet reaches runs the protocol's rule table
+//! ([`crate::canary::switch::step`]) on its descriptor table, timers fire as events, and the
+//! leaders follow [`crate::canary::host`]. Packets a switch or leader creates (a timed-out
+//! accumulator, multicast copies, results) wait in its aggregation memory like a switch
+//! process's output ([`super::engine`]); a packet a switch forwards (transit, straggler,
+//! collision) stays in its buffer and keeps its credit; one it absorbs returns its credit at
+//! once. Routing towards the root or the leader is the model's (adaptive by default), keyed by
+//! the block id, per packet and per hop: the dynamic trees of Section 3.
+//!
+//! Every run checks the collective's postcondition: each rank gets every block's full
+//! reduction (the fingerprint of all H contributions, counter H), the same on every rank; no
+//! data packet reaches a host that does not lead its block or a leader after it finished; and
+//! no descriptor of the allreduce is left allocated once the run has drained. A violation ends
+//! the run with [`super::Stuck`] naming the block, rank or switch.
+
+use super::engine::Sim;
+use crate::canary::host::{Lead, Leads, Plan};
+use crate::canary::protocol::{Protocol, Trigger};
+use crate::canary::switch::{Ctx, Header, Out, step};
+use crate::net::LinkId;
+use rustc_hash::FxHashMap;
+
+/// A Canary allreduce to run.
+pub struct CanaryJob<'p> {
+    pub name: String,
+    pub plan: Plan,
+    pub protocol: &'p Protocol,
+    /// Switch timeout and the leader's delay (ps).
+    pub timeout: u64,
+    pub leader_delay: u64,
+    pub table_size: u32,
+    /// Payload bytes per packet.
+    pub payload: u64,
+    /// Ports per shard of the children bitmap (restoration packets carry one shard).
+    pub shard: u32,
+    /// The allreduce's data size (for goodput).
+    pub bytes: u64,
+}
+
+/// The run-time state of one Canary allreduce.
+pub(super) struct CanaryState {
+    /// Index among all jobs (programs first).
+    pub(super) job: u32,
+    pub(super) rank_of: FxHashMap<u32, u32>,
+    pub(super) sends: Vec<Vec<u32>>,
+    pub(super) leads: Leads,
+    expected: Vec<u64>,
+    got: Vec<u64>,
+    left: Vec<u32>,
+    pub(super) finish: Vec<u64>,
+    ranks_left: u32,
+    pub(super) wrong: Option<String>,
+    pub(super) duplicates: u64,
+}
+
+/// Marks a message owner as a Canary job's host stream.
+pub(super) const CANARY: u32 = 1 << 30;
+
+pub(super) fn is_canary(owner: u32) -> bool {
+    owner != super::port::BG && owner & CANARY != 0
+}
+
+impl CanaryState {
+    pub(super) fn new(job: u32, c: &CanaryJob) -> CanaryState {
+        let p = &c.plan;
+        let h = p.ranks();
+        let sends: Vec<Vec<u32>> = (0..h).map(|r| p.sends(r)).collect();
+        let mut leads = Leads::default();
+        for b in 0..p.blocks {
+            leads.insert(b, Lead::new(p.value(p.leader(b), b)));
+        }
+        let words = (u64::from(h) * u64::from(p.blocks)).div_ceil(64) as usize;
+        CanaryState {
+            job,
+            rank_of: p
+                .hosts
+                .iter()
+                .enumerate()
+                .map(|(r, &n)| (n, r as u32))
+                .collect(),
+            sends,
+            leads,
+            expected: (0..p.blocks).map(|b| p.expected(b)).collect(),
+            got: vec![0; words],
+            left: vec![p.blocks; h as usize],
+            finish: vec![0; h as usize],
+            ranks_left: if p.blocks == 0 { 0 } else { h },
+            wrong: None,
+            duplicates: 0,
+        }
+    }
+
+    fn fail(&mut self, why: String) {
+        self.wrong.get_or_insert(why);
+    }
+
+    /// Rank `r` holds block `b`'s result `h` at `now`; true when the allreduce is complete.
+    fn result(&mut self, r: u32, b: u32, h: &Header, hosts: u32, now: u64) -> bool {
+        if h.data != self.expected[b as usize] || h.counter != hosts {
+            self.fail(format!(
+                "rank {r} got block {b} with {} of {hosts} contributions and a different sum",
+                h.counter
+            ));
+        }
+        let i = u64::from(r) * self.expected.len() as u64 + u64::from(b);
+        let (w, m) = ((i / 64) as usize, 1u64 << (i % 64));
+        if self.got[w] & m != 0 {
+            self.duplicates += 1;
+            return false;
+        }
+        self.got[w] |= m;
+        let left = &mut self.left[r as usize];
+        *left -= 1;
+        if *left == 0 {
+            self.finish[r as usize] = now;
+            self.ranks_left -= 1;
+            return self.ranks_left == 0;
+        }
+        false
+    }
+}
+
+impl Sim<'_> {
+    /// Posts every rank's stream of packets, and finishes blocks the leader holds alone.
+    pub(super) fn canary_start(&mut self, c: u32) {
+        let job = &self.cjobs[c as usize];
+        let (h, blocks) = (job.plan.ranks(), job.plan.blocks);
+        for r in 0..h {
+            let n = self.canary[c as usize].sends[r as usize].len() as u32;
+            if n == 0 {
+                continue;
+            }
+            let first = self.canary[c as usize].sends[r as usize][0];
+            let job = &self.cjobs[c as usize];
+            let (src, dst, payload) = (
+                job.plan.hosts[r as usize],
+                job.plan.root(first),
+                job.payload,
+            );
+            let m = self.new_msg(src, dst, u64::from(n) * payload, CANARY | c, r, true);
+            self.msgs[m as usize].npk = n;
+            self.post(m);
+        }
+        if h == 1 {
+            for b in 0..blocks {
+                self.canary_live += 1;
+                self.push_lead(c, b, self.now);
+            }
+        }
+    }
+
+    /// The header of packet `idx` of rank `r`'s stream in Canary job `c`.
+    pub(super) fn canary_stream_header(&self, c: u32, r: u32, idx: u32) -> (Header, u32) {
+        let b = self.canary[c as usize].sends[r as usize][idx as usize];
+        let h = self.cjobs[c as usize].plan.packet(r, b);
+        (h, h.switch)
+    }
+
+    /// Wire bytes of a Canary packet of job `c`.
+    pub(super) fn canary_wire(&self, c: u32) -> u64 {
+        self.cjobs[c as usize].payload + self.params.header
+    }
+
+    /// The next hop at `at` towards `to` for a Canary packet (adaptive per packet; the
+    /// default port depends on the destination only, as the paper's simulations choose it).
+    fn canary_port(&mut self, at: u32, to: u32) -> Option<LinkId> {
+        let ports = &self.ports;
+        let pick = super::route::mix(u64::from(to), 0x43_414e);
+        let l = self
+            .router
+            .next_from(at as usize, to as usize, pick, |l| ports[l as usize].queued);
+        if l.is_none() {
+            self.unroutable = Some((at, to));
+        }
+        l
+    }
+
+    /// A new packet `h` (for `to`) leaving node `at` from its aggregation memory.
+    fn canary_emit(&mut self, at: u32, h: Header, to: u32, via: Option<LinkId>) {
+        let Some(l) = via.or_else(|| self.canary_port(at, to)) else {
+            return;
+        };
+        let c = Plan::app_of(h.id);
+        let wire = self.canary_wire(c);
+        let pid = self.new_canary_pkt(h, to, wire);
+        let slot = self.inputs.local(at);
+        let port = &mut self.ports[l as usize];
+        port.push(slot, pid);
+        port.held += wire;
+        self.try_start(l);
+    }
+
+    /// Canary packet `pid` reached the far end of link `l`.
+    pub(super) fn canary_arrive(&mut self, pid: u32, l: LinkId) {
+        let at = self.ports[l as usize].to;
+        let p = self.pkts[pid as usize];
+        let (h, _) = self.hdrs[p.ch as usize];
+        if !self.switch[at as usize] {
+            self.canary_release(pid);
+            self.canary_host(at, h);
+            return;
+        }
+        let c = Plan::app_of(h.id);
+        let Some(job) = self.cjobs.get(c as usize) else {
+            self.canary_release(pid);
+            return;
+        };
+        let ctx = Ctx {
+            me: at,
+            port: self
+                .port_in
+                .get(l as usize)
+                .copied()
+                .filter(|&k| k != u32::MAX),
+            now: self.now,
+            timeout: job.timeout,
+            table_size: job.table_size,
+        };
+        let mut out = std::mem::take(&mut self.outs);
+        out.clear();
+        let rule = step(
+            job.protocol,
+            Trigger::Packet,
+            &mut self.tables,
+            &ctx,
+            h,
+            &mut out,
+        );
+        self.count_rule(rule);
+        let mut kept = false;
+        for o in out.drain(..) {
+            match o {
+                Out::Forward(h2, to) if !kept => {
+                    // Re-emitted from the pipeline, as a packet the switch makes.
+                    kept = true;
+                    self.hdrs[p.ch as usize] = (h2, to);
+                    let Some(next) = self.canary_port(at, to) else {
+                        continue;
+                    };
+                    let pk = &mut self.pkts[pid as usize];
+                    pk.hop = 0;
+                    pk.msg = super::port::NONE;
+                    let slot = self.inputs.local(at);
+                    let port = &mut self.ports[next as usize];
+                    port.push(slot, pid);
+                    port.held += u64::from(p.wire);
+                    self.try_start(next);
+                }
+                o => self.canary_out(at, o),
+            }
+        }
+        self.outs = out;
+        if !kept {
+            self.canary_release(pid);
+        }
+    }
+
+    /// Carries out what a switch emits (besides forwarding the packet it got).
+    fn canary_out(&mut self, at: u32, o: Out) {
+        match o {
+            Out::Forward(h, to) => self.canary_emit(at, h, to, None),
+            Out::Multicast(h, ports) => {
+                let mut rest = ports;
+                while rest != 0 {
+                    let k = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    let Some(&l) = self.out_links[at as usize].get(k as usize) else {
+                        continue;
+                    };
+                    let to = self.ports[l as usize].to;
+                    self.canary_emit(at, h, to, Some(l));
+                }
+            }
+            Out::Arm(id, slot, t) => {
+                self.canary_live += 1;
+                self.push_timer(at, slot, id, t);
+            }
+        }
+    }
+
+    /// A switch's timer for block `id` in `slot` fired.
+    pub(super) fn canary_timer(&mut self, at: u32, slot: u32, id: u32) {
+        self.canary_live -= 1;
+        let c = Plan::app_of(id);
+        let Some(job) = self.cjobs.get(c as usize) else {
+            return;
+        };
+        let ctx = Ctx {
+            me: at,
+            port: None,
+            now: self.now,
+            timeout: job.timeout,
+            table_size: job.table_size,
+        };
+        debug_assert_eq!(slot, crate::canary::switch::slot(id, job.table_size));
+        let blank = Header {
+            id,
+            ..job.plan.packet(0, Plan::block_of(id))
+        };
+        let mut out = std::mem::take(&mut self.outs);
+        out.clear();
+        let rule = step(
+            job.protocol,
+            Trigger::Timer,
+            &mut self.tables,
+            &ctx,
+            blank,
+            &mut out,
+        );
+        self.count_rule(rule);
+        for o in out.drain(..) {
+            self.canary_out(at, o);
+        }
+        self.outs = out;
+    }
+
+    fn count_rule(&mut self, rule: Option<&'static str>) {
+        if let Some(r) = rule {
+            *self.rule_hits.entry(r).or_insert(0) += 1;
+        }
+    }
+
+    /// Frees packet `pid` (absorbed or delivered), returning its buffer credit.
+    fn canary_release(&mut self, pid: u32) {
+        let p = self.pkts[pid as usize];
+        if p.held != super::port::NONE {
+            self.ports[p.held as usize].credit += u64::from(p.wire);
+            self.try_start(p.held);
+        }
+        self.free_hdrs.push(p.ch);
+        self.free.push(pid);
+        self.canary_live -= 1;
+    }
+
+    /// Packet `h` reached host `at`.
+    fn canary_host(&mut self, at: u32, h: Header) {
+        let c = Plan::app_of(h.id) as usize;
+        let b = Plan::block_of(h.id);
+        let Some(job) = self.cjobs.get(c) else {
+            return;
+        };
+        let hosts = job.plan.ranks();
+        let leader = job.plan.leader(b);
+        let now = self.now;
+        let st = &mut self.canary[c];
+        let Some(&r) = st.rank_of.get(&at) else {
+            st.fail(format!(
+                "block {b} reached node {at}, which does not take part"
+            ));
+            return;
+        };
+        if b >= job.plan.blocks {
+            st.fail(format!(
+                "rank {r} got a packet of block {b}, which does not exist"
+            ));
+            return;
+        }
+        if h.multicast {
+            if st.result(r, b, &h, hosts, now) {
+                self.canary_done(c as u32);
+            }
+            return;
+        }
+        if r != leader {
+            st.fail(format!(
+                "a data packet of block {b} reached rank {r}, not its leader (rank {leader})"
+            ));
+            return;
+        }
+        let Some(lead) = st.leads.get_mut(&b) else {
+            return;
+        };
+        if lead.done {
+            st.fail(format!(
+                "a data packet of block {b} reached its leader (rank {r}) after it had all {hosts} contributions"
+            ));
+            return;
+        }
+        if lead.receive(&h) {
+            let t = now + job.leader_delay;
+            self.canary_live += 1;
+            self.push_lead(c as u32, b, t);
+        }
+    }
+
+    /// The leader of block `b` of job `c` sends the result and the restoration packets.
+    pub(super) fn canary_lead(&mut self, c: u32, b: u32) {
+        self.canary_live -= 1;
+        let job = &self.cjobs[c as usize];
+        let (plan, shard) = (&job.plan, job.shard);
+        let r = plan.leader(b);
+        let at = plan.hosts[r as usize];
+        let hosts = plan.ranks();
+        let Some(lead) = self.canary[c as usize].leads.get_mut(&b) else {
+            return;
+        };
+        let outs = lead.finish(plan, b, shard);
+        let own = outs[0].0;
+        if self.canary[c as usize].result(r, b, &own, hosts, self.now) {
+            self.canary_done(c);
+        }
+        if hosts > 1 {
+            for (h, to) in outs {
+                self.canary_emit(at, h, to, None);
+            }
+        }
+    }
+
+    fn canary_done(&mut self, c: u32) {
+        let j = self.canary[c as usize].job;
+        if self.job_end[j as usize] == u64::MAX {
+            self.job_end[j as usize] = self.now;
+            self.jobs_left -= 1;
+        }
+    }
+
+    /// Why Canary job `c` did not meet its postcondition, if it did not.
+    pub(super) fn canary_check(&self, c: u32) -> Option<String> {
+        let st = &self.canary[c as usize];
+        if let Some(w) = &st.wrong {
+            return Some(w.clone());
+        }
+        if st.ranks_left > 0 {
+            let (r, left) = st
+                .left
+                .iter()
+                .enumerate()
+                .find(|(_, l)| **l > 0)
+                .map(|(r, &l)| (r, l))
+                .unwrap_or((0, 0));
+            return Some(format!(
+                "{} ranks never got every result (rank {r} misses {left} blocks)",
+                st.ranks_left
+            ));
+        }
+        let mut left: Vec<(u32, u32)> = self
+            .tables
+            .iter()
+            .filter(|(_, d)| Plan::app_of(d.id) == c)
+            .map(|(&(s, _), d)| (s, Plan::block_of(d.id)))
+            .collect();
+        left.sort_unstable();
+        left.first().map(|&(s, b)| {
+            format!(
+                "{} descriptors are left allocated after the run (block {b} at `{}`)",
+                left.len(),
+                self.router.node_name(s as usize)
+            )
+        })
+    }
+}
