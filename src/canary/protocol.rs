@@ -314,6 +314,19 @@ impl Protocol {
         self
     }
 
+    /// The protocol as it would be without the straggler rule: a switch cannot tell that a
+    /// block's accumulator already left, so it keeps aggregating late packets into it, and
+    /// their contributions never reach the root (Section 3.1.1's reason for the rule).
+    pub fn without_stragglers(mut self) -> Protocol {
+        self.switch.retain(|r| r.name != "straggler");
+        for r in &mut self.switch {
+            if r.name == "aggregate" {
+                r.when.retain(|g| *g != Guard::Sent(false));
+            }
+        }
+        self
+    }
+
     /// Whether the leader restores subtrees after collisions (the `restore` rule is present).
     pub fn restores(&self) -> bool {
         self.switch.iter().any(|r| r.name == "restore")

@@ -155,6 +155,19 @@ pub fn run_file(
     runs: u64,
     trace: bool,
 ) -> Result<Vec<PacketRun>, Vec<Diagnostic>> {
+    run_file_with(m, model, params, seed, runs, trace, &Protocol::paper())
+}
+
+/// [`run_file`], a Canary schedule running `protocol` (tests run altered protocols).
+pub fn run_file_with(
+    m: &Model,
+    model: Span,
+    params: &PacketParams,
+    seed: u64,
+    runs: u64,
+    trace: bool,
+    protocol: &Protocol,
+) -> Result<Vec<PacketRun>, Vec<Diagnostic>> {
     let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
         return Err(Vec::new());
     };
@@ -182,7 +195,6 @@ pub fn run_file(
             .help("on a cyclic topology, give ports more buffer (`queue`) or use `routing: minimal`; otherwise this is a bug in collc: please report it with the file"),
         ]
     };
-    let protocol = Protocol::paper();
     let canary = match m.schedule.as_ref().map(|s| &s.family) {
         Some(Family::Canary(cp)) => Some(cp.as_ref()),
         _ => None,
@@ -197,7 +209,7 @@ pub fn run_file(
         .map(|s| {
             let (hosts, background) = plan(&network, &declared, params, s).map_err(bad_plan)?;
             if let Some(cp) = canary {
-                let job = canary_job(m, cp, &hosts, s, &protocol).map_err(|why| {
+                let job = canary_job(m, cp, &hosts, s, protocol).map_err(|why| {
                     vec![
                         Diagnostic::error(Code::LowerUnsupported, span, why)
                             .label("this Canary schedule")

@@ -37,7 +37,7 @@ pub mod route;
 pub mod traffic;
 
 pub use engine::simulate;
-pub use file::run_file;
+pub use file::{run_file, run_file_with};
 pub use params::{Background, PacketParams, Routing};
 pub use report::{JobRun, PacketRun, Summary};
 
