@@ -44,7 +44,10 @@ fn hits(r: &PacketRun, rule: &str) -> u64 {
 }
 
 fn why(d: &[Diagnostic]) -> String {
-    d.iter().map(|d| d.message.clone()).collect::<Vec<_>>().join("; ")
+    d.iter()
+        .map(|d| d.message.clone())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 #[test]
@@ -72,7 +75,11 @@ fn a_small_table_collides_and_tree_restoration_repairs_it() {
     }
     let broken = Protocol::paper().without("restore");
     let err = run(&src, &broken, 1).expect_err("caught");
-    assert!(why(&err).contains("never got every result"), "{}", why(&err));
+    assert!(
+        why(&err).contains("never got every result"),
+        "{}",
+        why(&err)
+    );
 }
 
 #[test]
@@ -98,10 +105,8 @@ fn runs_are_deterministic_and_seeds_differ() {
 #[test]
 fn congestion_hurts_one_static_tree_far_more_than_canary() {
     let median = |schedule: &str, bg: &str| {
-        let src = file("", "512 KiB", bg).replace(
-            "schedule canary {  }",
-            &format!("schedule {schedule}"),
-        );
+        let src = file("", "512 KiB", bg)
+            .replace("schedule canary {  }", &format!("schedule {schedule}"));
         let mut t: Vec<u64> = run(&src, &Protocol::paper(), 3)
             .expect("runs")
             .iter()
@@ -115,6 +120,33 @@ fn congestion_hurts_one_static_tree_far_more_than_canary() {
     let tree_quiet = median("static_trees { trees: 1; }", "");
     let tree_busy = median("static_trees { trees: 1; }", "background: 1;");
     assert!(tree_busy > tree_quiet * 1.5, "{tree_quiet} -> {tree_busy}");
-    assert!(canary_busy < canary_quiet * 1.25, "{canary_quiet} -> {canary_busy}");
-    assert!(canary_busy < tree_busy * 0.8, "canary {canary_busy}, one tree {tree_busy}");
+    assert!(
+        canary_busy < canary_quiet * 1.25,
+        "{canary_quiet} -> {canary_busy}"
+    );
+    assert!(
+        canary_busy < tree_busy * 0.8,
+        "canary {canary_busy}, one tree {tree_busy}"
+    );
+}
+
+#[test]
+fn the_exploration_passes_the_paper_and_catches_broken_protocols() {
+    use collc::sim::packet::explore::explore;
+    let m = model(&file("", "1 MiB", ""));
+    let params = PacketParams::from_model(&m.models[0]).expect("a packet model");
+    let ok = explore(&m, Span::default(), &params, 36, &Protocol::paper()).expect("canary");
+    assert!(ok.failure.is_none(), "{:?}", ok.failure);
+    assert!(
+        ok.colliding >= 20 && ok.straggling >= 10 && ok.congested >= 10,
+        "{ok:?}"
+    );
+    for broken in [
+        Protocol::paper().without("restore"),
+        Protocol::paper().without_stragglers(),
+    ] {
+        let x = explore(&m, Span::default(), &params, 36, &broken).expect("canary");
+        let (setting, why) = x.failure.expect("a counterexample");
+        assert!(setting.seed >= 1 && !why.is_empty());
+    }
 }

@@ -44,7 +44,8 @@ pub fn candidates(m: &Model) -> Vec<Family> {
 
 /// The in-network families the packet simulator runs, for files whose topology has switches:
 /// one static tree (as SHARP, SwitchML or ATP) and four (as PANAMA, the Canary paper's
-/// baseline), roots drawn by seed.
+/// baseline), roots drawn by seed, and Canary with its defaults
+/// ([`crate::sema::schedule::default_params`]).
 pub fn in_network_candidates(m: &Model) -> Vec<Family> {
     let (Some(c), Some(t)) = (&m.collective, &m.topology) else {
         return Vec::new();
@@ -52,14 +53,18 @@ pub fn in_network_candidates(m: &Model) -> Vec<Family> {
     if !t.nodes.iter().any(|n| n.kind == NodeKind::Switch) {
         return Vec::new();
     }
-    [1, 4]
+    let mut out: Vec<Family> = [1, 4]
         .into_iter()
         .map(|trees| Family::StaticTrees {
             trees,
             roots: TreeRoots::Random { seed: 0 },
         })
-        .filter(|f| supports(f, c.kind))
-        .collect()
+        .collect();
+    out.push(Family::Canary(Box::new(
+        crate::sema::schedule::default_params(t, c, &m.models),
+    )));
+    out.retain(|f| supports(f, c.kind));
+    out
 }
 
 #[cfg(test)]

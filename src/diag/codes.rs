@@ -76,6 +76,7 @@ codes! {
     ProgramTooLarge = "E0046", "the program exceeds collc's limit on ops, buffer slots or events";
     SimTimeOverflow = "E0047", "a simulated time or size is beyond what the simulator counts";
     Internal = "E0048", "internal compiler error";
+    CanaryCounterexample = "E0049", "an execution of the Canary protocol breaks the allreduce's postcondition";
 }
 
 impl Serialize for Code {

@@ -100,6 +100,37 @@ fn payload_limit(models: &[CostModel]) -> (u64, String, Option<Span>) {
     best
 }
 
+/// `schedule canary { }`'s parameters for collective `c` on `topo` under `models`, all
+/// defaults; float data travels as fixed point with as many fractional bits as `c`'s ranks
+/// leave (31 - ceil(log2 N)), the most precise choice that cannot overflow. For `collc compare`,
+/// which weighs Canary beside the other families.
+pub fn default_params(topo: &Topology, c: &Collective, models: &[CostModel]) -> CanaryParams {
+    let ports = max_switch_ports(topo);
+    let float = !matches!(c.dtype, Dtype::I32 | Dtype::I64);
+    let n = (c.ranks.len() as u64).max(1);
+    let growth = u64::from(n.next_power_of_two().trailing_zeros());
+    let wire_bytes = if float { 4 } else { c.dtype.bytes() };
+    let (limit, _, _) = payload_limit(models);
+    let mut elements_per_packet = DEFAULT_ELEMENTS;
+    while elements_per_packet > 1 && elements_per_packet * wire_bytes > limit {
+        elements_per_packet /= 2;
+    }
+    CanaryParams {
+        timeout: micros(1),
+        table_size: DEFAULT_TABLE,
+        elements_per_packet,
+        shards: default_shards(ports),
+        ports,
+        leader: LeaderPolicy::RoundRobin,
+        roots: CanaryRoots::Leader,
+        retransmit: AutoOr::Auto,
+        retries: DEFAULT_RETRIES,
+        leader_delay: micros(1),
+        fixed_point: float.then(|| 31u64.saturating_sub(growth) as u32),
+        wire_bytes,
+    }
+}
+
 impl Elab<'_> {
     /// A time property: `dflt` when absent; zero refused unless `zero_ok`.
     fn canary_time(

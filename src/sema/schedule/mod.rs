@@ -26,7 +26,7 @@ mod tests;
 use super::model::{CollectiveKind, Family};
 use super::value::Value;
 
-pub use canary::{DEFAULT_MTU, default_shards, max_switch_ports};
+pub use canary::{DEFAULT_MTU, default_params, default_shards, max_switch_ports};
 pub use check::stage_problem;
 pub use decode::{decode_stage, suggestions};
 pub use fault::{Fault, StageProblem};

@@ -140,6 +140,7 @@ impl Sim<'_> {
             );
             let m = self.new_msg(src, dst, u64::from(n) * payload, CANARY | c, r, true);
             self.msgs[m as usize].npk = n;
+            self.canary_streams += 1;
             self.post(m);
         }
         if h == 1 {
@@ -405,6 +406,16 @@ impl Sim<'_> {
                 self.canary_emit(at, h, to, None);
             }
         }
+    }
+
+    /// True when a Canary allreduce is unfinished and every program job has finished.
+    pub(super) fn canary_stuck(&self) -> bool {
+        let unfinished = self
+            .canary
+            .iter()
+            .filter(|st| self.job_end[st.job as usize] == u64::MAX)
+            .count();
+        unfinished > 0 && unfinished == self.jobs_left
     }
 
     fn canary_done(&mut self, c: u32) {

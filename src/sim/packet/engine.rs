@@ -112,6 +112,8 @@ pub(super) struct Sim<'a> {
     pub(super) port_in: Vec<u32>,
     pub(super) out_links: Vec<Vec<LinkId>>,
     pub(super) canary_live: u64,
+    /// Hosts' Canary streams with packets still to send.
+    pub(super) canary_streams: u64,
     pub(super) rule_hits: std::collections::BTreeMap<&'static str, u64>,
     pub(super) outs: Vec<Out>,
     /// Link bytes and time when the last job finished (the run drains Canary packets after).
@@ -191,6 +193,7 @@ pub fn simulate(
         port_in,
         out_links,
         canary_live: 0,
+        canary_streams: 0,
         rule_hits: Default::default(),
         outs: Vec::new(),
         end_bytes: None,
@@ -232,6 +235,11 @@ pub fn simulate(
             Ev::Inject(m) => sim.inject(m),
             Ev::Timer(n, slot, id) => sim.canary_timer(n, slot, id),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
+        }
+        if sim.canary_live == 0 && sim.canary_streams == 0 && sim.canary_stuck() {
+            // Nothing of a Canary allreduce is in flight and it is not done: only background
+            // traffic could still move, so the run ends here (the check names what is missing).
+            break;
         }
         if sim.jobs_left == 0 && sim.end_bytes.is_none() {
             sim.end_bytes = Some((sim.ports.iter().map(|p| p.bytes).collect(), sim.now));
@@ -556,6 +564,7 @@ impl Sim<'_> {
             if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
                 // The last packet of a host's Canary stream has left: its message is done.
                 self.free_msgs.push(p.msg);
+                self.canary_streams -= 1;
             }
             self.try_start(l);
             return;

@@ -27,6 +27,7 @@
 
 pub mod canary;
 pub mod engine;
+pub mod explore;
 pub mod file;
 pub mod job;
 pub mod params;

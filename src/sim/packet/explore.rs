@@ -1,0 +1,155 @@
+//! Canary's proof by exploration ([`explore`]): many randomized executions of the protocol in
+//! the packet simulator, each checking the allreduce's postcondition ([`super::canary`]: every
+//! rank ends with every block's full reduction, each contribution once, the same on every
+//! rank, no descriptor left allocated). The runs cycle through settings chosen to make the
+//! protocol's hard cases happen on the file's own network: descriptor tables of 1 and 3
+//! entries (collisions, so tree restoration), timeouts 50 times shorter than declared
+//! (stragglers) and 4 times longer, background traffic from every host outside the allreduce
+//! (congestion, so adaptive routes that change per packet), ECMP routes besides the model's,
+//! and a fresh random placement and value seed per run. Each run reduces at most 32 blocks
+//! (32 packets per host), enough for every slot of a small table to be reused many times.
+//!
+//! Not explored: packet loss and switch failures. The simulator's links are lossless (credit
+//! flow control, as the paper's simulations), and retransmission is not run; the report says so.
+
+use super::{Background, Routing};
+use super::{PacketParams, PacketRun, run_file_with};
+use crate::canary::protocol::Protocol;
+use crate::diag::{Diagnostic, Span};
+use crate::sema::model::{Family, Model};
+use num_bigint::BigInt;
+use num_rational::BigRational;
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+
+/// Blocks each exploration run reduces at most.
+pub const BLOCKS: u64 = 32;
+
+/// One run's setting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    pub seed: u64,
+    /// Descriptor table entries.
+    pub table: u64,
+    /// The switch timeout as a multiple of the declared one.
+    pub timeout: BigRational,
+    pub background: bool,
+    pub routing: Routing,
+}
+
+impl Setting {
+    /// How to say it: `seed 7, table 1, timeout 1/50 x 1 us, background, ecmp`.
+    pub fn describe(&self, declared: &BigRational) -> String {
+        let t = crate::sema::units::Quantity {
+            value: declared * &self.timeout,
+            dim: crate::sema::units::Dim::TIME,
+        };
+        format!(
+            "seed {}, table_size {}, timeout {t}, {}, routing {}",
+            self.seed,
+            self.table,
+            if self.background {
+                "background traffic"
+            } else {
+                "no background"
+            },
+            self.routing.name()
+        )
+    }
+}
+
+/// What the exploration saw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exploration {
+    pub runs: u64,
+    /// Rule hits summed over the runs.
+    pub rules: BTreeMap<String, u64>,
+    /// Runs with collisions, with stragglers, with background traffic.
+    pub colliding: u64,
+    pub straggling: u64,
+    pub congested: u64,
+    /// The first failing run's setting and why, in setting order.
+    pub failure: Option<(Setting, Vec<Diagnostic>)>,
+}
+
+/// The settings of `runs` runs for a table of `table` entries (cycled; see the module doc).
+pub fn settings(runs: u64, table: u64, background: bool, routing: Routing) -> Vec<Setting> {
+    let r = |n: i64, d: i64| BigRational::new(BigInt::from(n), BigInt::from(d));
+    (0..runs)
+        .map(|i| Setting {
+            seed: i + 1,
+            table: [table, 1, 3][(i % 3) as usize],
+            timeout: [r(1, 1), r(1, 50), r(4, 1)][(i / 3 % 3) as usize].clone(),
+            background: background && i / 9 % 2 == 1,
+            routing: if i / 18 % 2 == 1 {
+                Routing::Ecmp
+            } else {
+                routing
+            },
+        })
+        .collect()
+}
+
+/// Runs `runs` explorations of `m`'s Canary schedule (parameters `params` for everything the
+/// settings leave alone) with `protocol`; None when the schedule is not Canary.
+pub fn explore(
+    m: &Model,
+    span: Span,
+    params: &PacketParams,
+    runs: u64,
+    protocol: &Protocol,
+) -> Option<Exploration> {
+    let s = m.schedule.as_ref()?;
+    let Family::Canary(cp) = &s.family else {
+        return None;
+    };
+    let c = m.collective.as_ref()?;
+    let topo = m.topology.as_ref()?;
+    let free = topo.compute_nodes().count() > c.ranks.len();
+    let all = settings(runs, cp.table_size, free, params.routing);
+    let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = all
+        .par_iter()
+        .map(|st| {
+            let mut mm = m.clone();
+            if let Some(cc) = mm.collective.as_mut() {
+                cc.count = cc.count.min(BLOCKS * cp.elements_per_packet.max(1));
+            }
+            if let Some(Family::Canary(p)) = mm.schedule.as_mut().map(|s| &mut s.family) {
+                p.table_size = st.table;
+                p.timeout = &cp.timeout * &st.timeout;
+            }
+            let mut pp = params.clone();
+            pp.routing = st.routing;
+            pp.random_placement = free;
+            pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });
+            run_file_with(&mm, span, &pp, st.seed, 1, false, protocol).map(|mut v| v.remove(0))
+        })
+        .collect();
+    let mut out = Exploration {
+        runs,
+        rules: BTreeMap::new(),
+        colliding: 0,
+        straggling: 0,
+        congested: 0,
+        failure: None,
+    };
+    for (st, r) in all.into_iter().zip(results) {
+        match r {
+            Ok(run) => {
+                let hit = |name: &str| run.rules.iter().any(|(n, k)| n == name && *k > 0);
+                out.colliding += u64::from(hit("collision"));
+                out.straggling += u64::from(hit("straggler"));
+                out.congested += u64::from(run.bg_hosts > 0);
+                for (n, k) in &run.rules {
+                    *out.rules.entry(n.clone()).or_insert(0) += k;
+                }
+            }
+            Err(d) => {
+                if out.failure.is_none() {
+                    out.failure = Some((st, d));
+                }
+            }
+        }
+    }
+    Some(out)
+}
