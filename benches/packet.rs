@@ -4,7 +4,9 @@
 //! routing, default packet parameters (1 KiB payload + 57 B header), seed 1. The collective is
 //! `schedule static_trees { trees: 4; }` lowered for the run's placement and roots
 //! ([`packet::run_file`], what `collc sim` runs); also without background traffic, one static
-//! tree with it, and the ring allreduce without it. Run with `cargo bench --bench packet`;
+//! tree with it, the ring allreduce without it, and Canary (`schedule canary { }`, its protocol
+//! executed per packet, the postcondition checked) with and without it. Run with
+//! `cargo bench --bench packet`;
 //! `cargo test --benches` runs each once.
 //!
 //! Figures: see the table in docs/figures/canary-fig7.md and the issue notes (events per second
@@ -49,6 +51,7 @@ fn bench(c: &mut Criterion) {
     let four = load("schedule static_trees { trees: 4; }");
     let one = load("schedule static_trees { trees: 1; }");
     let ring = load("schedule ring;");
+    let canary = load("schedule canary { }");
     let network = Network::new(four.topology.as_ref().unwrap());
     let mut g = c.benchmark_group("packet");
     g.sample_size(10);
@@ -58,6 +61,8 @@ fn bench(c: &mut Criterion) {
         ("4 static trees 4MiB 512 of 1024, quiet", &four, 1),
         ("1 static tree 4MiB 512 of 1024, 512 congesting", &one, 0),
         ("ring 4MiB 512 of 1024, quiet", &ring, 1),
+        ("canary 4MiB 512 of 1024, 512 congesting", &canary, 0),
+        ("canary 4MiB 512 of 1024, quiet", &canary, 1),
     ] {
         let start = std::time::Instant::now();
         let r = once(m, model);

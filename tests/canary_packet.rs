@@ -150,3 +150,33 @@ fn the_exploration_passes_the_paper_and_catches_broken_protocols() {
         assert!(setting.seed >= 1 && !why.is_empty());
     }
 }
+
+#[test]
+fn a_thousand_explorations_of_a_small_fat_tree_pass_and_cover_every_fault() {
+    use collc::sim::packet::explore::explore;
+    let src = "import fat_tree;
+topology t = fat_tree(leaves: 3, hosts_per_leaf: 4, spines: 2, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { participants: host[0..2]; size: 16 KiB; dtype: i32; op: sum; }
+schedule canary { }
+model m: packet { placement: random; }
+";
+    let m = model(src);
+    let params = PacketParams::from_model(&m.models[0]).expect("a packet model");
+    let x = explore(&m, Span::default(), &params, 1000, &Protocol::paper()).expect("canary");
+    assert!(x.failure.is_none(), "{:?}", x.failure);
+    assert!(
+        x.colliding > 300 && x.straggling > 100 && x.congested > 300 && x.lossy > 200,
+        "{x:?}"
+    );
+    assert!(x.lost > 0 && x.reclaimed > 0, "{x:?}");
+    for broken in [
+        Protocol::paper().without("restore"),
+        Protocol::paper().without_stragglers(),
+    ] {
+        let y = explore(&m, Span::default(), &params, 36, &broken).expect("canary");
+        let (setting, _) = y.failure.expect("a counterexample");
+        // The counterexample's setting reproduces it alone.
+        let again = explore(&m, Span::default(), &params, setting.seed, &broken).expect("canary");
+        assert_eq!(again.failure.map(|f| f.0), Some(setting));
+    }
+}

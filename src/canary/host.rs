@@ -16,9 +16,14 @@
 //!   (bypass and multicast set) and one restoration packet per switch and shard of the ports
 //!   recorded there (Section 3.2.1).
 //!
-//! Lossless: retransmission requests, failures and the host-based fallback of Section 3.3 need
-//! packet loss to matter, which the packet simulator does not model (its links are lossless and
-//! credit-flow-controlled, as the paper's simulations); they are not run.
+//! - **Faults** (Section 3.3; only where packets can be lost): a worker that has no result a
+//!   retransmission timeout after sending asks the leader. A leader that has the result sends it
+//!   to that worker; one that has not fails the block's current generation (once: a request for
+//!   an older generation only gets the failure again) and tells every worker, who re-send their
+//!   contribution under the block's next id (generation g of block b has sequence g x blocks +
+//!   b). After `retries` failed generations the block falls back to a host-based reduction:
+//!   workers send their contribution straight to the leader (bypass), which answers each with
+//!   the result.
 
 use super::protocol::Kind;
 use super::switch::{Header, crc32};
@@ -51,12 +56,22 @@ impl Plan {
     }
 
     pub fn id(&self, b: u32) -> u32 {
-        self.app << SEQ_BITS | (b & ((1 << SEQ_BITS) - 1))
+        self.id_gen(b, 0)
     }
 
-    /// The block of id `id` (ids are unique while fewer than 2^20 blocks are in flight).
-    pub fn block_of(id: u32) -> u32 {
-        id & ((1 << SEQ_BITS) - 1)
+    /// The id of generation `g` of block `b` (the caller keeps `(g + 1) x blocks` below 2^20).
+    pub fn id_gen(&self, b: u32, g: u32) -> u32 {
+        self.app << SEQ_BITS | ((g * self.blocks + b) & ((1 << SEQ_BITS) - 1))
+    }
+
+    /// The block of id `id`.
+    pub fn block_of(&self, id: u32) -> u32 {
+        (id & ((1 << SEQ_BITS) - 1)) % self.blocks.max(1)
+    }
+
+    /// The generation of id `id`.
+    pub fn gen_of(&self, id: u32) -> u32 {
+        (id & ((1 << SEQ_BITS) - 1)) / self.blocks.max(1)
     }
 
     pub fn app_of(id: u32) -> u32 {
@@ -100,14 +115,25 @@ impl Plan {
 
     /// The packet rank `r` sends for block `b`.
     pub fn packet(&self, r: u32, b: u32) -> Header {
+        self.packet_gen(r, b, 0, false)
+    }
+
+    /// The packet rank `r` sends for generation `g` of block `b`; straight to the leader
+    /// (bypass) when the block has `fallen` back to a host-based reduction.
+    pub fn packet_gen(&self, r: u32, b: u32, g: u32, fallen: bool) -> Header {
         Header {
             dst: self.hosts[self.leader(b) as usize],
-            id: self.id(b),
+            id: self.id_gen(b, g),
             counter: 1,
             hosts: self.ranks(),
             children: 0,
-            switch: self.root(b),
-            bypass: false,
+            // After a fallback the packet goes straight to the leader and names its sender.
+            switch: if fallen {
+                self.hosts[r as usize]
+            } else {
+                self.root(b)
+            },
+            bypass: fallen,
             multicast: false,
             kind: Kind::Data,
             data: self.value(r, b),
@@ -123,6 +149,11 @@ pub struct Lead {
     /// Ports to restore, by switch (in the order collisions were seen).
     pub restore: Vec<(u32, u128)>,
     pub done: bool,
+    /// The current generation, and whether the block has fallen back to the hosts.
+    pub generation: u32,
+    pub fallen: bool,
+    /// After a fallback, the hosts whose contribution arrived.
+    pub from: Vec<u32>,
 }
 
 impl Lead {
@@ -137,6 +168,12 @@ impl Lead {
 
     /// A data packet for this block reached the leader; true when the block is now complete.
     pub fn receive(&mut self, h: &Header) -> bool {
+        if self.fallen {
+            if self.from.contains(&h.switch) {
+                return false;
+            }
+            self.from.push(h.switch);
+        }
         self.counter += h.counter;
         self.data = self.data.wrapping_add(h.data);
         if h.children != 0 {
@@ -148,15 +185,56 @@ impl Lead {
         !self.done && self.counter >= h.hosts
     }
 
+    /// Fails the current generation: the next one starts from the leader's own contribution
+    /// `own`, on the hosts once `retries` generations have failed.
+    pub fn fail(&mut self, own: u64, retries: u32) {
+        self.generation += 1;
+        self.fallen = self.generation > retries;
+        self.counter = 1;
+        self.data = own;
+        self.restore.clear();
+        self.from.clear();
+    }
+
+    /// The result of block `b` for the host `to` (bypass), as the leader answers a request or
+    /// ends a block that fell back to the hosts.
+    pub fn unicast(&self, plan: &Plan, b: u32, to: u32) -> Header {
+        Header {
+            dst: to,
+            id: plan.id_gen(b, self.generation),
+            counter: self.counter,
+            hosts: plan.ranks(),
+            children: 0,
+            switch: to,
+            bypass: true,
+            multicast: true,
+            kind: Kind::Data,
+            data: self.data,
+        }
+    }
+
     /// The packets that end block `b` of `plan`: the result to the root, and the restoration
     /// packets (one per switch and non-empty shard of `shard` ports), each with the node it
-    /// is routed to.
+    /// is routed to; after a fallback, the result to every worker.
     pub fn finish(&mut self, plan: &Plan, b: u32, shard: u32) -> Vec<(Header, u32)> {
         self.done = true;
+        if self.fallen {
+            let me = plan.leader(b);
+            let mut out = vec![(
+                self.unicast(plan, b, plan.hosts[me as usize]),
+                plan.hosts[me as usize],
+            )];
+            for (r, &h) in plan.hosts.iter().enumerate() {
+                if r as u32 != me {
+                    out.push((self.unicast(plan, b, h), h));
+                }
+            }
+            return out;
+        }
         let root = plan.root(b);
         let result = Header {
             dst: root,
-            id: plan.id(b),
+            id: plan.id_gen(b, self.generation),
             counter: self.counter,
             hosts: plan.ranks(),
             children: 0,
@@ -218,7 +296,11 @@ mod tests {
         let p = plan(LeaderPolicy::RoundRobin);
         assert_eq!(p.sends(0), vec![1, 2, 4, 5]);
         assert_eq!((p.root(0), p.root(1), p.root(2)), (1, 2, 1));
-        assert_eq!(Plan::block_of(p.id(5)), 5);
+        assert_eq!(p.block_of(p.id(5)), 5);
+        assert_eq!(
+            (p.block_of(p.id_gen(5, 3)), p.gen_of(p.id_gen(5, 3))),
+            (5, 3)
+        );
         assert_eq!(Plan::app_of(p.id(5)), 3);
         let h = p.packet(1, 3);
         assert_eq!((h.dst, h.switch, h.counter, h.hosts), (10, 2, 1, 3));

@@ -28,6 +28,10 @@
 //!     packet, set the bypass bit, send it straight to the leader (Section 3.2.1).
 //! 11. `timeout` (timer trigger): the block is still collecting: mark it sent, and send its
 //!     accumulator towards the root (or, at the root, to the leader).
+//! 12. `reclaim` (reclaim trigger, only where packets can be lost): a descriptor older than the
+//!     reclaim age is freed. Not in the paper, which frees descriptors only on the way down: a
+//!     block whose packets were lost is re-issued under a fresh id (Section 3.3), and the
+//!     switches its old packets passed would hold its descriptors for ever.
 //!
 //! Routing "towards the root" is the packet's destination switch while going up; at the root
 //! the packet continues to the leader with the bypass bit set, so the switches between the
@@ -166,6 +170,8 @@ pub enum Kind {
 pub enum Trigger {
     Packet,
     Timer,
+    /// A descriptor's reclaim timer (armed only where packets can be lost).
+    Reclaim,
 }
 
 /// A condition on the packet and the descriptor slot its id hashes to.
@@ -187,6 +193,8 @@ pub enum Guard {
     Sent(bool),
     /// The slot's counter plus the packet's reaches `hosts - 1`.
     Completes(bool),
+    /// The descriptor is older than the reclaim age.
+    Stale(bool),
 }
 
 /// A step of a rule.
@@ -201,6 +209,10 @@ pub enum Act {
     AddChild,
     /// Arm the slot's timer for now + timeout (clock packets on hardware, Section 4.3).
     ArmTimer,
+    /// Arm the slot's reclaim for now + the reclaim age (only when faults can happen: a block
+    /// whose packets were lost is re-issued under a fresh id, and its old descriptors would
+    /// otherwise stay allocated; the clock packets that fire timeouts free them).
+    ArmReclaim,
     /// Mark the slot's block sent.
     MarkSent,
     /// Replace the packet by one carrying the slot's accumulator and counter.
@@ -277,13 +289,13 @@ impl Protocol {
                     "complete-first",
                     Packet,
                     &[AtRoot(true), SlotFree(true), Completes(true)],
-                    &[Allocate, AddChild, MarkSent, Up],
+                    &[Allocate, AddChild, ArmReclaim, MarkSent, Up],
                 ),
                 rule(
                     "allocate",
                     Packet,
                     &[SlotFree(true)],
-                    &[Allocate, AddChild, ArmTimer, Drop],
+                    &[Allocate, AddChild, ArmTimer, ArmReclaim, Drop],
                 ),
                 rule(
                     "aggregate",
@@ -304,6 +316,7 @@ impl Protocol {
                     &[Holds(true), Sent(false)],
                     &[MarkSent, LoadAccumulator, Up],
                 ),
+                rule("reclaim", Reclaim, &[Holds(true), Stale(true)], &[Free]),
             ],
         }
     }

@@ -55,6 +55,8 @@ pub struct Ctx {
     pub now: u64,
     pub timeout: u64,
     pub table_size: u32,
+    /// Age after which a descriptor is reclaimed (0: never; see the `reclaim` rule).
+    pub reclaim: u64,
 }
 
 /// What leaves a switch.
@@ -66,6 +68,8 @@ pub enum Out {
     Multicast(Header, u128),
     /// Fire a timer for block `id` in `slot` at this time.
     Arm(u32, u32, u64),
+    /// Fire a reclaim for block `id` in `slot` at this time.
+    Reclaim(u32, u32, u64),
 }
 
 /// CRC-32 (IEEE 802.3, reflected, as P4's `HashAlgorithm.crc32`) of a 32-bit id in network
@@ -107,7 +111,7 @@ pub fn step(
     let holds = desc.is_some_and(|d| d.id == h.id);
     let at_root = match on {
         Trigger::Packet => h.switch == ctx.me && !h.bypass && !h.multicast,
-        Trigger::Timer => desc.is_some_and(|d| d.root == ctx.me),
+        Trigger::Timer | Trigger::Reclaim => desc.is_some_and(|d| d.root == ctx.me),
     };
     let holds_counter = if holds {
         desc.map_or(0, |d| d.counter)
@@ -124,6 +128,9 @@ pub fn step(
         Guard::Holds(b) => holds == b,
         Guard::Sent(b) => desc.is_some_and(|d| d.sent) == b,
         Guard::Completes(b) => (holds_counter + h.counter + 1 == h.hosts) == b,
+        Guard::Stale(b) => {
+            desc.is_some_and(|d| ctx.reclaim > 0 && ctx.now >= d.stamp + ctx.reclaim) == b
+        }
     };
     let rule = p
         .switch
@@ -160,6 +167,11 @@ pub fn step(
                 }
             }
             Act::ArmTimer => out.push(Out::Arm(h.id, s, ctx.now + ctx.timeout)),
+            Act::ArmReclaim => {
+                if ctx.reclaim > 0 {
+                    out.push(Out::Reclaim(h.id, s, ctx.now + ctx.reclaim));
+                }
+            }
             Act::MarkSent => {
                 if let Some(d) = tables.get_mut(&key) {
                     d.sent = true;
@@ -248,6 +260,7 @@ mod tests {
             now,
             timeout: 1000,
             table_size: table,
+            reclaim: 0,
         }
     }
 

@@ -102,15 +102,19 @@ fn exploration(m: &Model, span: crate::diag::Span) -> Result<Vec<String>, Vec<Di
     let rules: Vec<String> = x.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
     Ok(vec![
         format!(
-            "proof by exploration: {} packet-level runs of at most {} blocks, each ending with every rank holding every block's full reduction (each contribution once) and no descriptor left",
+            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts, each ending with every rank holding every block's full reduction (each contribution once) and no descriptor left",
             x.runs,
-            explore::BLOCKS
+            explore::BLOCKS,
+            explore::HOSTS
         ),
         format!(
-            "explored: {} runs with collisions (tables of 1 and 3 descriptors), {} with stragglers (timeouts 1/50 of t), {} under background traffic, ECMP and the model's routing, {}; not explored: packet loss and switch failures (the simulator is lossless)",
+            "explored: {} runs with collisions (tables of 1 and 3 descriptors), {} with stragglers (timeouts 1/50 of t), {} under background traffic, {} losing 1% of packets per link ({} packets lost, {} stale descriptors reclaimed), ECMP and the model's routing, {}; not explored: a switch failing mid-run",
             x.colliding,
             x.straggling,
             x.congested,
+            x.lossy,
+            x.lost,
+            x.reclaimed,
             if x.congested > 0 {
                 "a random placement per run"
             } else {

@@ -94,6 +94,7 @@ const PACKET: &[P] = &[
     ),
     w("placement", &["declared", "random"], Some("declared")),
     q("background", Dim::NONE, Some("0")),
+    q("loss", Dim::NONE, Some("0")),
     q("background_hosts", Dim::NONE, Some("0")),
     q("background_size", Dim::SIZE, Some("64 KiB")),
     w(
@@ -417,6 +418,18 @@ impl Elab<'_> {
                 )
                 .label("too small")
                 .help("give the size of each background message, e.g. `background_size: 64 KiB;`"),
+            );
+        }
+        if get("loss").is_some_and(|v| v >= one) {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::BadValue,
+                    at("loss"),
+                    format!("a loss probability of {} loses every packet", shown("loss")),
+                )
+                .label("a probability per packet and link, below 1")
+                .help("give the chance that a Canary packet is lost on a link, e.g. `loss: 0.01;` for 1%"),
             );
         }
         if get("background").is_some_and(|v| v > one) {

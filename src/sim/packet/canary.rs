@@ -36,6 +36,13 @@ pub struct CanaryJob<'p> {
     pub shard: u32,
     /// The allreduce's data size (for goodput).
     pub bytes: u64,
+    /// Fault tolerance (Section 3.3), on where packets can be lost: hosts' retransmission
+    /// timeout (ps), failed generations before the host-based fallback, and the switches'
+    /// reclaim age (ps).
+    pub faults: bool,
+    pub retransmit: u64,
+    pub retries: u32,
+    pub reclaim: u64,
 }
 
 /// The run-time state of one Canary allreduce.
@@ -52,6 +59,13 @@ pub(super) struct CanaryState {
     ranks_left: u32,
     pub(super) wrong: Option<String>,
     pub(super) duplicates: u64,
+    /// Per (rank, block) re-sent after a failure: the generation it last sent.
+    pub(super) sent_gen: FxHashMap<(u32, u32), u32>,
+    /// Per (rank, block), whether its retransmission timer is pending (one at a time).
+    pub(super) armed: rustc_hash::FxHashSet<(u32, u32)>,
+    /// Blocks whose generation failed, and blocks that fell back to the hosts.
+    pub(super) failures: u64,
+    pub(super) fallbacks: u64,
 }
 
 /// Marks a message owner as a Canary job's host stream.
@@ -88,15 +102,25 @@ impl CanaryState {
             ranks_left: if p.blocks == 0 { 0 } else { h },
             wrong: None,
             duplicates: 0,
+            sent_gen: FxHashMap::default(),
+            armed: Default::default(),
+            failures: 0,
+            fallbacks: 0,
         }
     }
 
-    fn fail(&mut self, why: String) {
+    pub(super) fn fail(&mut self, why: String) {
         self.wrong.get_or_insert(why);
     }
 
+    /// Whether rank `r` has block `b`'s result.
+    pub(super) fn has(&self, r: u32, b: u32) -> bool {
+        let i = u64::from(r) * self.expected.len() as u64 + u64::from(b);
+        self.got[(i / 64) as usize] & (1u64 << (i % 64)) != 0
+    }
+
     /// Rank `r` holds block `b`'s result `h` at `now`; true when the allreduce is complete.
-    fn result(&mut self, r: u32, b: u32, h: &Header, hosts: u32, now: u64) -> bool {
+    pub(super) fn result(&mut self, r: u32, b: u32, h: &Header, hosts: u32, now: u64) -> bool {
         if h.data != self.expected[b as usize] || h.counter != hosts {
             self.fail(format!(
                 "rank {r} got block {b} with {} of {hosts} contributions and a different sum",
@@ -151,10 +175,12 @@ impl Sim<'_> {
         }
     }
 
-    /// The header of packet `idx` of rank `r`'s stream in Canary job `c`.
-    pub(super) fn canary_stream_header(&self, c: u32, r: u32, idx: u32) -> (Header, u32) {
+    /// The header of packet `idx` of rank `r`'s stream in Canary job `c` (arming its
+    /// retransmission timer where faults are on).
+    pub(super) fn canary_stream_header(&mut self, c: u32, r: u32, idx: u32) -> (Header, u32) {
         let b = self.canary[c as usize].sends[r as usize][idx as usize];
         let h = self.cjobs[c as usize].plan.packet(r, b);
+        self.arm_retry(c, r, b);
         (h, h.switch)
     }
 
@@ -178,7 +204,7 @@ impl Sim<'_> {
     }
 
     /// A new packet `h` (for `to`) leaving node `at` from its aggregation memory.
-    fn canary_emit(&mut self, at: u32, h: Header, to: u32, via: Option<LinkId>) {
+    pub(super) fn canary_emit(&mut self, at: u32, h: Header, to: u32, via: Option<LinkId>) {
         let Some(l) = via.or_else(|| self.canary_port(at, to)) else {
             return;
         };
@@ -217,6 +243,7 @@ impl Sim<'_> {
             now: self.now,
             timeout: job.timeout,
             table_size: job.table_size,
+            reclaim: job.reclaim,
         };
         let mut out = std::mem::take(&mut self.outs);
         out.clear();
@@ -277,11 +304,15 @@ impl Sim<'_> {
                 self.canary_live += 1;
                 self.push_timer(at, slot, id, t);
             }
+            Out::Reclaim(id, slot, t) => {
+                self.canary_live += 1;
+                self.push_reclaim(at, slot, id, t);
+            }
         }
     }
 
-    /// A switch's timer for block `id` in `slot` fired.
-    pub(super) fn canary_timer(&mut self, at: u32, slot: u32, id: u32) {
+    /// A switch's timer (`on`: timeout or reclaim) for block `id` in `slot` fired.
+    pub(super) fn canary_timer(&mut self, on: Trigger, at: u32, slot: u32, id: u32) {
         self.canary_live -= 1;
         let c = Plan::app_of(id);
         let Some(job) = self.cjobs.get(c as usize) else {
@@ -293,22 +324,16 @@ impl Sim<'_> {
             now: self.now,
             timeout: job.timeout,
             table_size: job.table_size,
+            reclaim: job.reclaim,
         };
         debug_assert_eq!(slot, crate::canary::switch::slot(id, job.table_size));
         let blank = Header {
             id,
-            ..job.plan.packet(0, Plan::block_of(id))
+            ..job.plan.packet(0, job.plan.block_of(id))
         };
         let mut out = std::mem::take(&mut self.outs);
         out.clear();
-        let rule = step(
-            job.protocol,
-            Trigger::Timer,
-            &mut self.tables,
-            &ctx,
-            blank,
-            &mut out,
-        );
+        let rule = step(job.protocol, on, &mut self.tables, &ctx, blank, &mut out);
         self.count_rule(rule);
         for o in out.drain(..) {
             self.canary_out(at, o);
@@ -316,14 +341,14 @@ impl Sim<'_> {
         self.outs = out;
     }
 
-    fn count_rule(&mut self, rule: Option<&'static str>) {
+    pub(super) fn count_rule(&mut self, rule: Option<&'static str>) {
         if let Some(r) = rule {
             *self.rule_hits.entry(r).or_insert(0) += 1;
         }
     }
 
     /// Frees packet `pid` (absorbed or delivered), returning its buffer credit.
-    fn canary_release(&mut self, pid: u32) {
+    pub(super) fn canary_release(&mut self, pid: u32) {
         let p = self.pkts[pid as usize];
         if p.held != super::port::NONE {
             self.ports[p.held as usize].credit += u64::from(p.wire);
@@ -337,10 +362,14 @@ impl Sim<'_> {
     /// Packet `h` reached host `at`.
     fn canary_host(&mut self, at: u32, h: Header) {
         let c = Plan::app_of(h.id) as usize;
-        let b = Plan::block_of(h.id);
         let Some(job) = self.cjobs.get(c) else {
             return;
         };
+        let b = job.plan.block_of(h.id);
+        if h.kind != crate::canary::protocol::Kind::Data {
+            self.canary_control(c as u32, at, b, h);
+            return;
+        }
         let hosts = job.plan.ranks();
         let leader = job.plan.leader(b);
         let now = self.now;
@@ -372,6 +401,16 @@ impl Sim<'_> {
         let Some(lead) = st.leads.get_mut(&b) else {
             return;
         };
+        if job.faults && job.plan.gen_of(h.id) != lead.generation {
+            // A packet of a failed generation: its contribution is re-sent under the new id.
+            return;
+        }
+        if lead.done && lead.fallen {
+            // A fallen-back contribution sent again: its result was lost; send it again.
+            let reply = lead.unicast(&job.plan, b, h.switch);
+            self.canary_emit(at, reply, h.switch, None);
+            return;
+        }
         if lead.done {
             st.fail(format!(
                 "a data packet of block {b} reached its leader (rank {r}) after it had all {hosts} contributions"
@@ -396,13 +435,15 @@ impl Sim<'_> {
         let Some(lead) = self.canary[c as usize].leads.get_mut(&b) else {
             return;
         };
+        let fallen = lead.fallen;
         let outs = lead.finish(plan, b, shard);
         let own = outs[0].0;
         if self.canary[c as usize].result(r, b, &own, hosts, self.now) {
             self.canary_done(c);
         }
         if hosts > 1 {
-            for (h, to) in outs {
+            // After a fallback the first packet is the leader's own copy.
+            for (h, to) in outs.into_iter().skip(usize::from(fallen)) {
                 self.canary_emit(at, h, to, None);
             }
         }
@@ -449,7 +490,7 @@ impl Sim<'_> {
             .tables
             .iter()
             .filter(|(_, d)| Plan::app_of(d.id) == c)
-            .map(|(&(s, _), d)| (s, Plan::block_of(d.id)))
+            .map(|(&(s, _), d)| (s, self.cjobs[c as usize].plan.block_of(d.id)))
             .collect();
         left.sort_unstable();
         left.first().map(|&(s, b)| {

@@ -50,6 +50,7 @@ use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
 use super::traffic::Rng;
 use super::{Setup, Stuck};
+use crate::canary::protocol::Trigger;
 use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
 
@@ -67,6 +68,10 @@ enum Ev {
     Timer(u32, u32, u32),
     /// A Canary leader has waited `leader_delay` after completing a block: (job, block).
     Lead(u32, u32),
+    /// A Canary descriptor's reclaim: (switch, slot, block id).
+    Reclaim(u32, u32, u32),
+    /// A Canary worker's retransmission timer: (job, rank, block).
+    Retry(u32, u32, u32),
 }
 
 pub(super) struct Sim<'a> {
@@ -96,6 +101,8 @@ pub(super) struct Sim<'a> {
     pub(super) events: u64,
     pub(super) packets: u64,
     pub(super) stalls: u64,
+    /// Canary packets lost on links.
+    pub(super) drops: u64,
     pub(super) stall_ps: u64,
     pub(super) bg_messages: u64,
     pub(super) bg_bytes: u64,
@@ -176,6 +183,7 @@ pub fn simulate(
         events: 0,
         packets: 0,
         stalls: 0,
+        drops: 0,
         stall_ps: 0,
         bg_messages: 0,
         bg_bytes: 0,
@@ -225,6 +233,7 @@ pub fn simulate(
         };
         sim.now = (key >> 64) as u64;
         sim.events += 1;
+
         match ev {
             Ev::TxEnd(l) => sim.tx_end(l),
             Ev::Arrive(p, l) => sim.arrive(p, l),
@@ -233,7 +242,9 @@ pub fn simulate(
                 sim.drain(j);
             }
             Ev::Inject(m) => sim.inject(m),
-            Ev::Timer(n, slot, id) => sim.canary_timer(n, slot, id),
+            Ev::Timer(n, slot, id) => sim.canary_timer(Trigger::Timer, n, slot, id),
+            Ev::Reclaim(n, slot, id) => sim.canary_timer(Trigger::Reclaim, n, slot, id),
+            Ev::Retry(c, r, b) => sim.canary_retry(c, r, b),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
         }
         if sim.canary_live == 0 && sim.canary_streams == 0 && sim.canary_stuck() {
@@ -284,6 +295,14 @@ impl Sim<'_> {
 
     pub(super) fn push_lead(&mut self, c: u32, b: u32, at: u64) {
         self.push(at, Ev::Lead(c, b));
+    }
+
+    pub(super) fn push_reclaim(&mut self, node: u32, slot: u32, id: u32, at: u64) {
+        self.push(at, Ev::Reclaim(node, slot, id));
+    }
+
+    pub(super) fn push_retry(&mut self, c: u32, r: u32, b: u32, at: u64) {
+        self.push(at, Ev::Retry(c, r, b));
     }
 
     /// A host posts message `m` to its NIC after the host overhead.
@@ -554,6 +573,17 @@ impl Sim<'_> {
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
         if p.ch != NONE {
+            if self.params.loss > 0.0 && self.rng.unit() < self.params.loss {
+                // Lost on this link (Canary's fault model).
+                if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
+                    self.free_msgs.push(p.msg);
+                    self.canary_streams -= 1;
+                }
+                self.drops += 1;
+                self.canary_release(pid);
+                self.try_start(l);
+                return;
+            }
             let target = self.hdrs[p.ch as usize].1;
             let delay = if self.switch[to as usize] || to != target {
                 self.params.switch_delay
@@ -634,6 +664,10 @@ impl Sim<'_> {
     }
 
     fn next_background(&mut self, k: u32) {
+        if self.jobs_left == 0 {
+            // Every collective is done; only Canary's last timers drain.
+            return;
+        }
         let src = self.bg_hosts[k as usize];
         let dst = if self.peers.is_empty() {
             let n = self.bg_hosts.len() as u64;
@@ -827,7 +861,7 @@ impl Sim<'_> {
             bg_bytes: self.bg_bytes,
             stalls: self.stalls,
             stall_ps: self.stall_ps,
-            drops: 0,
+            drops: self.drops,
             seed: setup.seed,
         })
     }

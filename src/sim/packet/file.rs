@@ -40,6 +40,7 @@ fn placed(m: &Model, hosts: &[u32], seed: u64) -> Model {
 /// Err says why it cannot run.
 pub fn canary_job<'p>(
     m: &Model,
+    params: &PacketParams,
     cp: &CanaryParams,
     hosts: &[u32],
     seed: u64,
@@ -67,12 +68,18 @@ pub fn canary_job<'p>(
     }
     let payload = cp.payload();
     let blocks = c.count.div_ceil(cp.elements_per_packet.max(1));
-    if blocks >= 1 << SEQ_BITS {
+    let faults = params.loss > 0.0;
+    let generations = if faults { cp.retries + 2 } else { 1 };
+    if blocks.saturating_mul(generations) >= 1 << SEQ_BITS {
         return Err(format!(
-            "{blocks} blocks do not fit the id's {SEQ_BITS}-bit block sequence (at most {})",
+            "{blocks} blocks in {generations} generation(s) do not fit the id's {SEQ_BITS}-bit block sequence (at most {} ids)",
             (1u64 << SEQ_BITS) - 1
         ));
     }
+    let retransmit = crate::cost::canary::network(m, topo, c)
+        .map(|net| ps_of(&crate::cost::canary::figures(cp, &net).retransmit))
+        .unwrap_or(0)
+        .max(1);
     let ranks: Vec<NodeId> = hosts.iter().map(|&h| h as NodeId).collect();
     let leader_roots = cp.roots == CanaryRoots::Leader;
     let roots: Vec<u32> = match &cp.roots {
@@ -128,6 +135,14 @@ pub fn canary_job<'p>(
         payload,
         shard: (cp.ports.div_ceil(cp.shards.max(1))).clamp(1, 128) as u32,
         bytes: c.count * c.dtype.bytes(),
+        faults,
+        retransmit,
+        retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
+        reclaim: if faults {
+            retransmit.saturating_mul(cp.retries + 2)
+        } else {
+            0
+        },
     })
 }
 
@@ -209,7 +224,7 @@ pub fn run_file_with(
         .map(|s| {
             let (hosts, background) = plan(&network, &declared, params, s).map_err(bad_plan)?;
             if let Some(cp) = canary {
-                let job = canary_job(m, cp, &hosts, s, protocol).map_err(|why| {
+                let job = canary_job(m, params, cp, &hosts, s, protocol).map_err(|why| {
                     vec![
                         Diagnostic::error(Code::LowerUnsupported, span, why)
                             .label("this Canary schedule")

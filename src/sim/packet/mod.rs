@@ -26,6 +26,7 @@
 //! issue's, on top of this engine).
 
 pub mod canary;
+mod canary_faults;
 pub mod engine;
 pub mod explore;
 pub mod file;

@@ -78,6 +78,9 @@ pub struct PacketParams {
     pub background_size: u64,
     /// Background messages go to any compute node, not only to congesting hosts.
     pub background_to_all: bool,
+    /// Probability that a Canary packet is lost on a link (0: lossless; Canary's fault
+    /// tolerance, Section 3.3, runs only when it is above 0).
+    pub loss: f64,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
 }
@@ -97,6 +100,7 @@ impl Default for PacketParams {
             background: Background::Fraction(0.0),
             background_size: 64 * 1024,
             background_to_all: false,
+            loss: 0.0,
             declared: None,
         }
     }
@@ -166,6 +170,7 @@ impl PacketParams {
             background,
             background_size: bytes("background_size", d.background_size).max(1),
             background_to_all: word("background_peers") == Some("all"),
+            loss: q("loss").and_then(|v| v.to_f64()).unwrap_or(0.0),
             declared: Some(m.name.clone()),
         })
     }
@@ -206,7 +211,7 @@ impl PacketParams {
             ),
         };
         format!(
-            "mtu {} B ({} B payload + {} B header), queue {} B per port, switch delay {} ns, aggregation delay {} ns, host overhead {} ns, gamma {} ps/B, routing {}, placement {}, background {bg} ({from})",
+            "mtu {} B ({} B payload + {} B header), queue {} B per port, switch delay {} ns, aggregation delay {} ns, host overhead {} ns, gamma {} ps/B, routing {}, placement {}, background {bg}{} ({from})",
             self.mtu,
             self.payload(),
             self.header,
@@ -220,6 +225,11 @@ impl PacketParams {
                 "random"
             } else {
                 "declared"
+            },
+            if self.loss > 0.0 {
+                format!(", Canary packet loss {}% per link", self.loss * 100.0)
+            } else {
+                String::new()
             },
         )
     }

@@ -63,7 +63,7 @@ pub struct PacketRun {
     /// Times a port had to wait for credit, and the total time ports waited (ps).
     pub stalls: u64,
     pub stall_ps: u64,
-    /// Always 0: flow control is lossless.
+    /// Canary packets lost on links (the model's `loss`; flow control itself is lossless).
     pub drops: u64,
     pub seed: u64,
     /// How often each rule of Canary's switch table ran (empty without Canary jobs).
@@ -379,8 +379,16 @@ pub fn render(
     );
     let _ = writeln!(
         out,
-        "queue drops {} (lossless), credit stalls {} ({} of port time waiting)",
-        first.drops,
+        "{}, credit stalls {} ({} of port time waiting)",
+        if params.loss > 0.0 {
+            format!(
+                "Canary packets lost {} (loss {}% per link)",
+                first.drops,
+                params.loss * 100.0
+            )
+        } else {
+            "queue drops 0 (lossless)".to_string()
+        },
         first.stalls,
         show_seconds(first.stall_ps as f64 * 1e-12)
     );

@@ -33,6 +33,11 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// Uniform in [0, 1), from the top 53 bits.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
     /// Uniform in `0..n` (n > 0), by rejection so there is no modulo bias.
     pub fn below(&mut self, n: u64) -> u64 {
         let zone = u64::MAX - u64::MAX % n;
