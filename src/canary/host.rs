@@ -154,6 +154,8 @@ pub struct Lead {
     pub fallen: bool,
     /// After a fallback, the hosts whose contribution arrived.
     pub from: Vec<u32>,
+    /// When the current generation began (ps; 0 for the first).
+    pub since: u64,
 }
 
 impl Lead {

@@ -3,10 +3,20 @@
 //! ([`crate::canary::switch::step`]) on its descriptor table, timers fire as events, and the
 //! leaders follow [`crate::canary::host`]. Packets a switch or leader creates (a timed-out
 //! accumulator, multicast copies, results) wait in its aggregation memory like a switch
-//! process's output ([`super::engine`]); a packet a switch forwards (transit, straggler,
-//! collision) stays in its buffer and keeps its credit; one it absorbs returns its credit at
-//! once. Routing towards the root or the leader is the model's (adaptive by default), keyed by
-//! the block id, per packet and per hop: the dynamic trees of Section 3.
+//! process's output ([`super::engine`]), and so does a packet a switch forwards (transit,
+//! straggler, collision): every Canary packet is consumed by the next switch's pipeline, so it
+//! takes no credit of that switch's port buffers, exactly as a static tree's packets to the next
+//! switch process (when Canary packets took credit like transit packets, head-of-line blocking
+//! behind background packets cut Canary's congested Fig. 7a goodput from 89 to 59 Gb/s while
+//! the trees kept their exemption; the paper does not say how its SST switches buffer them).
+//! Routing towards the root or the leader is the model's (adaptive by default), per packet and
+//! per hop, with the default port chosen by the destination alone (the paper: "a default up port
+//! (selected depending on the packet destination)"), so a block's packets meet at the same
+//! switches unless congestion diverts them: the dynamic trees of Section 3. Roots default to the
+//! switch above each block's leader ([`crate::sema::model::CanaryRoots::Leader`]), which leaves
+//! every leaf of a fat tree the choice of every spine.
+//!
+//! Faults (src/sim/packet/canary_faults.rs) are modelled where the model's `loss` is above 0.
 //!
 //! Every run checks the collective's postcondition: each rank gets every block's full
 //! reduction (the fingerprint of all H contributions, counter H), the same on every rank; no
@@ -61,8 +71,9 @@ pub(super) struct CanaryState {
     pub(super) duplicates: u64,
     /// Per (rank, block) re-sent after a failure: the generation it last sent.
     pub(super) sent_gen: FxHashMap<(u32, u32), u32>,
-    /// Per (rank, block), whether its retransmission timer is pending (one at a time).
-    pub(super) armed: rustc_hash::FxHashSet<(u32, u32)>,
+    /// Per (rank, block) with a pending retransmission timer (one at a time), when it is due:
+    /// sending again restarts it.
+    pub(super) armed: FxHashMap<(u32, u32), u64>,
     /// Blocks whose generation failed, and blocks that fell back to the hosts.
     pub(super) failures: u64,
     pub(super) fallbacks: u64,

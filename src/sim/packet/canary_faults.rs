@@ -14,19 +14,31 @@ impl Sim<'_> {
     /// Arms rank `r`'s retransmission timer for block `b` of job `c` (when faults are on).
     pub(super) fn arm_retry(&mut self, c: u32, r: u32, b: u32) {
         let job = &self.cjobs[c as usize];
-        if !job.faults || !self.canary[c as usize].armed.insert((r, b)) {
+        if !job.faults {
             return;
         }
         let at = self.now + job.retransmit;
-        self.canary_live += 1;
-        self.push_retry(c, r, b, at);
+        if self.canary[c as usize].armed.insert((r, b), at).is_none() {
+            self.canary_live += 1;
+            self.push_retry(c, r, b, at);
+        }
     }
 
     /// Rank `r`'s timer for block `b` fired: without the result, it asks the leader again.
     pub(super) fn canary_retry(&mut self, c: u32, r: u32, b: u32) {
         self.canary_live -= 1;
         let st = &mut self.canary[c as usize];
-        st.armed.remove(&(r, b));
+        match st.armed.get(&(r, b)) {
+            Some(&due) if due > self.now => {
+                // Restarted by a later send: wait until it is due.
+                self.canary_live += 1;
+                self.push_retry(c, r, b, due);
+                return;
+            }
+            _ => {
+                st.armed.remove(&(r, b));
+            }
+        }
         if st.has(r, b) {
             return;
         }
@@ -91,8 +103,13 @@ impl Sim<'_> {
                     } else {
                         vec![asker]
                     }
+                } else if current && self.now < lead.since + job.retransmit {
+                    // The generation is younger than a retransmission timeout: its packets may
+                    // still be on their way (a worker whose notice was lost resends later).
+                    Vec::new()
                 } else if current {
                     lead.fail(own, job.retries);
+                    lead.since = self.now;
                     st.failures += 1;
                     st.fallbacks += u64::from(lead.fallen && lead.generation == job.retries + 1);
                     (0..plan.ranks())

@@ -124,7 +124,7 @@ pub fn explore(
     };
     let c = m.collective.as_ref()?;
     let topo = m.topology.as_ref()?;
-    let free = topo.compute_nodes().count() > c.ranks.len();
+    let free = topo.compute_nodes().count() > c.ranks.len().min(HOSTS);
     let all = settings(runs, cp.table_size, free, params.routing);
     let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = all
         .par_iter()

@@ -21,9 +21,9 @@
 //!
 //! Where it deviates from the paper's SST setup: store-and-forward switches (SST merlin is
 //! cut-through; here a packet costs one serialisation per hop), credits return without delay,
-//! no virtual channels, minimal routes only (see [`route`]), and switch aggregation follows the
-//! program's static switch processes (Canary's dynamic trees and timeouts are the Canary
-//! issue's, on top of this engine).
+//! no virtual channels, minimal routes only (see [`route`]). Switch aggregation follows the
+//! program's static switch processes, or, for Canary ([`canary`]), the protocol's rule table
+//! at every switch a packet reaches; [`explore`] is Canary's proof by exploration.
 
 pub mod canary;
 mod canary_faults;
