@@ -239,6 +239,10 @@ const NOT_FROM_A_FILE: &[(&str, &str)] = &[
     ("E0029", "missing_input_file_is_e0029"),
     ("E0047", "limits::goal_time_overflow_is_e0047"),
     ("E0048", "lsp::internal_errors_are_a_coded_diagnostic"),
+    (
+        "E0049",
+        "cli::report_canary::tests::a_broken_protocol_is_e0049_with_its_seed",
+    ),
 ];
 
 #[test]

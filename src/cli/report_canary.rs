@@ -63,6 +63,15 @@ const RUNS: u64 = 36;
 
 /// The proof by exploration's lines, or E0049 with the failing run's setting.
 fn exploration(m: &Model, span: crate::diag::Span) -> Result<Vec<String>, Vec<Diagnostic>> {
+    exploration_of(m, span, &crate::canary::protocol::Protocol::paper())
+}
+
+/// [`exploration`] of `protocol`.
+fn exploration_of(
+    m: &Model,
+    span: crate::diag::Span,
+    protocol: &crate::canary::protocol::Protocol,
+) -> Result<Vec<String>, Vec<Diagnostic>> {
     use crate::sim::packet::{PacketParams, explore};
     let model = m
         .sim_target_model()
@@ -70,8 +79,7 @@ fn exploration(m: &Model, span: crate::diag::Span) -> Result<Vec<String>, Vec<Di
         .and_then(PacketParams::from_model)
         .or_else(|| m.models.iter().find_map(PacketParams::from_model));
     let params = model.unwrap_or_default();
-    let protocol = crate::canary::protocol::Protocol::paper();
-    let Some(x) = explore::explore(m, span, &params, RUNS, &protocol) else {
+    let Some(x) = explore::explore(m, span, &params, RUNS, protocol) else {
         return Ok(Vec::new());
     };
     if let Some((st, why)) = x.failure {
@@ -243,4 +251,37 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
         ),
     ]);
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canary::protocol::Protocol;
+    use crate::diag::{Code, SourceMap, Span};
+
+    #[test]
+    fn a_broken_protocol_is_e0049_with_its_seed() {
+        let src = "import fat_tree;
+topology t = fat_tree(leaves: 2, hosts_per_leaf: 4, spines: 2, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { size: 16 KiB; dtype: i32; op: sum; }
+schedule canary { }
+";
+        let mut sources = SourceMap::new();
+        let id = sources.add("t.coll", src.to_string());
+        let m = crate::sema::check(&mut sources, id, &Default::default())
+            .model
+            .expect("checks");
+        assert!(exploration_of(&m, Span::default(), &Protocol::paper()).is_ok());
+        let err = exploration_of(&m, Span::default(), &Protocol::paper().without("restore"))
+            .expect_err("caught");
+        assert_eq!(err[0].code, Code::CanaryCounterexample);
+        assert!(
+            err[0]
+                .notes
+                .iter()
+                .any(|n| n.contains("the failing run: seed ")),
+            "{:?}",
+            err[0]
+        );
+    }
 }
