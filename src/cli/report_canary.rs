@@ -73,12 +73,9 @@ fn exploration_of(
     protocol: &crate::canary::protocol::Protocol,
 ) -> Result<Vec<String>, Vec<Diagnostic>> {
     use crate::sim::packet::{PacketParams, explore};
-    let model = m
-        .sim_target_model()
-        .and_then(|n| m.models.iter().find(|x| x.name == n))
+    let params = crate::cost::canary::packet_model(m)
         .and_then(PacketParams::from_model)
-        .or_else(|| m.models.iter().find_map(PacketParams::from_model));
-    let params = model.unwrap_or_default();
+        .unwrap_or_default();
     let Some(x) = explore::explore(m, span, &params, RUNS, protocol) else {
         return Ok(Vec::new());
     };

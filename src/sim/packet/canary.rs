@@ -124,10 +124,16 @@ impl CanaryState {
         self.wrong.get_or_insert(why);
     }
 
+    /// The word and bit of (rank `r`, block `b`) in `got`.
+    fn bit(&self, r: u32, b: u32) -> (usize, u64) {
+        let i = u64::from(r) * self.expected.len() as u64 + u64::from(b);
+        ((i / 64) as usize, 1u64 << (i % 64))
+    }
+
     /// Whether rank `r` has block `b`'s result.
     pub(super) fn has(&self, r: u32, b: u32) -> bool {
-        let i = u64::from(r) * self.expected.len() as u64 + u64::from(b);
-        self.got[(i / 64) as usize] & (1u64 << (i % 64)) != 0
+        let (w, m) = self.bit(r, b);
+        self.got[w] & m != 0
     }
 
     /// Rank `r` holds block `b`'s result `h` at `now`; true when the allreduce is complete.
@@ -138,8 +144,7 @@ impl CanaryState {
                 h.counter
             ));
         }
-        let i = u64::from(r) * self.expected.len() as u64 + u64::from(b);
-        let (w, m) = ((i / 64) as usize, 1u64 << (i % 64));
+        let (w, m) = self.bit(r, b);
         if self.got[w] & m != 0 {
             self.duplicates += 1;
             return false;
@@ -219,14 +224,47 @@ impl Sim<'_> {
         let Some(l) = via.or_else(|| self.canary_port(at, to)) else {
             return;
         };
-        let c = Plan::app_of(h.id);
-        let wire = self.canary_wire(c);
+        let wire = self.canary_wire(Plan::app_of(h.id));
         let pid = self.new_canary_pkt(h, to, wire);
+        self.canary_queue(at, pid, l);
+    }
+
+    /// Queues packet `pid` at `at`'s port `l` from its aggregation memory (the switch's or
+    /// host's own input; no buffer credit held).
+    fn canary_queue(&mut self, at: u32, pid: u32, l: LinkId) {
+        let wire = u64::from(self.pkts[pid as usize].wire);
         let slot = self.inputs.local(at);
         let port = &mut self.ports[l as usize];
         port.push(slot, pid);
         port.held += wire;
         self.try_start(l);
+    }
+
+    /// Runs switch `at`'s rule table for `on` (a packet `h` from port `port`, or a timer of
+    /// block `h.id`); what leaves, in a buffer to hand back to `self.outs`. None when the id
+    /// belongs to no job.
+    fn switch_step(
+        &mut self,
+        on: Trigger,
+        at: u32,
+        port: Option<u32>,
+        h: Header,
+    ) -> Option<Vec<Out>> {
+        let job = self.cjobs.get(Plan::app_of(h.id) as usize)?;
+        let ctx = Ctx {
+            me: at,
+            port,
+            now: self.now,
+            timeout: job.timeout,
+            table_size: job.table_size,
+            reclaim: job.reclaim,
+        };
+        let mut out = std::mem::take(&mut self.outs);
+        out.clear();
+        if let Some(r) = step(job.protocol, on, &mut self.tables, &ctx, h, &mut out) {
+            *self.rule_hits.entry(r).or_insert(0) += 1;
+        }
+        Some(out)
     }
 
     /// Canary packet `pid` reached the far end of link `l`.
@@ -239,39 +277,20 @@ impl Sim<'_> {
             self.canary_host(at, h);
             return;
         }
-        let c = Plan::app_of(h.id);
-        let Some(job) = self.cjobs.get(c as usize) else {
+        let port = self
+            .port_in
+            .get(l as usize)
+            .copied()
+            .filter(|&k| k != u32::MAX);
+        let Some(mut out) = self.switch_step(Trigger::Packet, at, port, h) else {
             self.canary_release(pid);
             return;
         };
-        let ctx = Ctx {
-            me: at,
-            port: self
-                .port_in
-                .get(l as usize)
-                .copied()
-                .filter(|&k| k != u32::MAX),
-            now: self.now,
-            timeout: job.timeout,
-            table_size: job.table_size,
-            reclaim: job.reclaim,
-        };
-        let mut out = std::mem::take(&mut self.outs);
-        out.clear();
-        let rule = step(
-            job.protocol,
-            Trigger::Packet,
-            &mut self.tables,
-            &ctx,
-            h,
-            &mut out,
-        );
-        self.count_rule(rule);
         let mut kept = false;
         for o in out.drain(..) {
             match o {
                 Out::Forward(h2, to) if !kept => {
-                    // Re-emitted from the pipeline, as a packet the switch makes.
+                    // The packet itself goes on, re-emitted from the pipeline.
                     kept = true;
                     self.hdrs[p.ch as usize] = (h2, to);
                     let Some(next) = self.canary_port(at, to) else {
@@ -280,11 +299,7 @@ impl Sim<'_> {
                     let pk = &mut self.pkts[pid as usize];
                     pk.hop = 0;
                     pk.msg = super::port::NONE;
-                    let slot = self.inputs.local(at);
-                    let port = &mut self.ports[next as usize];
-                    port.push(slot, pid);
-                    port.held += u64::from(p.wire);
-                    self.try_start(next);
+                    self.canary_queue(at, pid, next);
                 }
                 o => self.canary_out(at, o),
             }
@@ -325,37 +340,21 @@ impl Sim<'_> {
     /// A switch's timer (`on`: timeout or reclaim) for block `id` in `slot` fired.
     pub(super) fn canary_timer(&mut self, on: Trigger, at: u32, slot: u32, id: u32) {
         self.canary_live -= 1;
-        let c = Plan::app_of(id);
-        let Some(job) = self.cjobs.get(c as usize) else {
+        let Some(job) = self.cjobs.get(Plan::app_of(id) as usize) else {
             return;
-        };
-        let ctx = Ctx {
-            me: at,
-            port: None,
-            now: self.now,
-            timeout: job.timeout,
-            table_size: job.table_size,
-            reclaim: job.reclaim,
         };
         debug_assert_eq!(slot, crate::canary::switch::slot(id, job.table_size));
         let blank = Header {
             id,
             ..job.plan.packet(0, job.plan.block_of(id))
         };
-        let mut out = std::mem::take(&mut self.outs);
-        out.clear();
-        let rule = step(job.protocol, on, &mut self.tables, &ctx, blank, &mut out);
-        self.count_rule(rule);
+        let Some(mut out) = self.switch_step(on, at, None, blank) else {
+            return;
+        };
         for o in out.drain(..) {
             self.canary_out(at, o);
         }
         self.outs = out;
-    }
-
-    pub(super) fn count_rule(&mut self, rule: Option<&'static str>) {
-        if let Some(r) = rule {
-            *self.rule_hits.entry(r).or_insert(0) += 1;
-        }
     }
 
     /// Frees packet `pid` (absorbed or delivered), returning its buffer credit.

@@ -573,28 +573,23 @@ impl Sim<'_> {
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
         if p.ch != NONE {
-            if self.params.loss > 0.0 && self.rng.unit() < self.params.loss {
-                // Lost on this link (Canary's fault model).
-                if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
-                    self.free_msgs.push(p.msg);
-                    self.canary_streams -= 1;
-                }
-                self.drops += 1;
-                self.canary_release(pid);
-                self.try_start(l);
-                return;
-            }
-            let target = self.hdrs[p.ch as usize].1;
-            let delay = if self.switch[to as usize] || to != target {
-                self.params.switch_delay
-            } else {
-                0
-            };
-            self.push(self.now + lat + delay, Ev::Arrive(pid, l));
             if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
                 // The last packet of a host's Canary stream has left: its message is done.
                 self.free_msgs.push(p.msg);
                 self.canary_streams -= 1;
+            }
+            if self.params.loss > 0.0 && self.rng.unit() < self.params.loss {
+                // Lost on this link (Canary's fault model).
+                self.drops += 1;
+                self.canary_release(pid);
+            } else {
+                let target = self.hdrs[p.ch as usize].1;
+                let delay = if self.switch[to as usize] || to != target {
+                    self.params.switch_delay
+                } else {
+                    0
+                };
+                self.push(self.now + lat + delay, Ev::Arrive(pid, l));
             }
             self.try_start(l);
             return;
