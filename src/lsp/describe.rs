@@ -406,6 +406,9 @@ pub fn builtin_usage(name: &str) -> &'static str {
         "ceil" => "ceil(x): the smallest integer not below x",
         "pow" => "pow(x, n): x to the integer power n",
         "len" => "len(xs): the number of items of a list or range",
+        "first" => {
+            "first(xs, n): the first n items of a list, or n nodes of a node array in row-major order"
+        }
         _ => "a built-in function",
     }
 }

@@ -28,7 +28,7 @@ syn keyword collAuto        auto
 
 " Calls: generators and the built-in functions.
 syn match collCall    "\<\h\w*\ze\s*("
-syn match collBuiltin "\<\%(min\|max\|abs\|floor\|ceil\|pow\|len\)\ze\s*("
+syn match collBuiltin "\<\%(min\|max\|abs\|floor\|ceil\|pow\|len\|first\)\ze\s*("
 
 " Names being defined (after calls, so `generator g(` is a definition).
 syn match collFunctionDef  "\%(\<generator\s\+\)\@<=\h\w*"

@@ -96,7 +96,7 @@
 (call_expression function: (identifier) @function)
 (call_expression
   function: (identifier) @function.builtin
-  (#match? @function.builtin "^(min|max|abs|floor|ceil|pow|len)$"))
+  (#match? @function.builtin "^(min|max|abs|floor|ceil|pow|len|first)$"))
 
 (parameter name: (identifier) @variable.parameter)
 (named_argument name: (identifier) @variable.parameter)

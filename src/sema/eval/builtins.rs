@@ -1,4 +1,4 @@
-//! The built-in functions (`min`, `max`, `abs`, `floor`, `ceil`, `pow`, `len`): argument checks,
+//! The built-in functions (`min`, `max`, `abs`, `floor`, `ceil`, `pow`, `len`, `first`): argument checks,
 //! their evaluation, and the usage line each diagnostic shows.
 
 use super::{MAX_BITS, base_unit, example_unit};
@@ -242,13 +242,55 @@ impl Elab<'_> {
                     }
                 }
             }
+            "first" => {
+                if args.len() != 2 {
+                    return arity_err(self, "two arguments");
+                }
+                let n = self.expect_int(args[1].0.clone(), args[1].1)?;
+                let len = match &args[0].0 {
+                    Value::List(v) => v.len(),
+                    Value::Nodes(v) => v.len(),
+                    other => {
+                        self.err(
+                            Diagnostic::error(
+                                Code::TypeMismatch,
+                                args[0].1,
+                                format!(
+                                    "`first` takes from a list or node array, found {}",
+                                    other.type_name()
+                                ),
+                            )
+                            .label("nothing to take from")
+                            .help("call it as first(xs, n), e.g. `first(host, 64)` for the first 64 hosts"),
+                        );
+                        return None;
+                    }
+                };
+                let Some(n) = usize::try_from(n).ok().filter(|&n| n <= len) else {
+                    self.err(
+                        Diagnostic::error(
+                            Code::BadValue,
+                            args[1].1,
+                            format!("cannot take the first {n} of {len}"),
+                        )
+                        .label(format!("not from 0 to {len}"))
+                        .help(format!("take from 0 to {len}, e.g. `min(n, {len})`")),
+                    );
+                    return None;
+                };
+                match &args[0].0 {
+                    Value::List(v) => Some(Value::List(v[..n].to_vec())),
+                    Value::Nodes(v) => Some(Value::Nodes(v[..n].to_vec())),
+                    _ => None,
+                }
+            }
             _ => None,
         }
     }
 }
 
 /// Built-in functions usable in expressions.
-pub const BUILTINS: &[&str] = &["min", "max", "abs", "floor", "ceil", "pow", "len"];
+pub const BUILTINS: &[&str] = &["min", "max", "abs", "floor", "ceil", "pow", "len", "first"];
 
 fn builtin_usage(name: &str) -> &'static str {
     match name {
@@ -258,6 +300,7 @@ fn builtin_usage(name: &str) -> &'static str {
         "floor" => "floor(x)",
         "ceil" => "ceil(x)",
         "pow" => "pow(x, n)",
+        "first" => "first(xs, n)",
         _ => "len(xs)",
     }
 }
