@@ -37,6 +37,11 @@ pub(super) struct CompareArgs {
     /// a flow model, the collective's declared size under a packet model.
     #[arg(long, value_name = "SIZES")]
     sizes: Option<String>,
+    /// Instead of sizes, compare as a `param` of the file takes each of these values
+    /// (`--vary hosts=51,256,512`): one row per value, the file checked with `--param NAME=V`,
+    /// each row at its collective's size and under its model.
+    #[arg(long, value_name = "NAME=V1,V2,...", conflicts_with = "sizes")]
+    vary: Option<String>,
     /// How to print the comparison.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -131,12 +136,97 @@ fn engine(
     }
 }
 
+/// `--vary NAME=V1,V2,...` as the name and its values; commas inside brackets, parentheses or
+/// quotes do not split.
+fn parse_vary(spec: &str, files: &mut SourceMap) -> Result<(String, Vec<String>), Diagnostic> {
+    let bad = |files: &mut SourceMap, at: std::ops::Range<usize>, why: &str| {
+        Diagnostic::error(
+            Code::Syntax,
+            at_flag(files, "vary", spec, at),
+            format!("`--vary {spec}`: {why}"),
+        )
+        .label("expected NAME=V1,V2,...")
+        .help("write e.g. `--vary hosts=51,256,512`, naming a `param` of the file")
+    };
+    let Some((name, list)) = spec.split_once('=') else {
+        return Err(bad(files, 0..spec.len(), "no `=`"));
+    };
+    let (name, base) = (name.trim(), spec.len() - list.len());
+    if name.is_empty() {
+        return Err(bad(files, 0..base, "no parameter name"));
+    }
+    let mut values = Vec::new();
+    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
+    for (i, ch) in list
+        .char_indices()
+        .chain(std::iter::once((list.len(), ',')))
+    {
+        match ch {
+            '"' => quoted = !quoted,
+            '[' | '(' if !quoted => depth += 1,
+            ']' | ')' if !quoted => depth -= 1,
+            ',' if !quoted && depth <= 0 => {
+                let v = list[start..i].trim();
+                if v.is_empty() {
+                    return Err(bad(files, base + start..base + i, "an empty value"));
+                }
+                values.push(v.to_string());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    Ok((name.to_string(), values))
+}
+
+/// The file checked once per `--vary` value, each with its engine; warnings are kept from the
+/// first value only (they repeat), and checking stops at the first value with errors.
+fn points(
+    a: &CompareArgs,
+    name: &str,
+    values: &[String],
+    opts: &crate::sema::Options,
+    files: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) -> Vec<(String, Model, compare::Engine)> {
+    let mut out = Vec::new();
+    for (i, v) in values.iter().enumerate() {
+        let mut o = opts.clone();
+        o.params.retain(|(k, _)| k != name);
+        o.params.push((name.to_string(), v.clone()));
+        let mut here = Vec::new();
+        let model = read_and_check(&a.file, files, &o, &mut here);
+        let failed = here
+            .iter()
+            .any(|d| d.severity == crate::diag::Severity::Error);
+        diags.extend(
+            here.into_iter()
+                .filter(|d| i == 0 || d.severity == crate::diag::Severity::Error)
+                .map(|d| d.note(format!("with `{name}` = {v} (`--vary`)"))),
+        );
+        let Some(m) = model.filter(|_| !failed) else {
+            break;
+        };
+        match engine(&m, a, files) {
+            Ok(e) => out.push((v.clone(), m, e)),
+            Err(d) => {
+                diags.push(d);
+                break;
+            }
+        }
+    }
+    out
+}
+
 pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
     let rep = Reporter::new(a.verbose);
     let mut files = SourceMap::new();
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
     rep.phase(Phase::Check, None);
+    if let Some(spec) = &a.vary {
+        return run_vary(&a, spec, &opts, files, diags, &rep, out);
+    }
     let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
     let engine = match &model {
         Some(m) => engine(m, &a, &mut files).map_err(|d| diags.push(d)).ok(),
@@ -167,30 +257,7 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
         }
     };
     if let (Some(m), Some(e)) = (&model, &engine) {
-        let known: Vec<&'static str> = compare::families_for(m, e)
-            .iter()
-            .map(|f| f.name())
-            .collect();
-        let spec = a.families.join(",");
-        let mut at = 0;
-        for name in &a.families {
-            if !known.contains(&name.as_str()) {
-                let span = at_flag(&mut files, "families", &spec, at..at + name.len());
-                diags.push(
-                    Diagnostic::error(
-                        Code::UnknownName,
-                        span,
-                        format!("`{name}` is not a family this comparison runs"),
-                    )
-                    .label("no such family here")
-                    .help(format!(
-                        "families of this file under this model: {}",
-                        known.join(", ")
-                    )),
-                );
-            }
-            at += name.len() + 1;
-        }
+        check_families(&a, m, e, &mut files, &mut diags);
     }
     let (Some(model), Some(engine)) = (model, engine) else {
         rep.finish();
@@ -210,14 +277,100 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
             return 1;
         }
     };
+    emit(&a, &cmp, &rep)
+}
+
+/// `--families` names the file's families under `e`, else a diagnostic per unknown name.
+fn check_families(
+    a: &CompareArgs,
+    m: &Model,
+    e: &compare::Engine,
+    files: &mut SourceMap,
+    diags: &mut Vec<Diagnostic>,
+) {
+    let known: Vec<&'static str> = compare::families_for(m, e)
+        .iter()
+        .map(|f| f.name())
+        .collect();
+    let spec = a.families.join(",");
+    let mut at = 0;
+    for name in &a.families {
+        if !known.contains(&name.as_str()) {
+            let span = at_flag(files, "families", &spec, at..at + name.len());
+            diags.push(
+                Diagnostic::error(
+                    Code::UnknownName,
+                    span,
+                    format!("`{name}` is not a family this comparison runs"),
+                )
+                .label("no such family here")
+                .help(format!(
+                    "families of this file under this model: {}",
+                    known.join(", ")
+                )),
+            );
+        }
+        at += name.len() + 1;
+    }
+}
+
+/// `collc compare --vary NAME=V1,V2,...`.
+fn run_vary(
+    a: &CompareArgs,
+    spec: &str,
+    opts: &crate::sema::Options,
+    mut files: SourceMap,
+    mut diags: Vec<Diagnostic>,
+    rep: &Reporter,
+    out: &Out,
+) -> i32 {
+    let points = match parse_vary(spec, &mut files) {
+        Ok((name, values)) => {
+            let p = points(a, &name, &values, opts, &mut files, &mut diags);
+            if let Some((_, m, e)) = p.first() {
+                check_families(a, m, e, &mut files, &mut diags);
+            }
+            Some((name, p))
+        }
+        Err(d) => {
+            diags.push(d);
+            None
+        }
+    };
+    let fail = |diags: &[Diagnostic], files: &SourceMap| {
+        rep.finish();
+        out.diags(diags, files);
+        1
+    };
+    let Some((name, points)) = points else {
+        return fail(&diags, &files);
+    };
+    if diags
+        .iter()
+        .any(|d| d.severity == crate::diag::Severity::Error)
+        || points.is_empty()
+    {
+        return fail(&diags, &files);
+    }
+    if !diags.is_empty() {
+        out.diags(&diags, &files);
+    }
+    match compare::compare_over(&name, &points, &a.families, rep) {
+        Ok(cmp) => emit(a, &cmp, rep),
+        Err(d) => fail(&d, &files),
+    }
+}
+
+/// Prints (or writes) the comparison and draws `--plot`.
+fn emit(a: &CompareArgs, cmp: &compare::Comparison, rep: &Reporter) -> i32 {
     rep.phase(Phase::Emit, None);
     let text = match a.format {
-        Format::Table => compare::render::table(&cmp),
-        Format::Csv => compare::render::csv(&cmp),
-        Format::Json => compare::render::json(&cmp),
+        Format::Table => compare::render::table(cmp),
+        Format::Csv => compare::render::csv(cmp),
+        Format::Json => compare::render::json(cmp),
     };
     if let Some(path) = &a.plot {
-        let svg = match compare::chart::svg(&cmp) {
+        let svg = match compare::chart::svg(cmp) {
             Ok(s) => s,
             Err(e) => {
                 rep.finish();

@@ -1,8 +1,9 @@
 //! A [`Comparison`] as an SVG line chart ([`crate::plot`]): algbw against size on log-log axes,
 //! one line per simulated family, titled with the collective and topology and subtitled with
-//! the model and its parameters.
+//! the model and its parameters; over a `param`'s values, grouped bars ([`grouped`]).
 
-use super::{Cell, Comparison, label, render};
+use super::{Axis, Cell, Comparison, label, render};
+use crate::plot::bars::Grouped;
 use crate::plot::{Chart, Series};
 
 /// The chart `collc compare --plot` writes.
@@ -34,7 +35,43 @@ pub fn chart(c: &Comparison) -> Chart {
     }
 }
 
-/// The chart as SVG text.
+/// A comparison over a `param`'s values as grouped bars: per value one bar per simulated
+/// family, its algbw (the paper's goodput: size over time).
+pub fn grouped(c: &Comparison) -> Grouped {
+    let name = match &c.axis {
+        Axis::Param { name, .. } => name.as_str(),
+        Axis::Size => "size",
+    };
+    Grouped {
+        title: format!("algbw of {} as `{name}` varies", render::subject(c)),
+        subtitle: render::model_line(c),
+        x_desc: name.to_string(),
+        y_desc: "algbw = size / time (GB/s)".into(),
+        groups: (0..c.cells.len()).map(|s| c.row_label(s)).collect(),
+        series: c
+            .families
+            .iter()
+            .enumerate()
+            .filter(|(f, _)| c.evaluated(*f))
+            .map(|(f, fam)| {
+                let values = c
+                    .cells
+                    .iter()
+                    .map(|row| match row.get(f) {
+                        Some(Cell::Done { algbw, .. }) => algbw / 1e9,
+                        _ => 0.0,
+                    })
+                    .collect();
+                (label(fam), values)
+            })
+            .collect(),
+    }
+}
+
+/// The chart as SVG text: lines against size, or grouped bars over a `param`'s values.
 pub fn svg(c: &Comparison) -> Result<String, String> {
-    crate::plot::svg(&chart(c))
+    match c.axis {
+        Axis::Size => crate::plot::svg(&chart(c)),
+        Axis::Param { .. } => grouped(c).svg(),
+    }
 }

@@ -44,6 +44,8 @@ pub enum Cell {
 /// (indices into [`Comparison::families`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Crossover {
+    /// The row where the new winner starts.
+    pub row: usize,
     pub bytes: u64,
     pub from: usize,
     pub to: usize,
@@ -128,6 +130,29 @@ pub struct Comparison {
     pub sizes: Vec<u64>,
     /// `cells[size][family]`.
     pub cells: Vec<Vec<Cell>>,
+    /// What the rows are: sizes of one file, or values of a `param` (then `sizes` holds each
+    /// row's collective size).
+    pub axis: Axis,
+}
+
+/// What a comparison's rows vary.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Axis {
+    /// The collective's size.
+    Size,
+    /// A file `param` (`collc compare --vary NAME=V1,V2,...`): one checked file per value.
+    Param { name: String, points: Vec<Point> },
+}
+
+/// One value of a varied `param`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The value as given on the command line.
+    pub value: String,
+    /// The collective's ranks with this value.
+    pub ranks: usize,
+    /// The simulator and parameters at this value.
+    pub engine: Engine,
 }
 
 /// The family's name in a column or winner: its name, with the tree count for static trees
@@ -180,6 +205,69 @@ pub fn compare(
     only: &[String],
     progress: &dyn Progress,
 ) -> Result<Comparison, Vec<Diagnostic>> {
+    let rows: Vec<Row> = sizes
+        .iter()
+        .map(|&bytes| Row {
+            model: m,
+            engine,
+            bytes,
+        })
+        .collect();
+    sweep(&rows, Axis::Size, only, progress)
+}
+
+/// Compares the families of `points[0]`'s model (as [`compare`] does) at each point: the file
+/// checked with `param NAME` set to each value, every point at its own collective's size and
+/// under its own engine (a model parameter may follow the `param`). The rows are the values.
+pub fn compare_over(
+    name: &str,
+    points: &[(String, Model, Engine)],
+    only: &[String],
+    progress: &dyn Progress,
+) -> Result<Comparison, Vec<Diagnostic>> {
+    let rows: Vec<Row> = points
+        .iter()
+        .map(|(_, model, engine)| Row {
+            model,
+            engine,
+            bytes: model
+                .collective
+                .as_ref()
+                .map_or(0, |c| c.count.saturating_mul(c.dtype.bytes())),
+        })
+        .collect();
+    let axis = Axis::Param {
+        name: name.to_string(),
+        points: points
+            .iter()
+            .map(|(value, model, engine)| Point {
+                value: value.clone(),
+                ranks: model.collective.as_ref().map_or(0, |c| c.ranks.len()),
+                engine: engine.clone(),
+            })
+            .collect(),
+    };
+    sweep(&rows, axis, only, progress)
+}
+
+/// One row of a sweep: a checked file, its engine and the bytes to run.
+struct Row<'a> {
+    model: &'a Model,
+    engine: &'a Engine,
+    bytes: u64,
+}
+
+/// Runs every (row, family) evaluation; the families are the first row's.
+fn sweep(
+    rows: &[Row],
+    axis: Axis,
+    only: &[String],
+    progress: &dyn Progress,
+) -> Result<Comparison, Vec<Diagnostic>> {
+    let Some(first) = rows.first() else {
+        return Err(Vec::new());
+    };
+    let (m, engine) = (first.model, first.engine);
     let span = m.build_span(None);
     let (Some(topo), Some(c)) = (&m.topology, &m.collective) else {
         return Err(vec![
@@ -221,36 +309,16 @@ pub fn compare(
             .help("compare allreduce, allgather, reduce_scatter, broadcast or reduce"),
         ]);
     }
-    let n = c.ranks.len();
-    let pairs: Vec<(u64, &Family)> = sizes
+    let pairs: Vec<(&Row, &Family)> = rows
         .iter()
-        .flat_map(|&s| families.iter().map(move |f| (s, f)))
+        .flat_map(|r| families.iter().map(move |f| (r, f)))
         .collect();
     progress.phase(Phase::Sweep, Some(pairs.len() as u64));
     let run = || -> Vec<Result<Cell, Vec<Diagnostic>>> {
         pairs
             .par_iter()
-            .map(|&(bytes, f)| {
-                let seconds = match engine {
-                    Engine::Flow(params) => {
-                        crate::choose::evaluate(m, f, bytes, params).map(|run| run.seconds())
-                    }
-                    Engine::Packet { params, seed, runs } => {
-                        crate::choose::evaluate_packet(m, f, bytes, params, *seed, *runs)
-                    }
-                };
-                let r = seconds.map(|seconds| {
-                    let algbw = if seconds > 0.0 {
-                        bytes as f64 / seconds
-                    } else {
-                        0.0
-                    };
-                    Cell::Done {
-                        seconds,
-                        algbw,
-                        busbw: algbw * bus_factor(c.kind, n),
-                    }
-                });
+            .map(|&(row, f)| {
+                let r = evaluate(row, f);
                 progress.step();
                 r
             })
@@ -267,7 +335,7 @@ pub fn compare(
         Err(_) => run(),
     };
     let mut first_failure: Vec<Option<Vec<Diagnostic>>> = vec![None; families.len()];
-    let mut cells: Vec<Vec<Cell>> = Vec::with_capacity(sizes.len());
+    let mut cells: Vec<Vec<Cell>> = Vec::with_capacity(rows.len());
     for (i, r) in results.into_iter().enumerate() {
         let fi = i % families.len();
         if fi == 0 {
@@ -294,17 +362,45 @@ pub fn compare(
     let cmp = Comparison {
         topology: topo.name.clone(),
         kind: c.kind,
-        ranks: n,
+        ranks: c.ranks.len(),
         dtype: c.dtype,
         engine: engine.clone(),
         families,
-        sizes: sizes.to_vec(),
+        sizes: rows.iter().map(|r| r.bytes).collect(),
         cells,
+        axis,
     };
-    if !sizes.is_empty() && (0..cmp.families.len()).all(|f| !cmp.evaluated(f)) {
+    if !rows.is_empty() && (0..cmp.families.len()).all(|f| !cmp.evaluated(f)) {
         return Err(first_failure.into_iter().flatten().flatten().collect());
     }
     Ok(cmp)
+}
+
+/// Family `f` at one row, with nccl-tests' figures for that row's collective.
+fn evaluate(row: &Row, f: &Family) -> Result<Cell, Vec<Diagnostic>> {
+    let (m, bytes) = (row.model, row.bytes);
+    let seconds = match row.engine {
+        Engine::Flow(params) => {
+            crate::choose::evaluate(m, f, bytes, params).map(|run| run.seconds())
+        }
+        Engine::Packet { params, seed, runs } => {
+            crate::choose::evaluate_packet(m, f, bytes, params, *seed, *runs)
+        }
+    }?;
+    let algbw = if seconds > 0.0 {
+        bytes as f64 / seconds
+    } else {
+        0.0
+    };
+    let factor = m
+        .collective
+        .as_ref()
+        .map_or(1.0, |c| bus_factor(c.kind, c.ranks.len()));
+    Ok(Cell::Done {
+        seconds,
+        algbw,
+        busbw: algbw * factor,
+    })
 }
 
 impl Comparison {
@@ -335,11 +431,26 @@ impl Comparison {
         for (s, &bytes) in self.sizes.iter().enumerate() {
             let Some(w) = self.winner(s) else { continue };
             if let Some(from) = last.filter(|&l| l != w) {
-                out.push(Crossover { bytes, from, to: w });
+                out.push(Crossover {
+                    row: s,
+                    bytes,
+                    from,
+                    to: w,
+                });
             }
             last = Some(w);
         }
         out
+    }
+
+    /// Row `s` as the table names it: its size, or `NAME=VALUE` when a `param` varies.
+    pub fn row_label(&self, s: usize) -> String {
+        match &self.axis {
+            Axis::Size => sizes::show(self.sizes.get(s).copied().unwrap_or(0)),
+            Axis::Param { name, points } => points
+                .get(s)
+                .map_or_else(String::new, |p| format!("{name}={}", p.value)),
+        }
     }
 
     /// nccl-tests' bus-bandwidth factor of this collective.
@@ -352,18 +463,17 @@ impl Comparison {
     pub fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (f, fam) in self.families.iter().enumerate() {
-            let mut groups: Vec<(Code, &str, Vec<u64>)> = Vec::new();
+            let mut groups: Vec<(Code, &str, Vec<String>)> = Vec::new();
             for (s, row) in self.cells.iter().enumerate() {
                 if let Some(Cell::Failed { code, message }) = row.get(f) {
                     match groups.iter_mut().find(|g| g.0 == *code && g.1 == message) {
-                        Some(g) => g.2.push(self.sizes[s]),
-                        None => groups.push((*code, message, vec![self.sizes[s]])),
+                        Some(g) => g.2.push(self.row_label(s)),
+                        None => groups.push((*code, message, vec![self.row_label(s)])),
                     }
                 }
             }
             let all = !self.evaluated(f);
-            for (code, message, at) in groups {
-                let shown: Vec<String> = at.iter().map(|&b| sizes::show(b)).collect();
+            for (code, message, shown) in groups {
                 let what = if all {
                     "skipped".to_string()
                 } else {

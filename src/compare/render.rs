@@ -3,11 +3,28 @@
 //! its `model` object. Numbers are formatted by Rust's exact float formatting, so the same
 //! comparison gives the same bytes.
 
-use super::{Cell, Comparison, label, short, sizes::show};
+use super::{Axis, Cell, Comparison, label, short, sizes::show};
 use serde::Serialize;
 
-/// The sweep's sizes as `1 KiB to 1 GiB (21 sizes)`.
+/// The sweep's sizes as `1 KiB to 1 GiB (21 sizes)`, or the varied `param`'s values as
+/// `hosts = 51, 102, 256 (3 values), 4 MiB`.
 fn span_of(c: &Comparison) -> String {
+    if let Axis::Param { name, points } = &c.axis {
+        let values: Vec<&str> = points.iter().map(|p| p.value.as_str()).collect();
+        let size = match (
+            c.sizes.first(),
+            c.sizes.iter().all(|&b| Some(&b) == c.sizes.first()),
+        ) {
+            (Some(&b), true) => format!(", {}", show(b)),
+            _ => String::new(),
+        };
+        return format!(
+            "{name} = {} ({} value{}){size}",
+            values.join(", "),
+            values.len(),
+            if values.len() == 1 { "" } else { "s" }
+        );
+    }
     match (c.sizes.first(), c.sizes.last()) {
         (Some(&a), Some(&b)) if a != b => {
             format!("{} to {} ({} sizes)", show(a), show(b), c.sizes.len())
@@ -56,14 +73,48 @@ pub fn table(c: &Comparison) -> String {
     let mut out = format!("compare: {}, {}\n", subject(c), span_of(c));
     out.push_str(&model_line(c));
     out.push('\n');
-    out.push_str(&format!(
-        "algbw = size / time, busbw = algbw x {:.4} (nccl-tests' factor for {} on {} ranks), both in GB/s\n\n",
-        c.bus_factor(),
-        c.kind.name(),
-        c.ranks
-    ));
-    let mut head = format!("{:<10}", "");
-    let mut cols = format!("{:<10}", "size");
+    let points: &[super::Point] = match &c.axis {
+        Axis::Param { points, .. } => points,
+        Axis::Size => &[],
+    };
+    let first = c.engine.describe();
+    for (s, p) in points.iter().enumerate() {
+        let here = p.engine.describe();
+        if here != first {
+            out.push_str(&format!("at {}: {here}\n", c.row_label(s)));
+        }
+    }
+    if points.iter().any(|p| p.ranks != c.ranks) {
+        let ranks: Vec<String> = points
+            .iter()
+            .map(|p| format!("{} at {}", p.ranks, p.value))
+            .collect();
+        out.push_str(&format!(
+            "algbw = size / time, busbw = algbw x nccl-tests' factor for {} on each row's ranks ({}), both in GB/s\n\n",
+            c.kind.name(),
+            ranks.join(", ")
+        ));
+    } else {
+        out.push_str(&format!(
+            "algbw = size / time, busbw = algbw x {:.4} (nccl-tests' factor for {} on {} ranks), both in GB/s\n\n",
+            c.bus_factor(),
+            c.kind.name(),
+            c.ranks
+        ));
+    }
+    let width = (0..c.cells.len())
+        .map(|s| c.row_label(s).len())
+        .max()
+        .unwrap_or(0)
+        .max(10);
+    let mut head = format!("{:<width$}", "");
+    let mut cols = format!(
+        "{:<width$}",
+        match &c.axis {
+            Axis::Size => "size",
+            Axis::Param { .. } => "value",
+        }
+    );
     for f in &c.families {
         head.push_str(&format!("   {:-^28}", format!(" {} ", short(f))));
         cols.push_str(&format!("   {:>10} {:>8} {:>8}", "time", "algbw", "busbw"));
@@ -73,7 +124,7 @@ pub fn table(c: &Comparison) -> String {
     out.push_str(&head);
     out.push_str(&cols);
     for (s, row) in c.cells.iter().enumerate() {
-        out.push_str(&format!("{:<10}", show(c.sizes[s])));
+        out.push_str(&format!("{:<width$}", c.row_label(s)));
         for cell in row {
             match cell {
                 Cell::Done {
@@ -104,8 +155,12 @@ pub fn table(c: &Comparison) -> String {
         let only = (0..c.sizes.len()).find_map(|s| c.winner(s));
         match only {
             Some(w) => out.push_str(&format!(
-                "crossovers: none; {} is fastest at every size\n",
-                short(&c.families[w])
+                "crossovers: none; {} is fastest at every {}\n",
+                short(&c.families[w]),
+                match &c.axis {
+                    Axis::Size => "size".to_string(),
+                    Axis::Param { name, .. } => format!("value of {name}"),
+                }
             )),
             None => out.push_str("crossovers: none\n"),
         }
@@ -117,7 +172,7 @@ pub fn table(c: &Comparison) -> String {
                     "{} -> {} at {}",
                     short(&c.families[x.from]),
                     short(&c.families[x.to]),
-                    show(x.bytes)
+                    c.row_label(x.row)
                 )
             })
             .collect();
@@ -142,10 +197,17 @@ fn field(s: &str) -> String {
 /// the failure in `error`.
 pub fn csv(c: &Comparison) -> String {
     let mut out = String::from(
-        "topology,collective,ranks,dtype,model,overhead_s,gamma_s_per_byte,size_bytes,family,schedule,time_s,algbw_GBps,busbw_GBps,winner,error\n",
+        "topology,collective,ranks,dtype,model,overhead_s,gamma_s_per_byte,size_bytes,family,schedule,time_s,algbw_GBps,busbw_GBps,winner,error",
     );
+    let points: &[super::Point] = match &c.axis {
+        Axis::Param { name, points } => {
+            out.push_str(&format!(",{}", field(name)));
+            points
+        }
+        Axis::Size => &[],
+    };
+    out.push('\n');
     let defaults = format!("{} defaults", c.engine.kind());
-    let model = c.engine.declared().unwrap_or(&defaults);
     for (s, row) in c.cells.iter().enumerate() {
         let winner = c.winner(s);
         for (f, cell) in row.iter().enumerate() {
@@ -167,14 +229,17 @@ pub fn csv(c: &Comparison) -> String {
                     format!("{code}: {message}"),
                 ),
             };
-            let cols = [
+            let point = points.get(s);
+            let engine = point.map_or(&c.engine, |p| &p.engine);
+            let model = engine.declared().unwrap_or(&defaults);
+            let mut cols = vec![
                 field(&c.topology),
                 c.kind.name().to_string(),
-                c.ranks.to_string(),
+                point.map_or(c.ranks, |p| p.ranks).to_string(),
                 c.dtype.name().to_string(),
                 field(model),
-                c.engine.overhead_s().to_string(),
-                c.engine.gamma_s().to_string(),
+                engine.overhead_s().to_string(),
+                engine.gamma_s().to_string(),
                 c.sizes[s].to_string(),
                 c.families[f].name().to_string(),
                 field(&label(&c.families[f])),
@@ -184,6 +249,9 @@ pub fn csv(c: &Comparison) -> String {
                 (winner == Some(f)).to_string(),
                 field(&e),
             ];
+            if let Some(p) = point {
+                cols.push(field(&p.value));
+            }
             out.push_str(&cols.join(","));
             out.push('\n');
         }
@@ -198,6 +266,9 @@ struct Json<'a> {
     ranks: usize,
     dtype: &'static str,
     model: JsonModel<'a>,
+    /// The varied `param`, when the rows are its values.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vary: Option<&'a str>,
     bus_factor: f64,
     families: Vec<JsonFamily>,
     sizes: Vec<JsonSize<'a>>,
@@ -225,6 +296,13 @@ struct JsonFamily {
 #[derive(Serialize)]
 struct JsonSize<'a> {
     bytes: u64,
+    /// The `param`'s value, its ranks and model at this row, when a `param` varies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ranks: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model: Option<String>,
     winner: Option<&'static str>,
     results: Vec<JsonCell<'a>>,
 }
@@ -251,6 +329,8 @@ struct JsonError<'a> {
 #[derive(Serialize)]
 struct JsonCrossover<'a> {
     bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
     from: &'a str,
     to: &'a str,
 }
@@ -258,6 +338,10 @@ struct JsonCrossover<'a> {
 /// The comparison as one JSON object (pretty-printed, keys in a fixed order).
 pub fn json(c: &Comparison) -> String {
     let name = |f: usize| c.families[f].name();
+    let points: &[super::Point] = match &c.axis {
+        Axis::Param { points, .. } => points,
+        Axis::Size => &[],
+    };
     let doc = Json {
         topology: &c.topology,
         collective: c.kind.name(),
@@ -269,6 +353,10 @@ pub fn json(c: &Comparison) -> String {
             overhead_s: c.engine.overhead_s(),
             gamma_s_per_byte: c.engine.gamma_s(),
             description: model_line(c),
+        },
+        vary: match &c.axis {
+            Axis::Param { name, .. } => Some(name),
+            Axis::Size => None,
         },
         bus_factor: c.bus_factor(),
         families: (0..c.families.len())
@@ -284,6 +372,9 @@ pub fn json(c: &Comparison) -> String {
             .enumerate()
             .map(|(s, row)| JsonSize {
                 bytes: c.sizes[s],
+                value: points.get(s).map(|p| p.value.as_str()),
+                ranks: points.get(s).map(|p| p.ranks),
+                model: points.get(s).map(|p| p.engine.describe()),
                 winner: c.winner(s).map(name),
                 results: row
                     .iter()
@@ -319,6 +410,7 @@ pub fn json(c: &Comparison) -> String {
             .iter()
             .map(|x| JsonCrossover {
                 bytes: x.bytes,
+                value: points.get(x.row).map(|p| p.value.as_str()),
                 from: name(x.from),
                 to: name(x.to),
             })

@@ -43,6 +43,7 @@ fn sample() -> Comparison {
             vec![failed("x"), failed("y"), failed("z")],
             vec![done(9.0), done(8.0), done(1.0)],
         ],
+        axis: Axis::Size,
     }
 }
 

@@ -52,7 +52,7 @@ pub(super) fn load(
                 let full: PathBuf = normalize(&base.join(p));
                 let shown = full.to_string_lossy().to_string();
                 if let Some(existing) = find_file(sources, &full) {
-                    diags.extend(cycle(sources, loading, existing, *pspan));
+                    again(sources, existing, *pspan, loaded, loading, diags);
                     continue;
                 }
                 match std::fs::read_to_string(&full) {
@@ -79,7 +79,7 @@ pub(super) fn load(
             }
         };
         if let Some(existing) = sources.find(&name) {
-            diags.extend(cycle(sources, loading, existing, *span));
+            again(sources, existing, *span, loaded, loading, diags);
             continue;
         }
         let id = sources.add(name, text);
@@ -87,6 +87,24 @@ pub(super) fn load(
     }
     loading.pop();
     loaded.push(Loaded { file, ast: tree });
+}
+
+/// A file already in `sources` imported again (at `span`): an import cycle when it is being
+/// loaded, nothing when this check loaded it already, else loaded from the text it has (a
+/// source map that checks the same file twice, as `collc compare --vary` does, keeps one copy).
+fn again(
+    sources: &mut SourceMap,
+    existing: FileId,
+    span: Span,
+    loaded: &mut Vec<Loaded>,
+    loading: &mut Vec<FileId>,
+    diags: &mut Vec<Diagnostic>,
+) {
+    if let Some(d) = cycle(sources, loading, existing, span) {
+        diags.push(d);
+    } else if !loaded.iter().any(|l| l.file == existing) {
+        load(sources, existing, loaded, loading, diags);
+    }
 }
 
 /// The import cycle closed by importing `f` (at `span`) while `loading` is being loaded, if any.

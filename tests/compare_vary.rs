@@ -1,0 +1,163 @@
+//! `collc compare --vary NAME=V1,V2,...`: one row per value of a file `param` (the Canary
+//! paper's sweeps over host counts, concurrency and noise), each row the file checked with that
+//! value, at its own collective size and ranks and under its own model; the table, CSV, JSON
+//! and the grouped-bar chart say what varied, and bad flags point into the flag.
+
+use std::path::PathBuf;
+
+const FILE: &str = r#"import fat_tree;
+param hosts: int = 8;
+param bg: number = 1;
+topology t = fat_tree(leaves: 4, hosts_per_leaf: 4, spines: 4, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { participants: first(host, hosts); size: 64 KiB; dtype: i32; }
+schedule ring;
+model congested: packet { placement: random; background: bg; background_size: 16 KiB; }
+"#;
+
+fn fixture(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("collc-vary-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("vary.coll");
+    std::fs::write(&file, FILE).expect("fixture");
+    (dir, file)
+}
+
+fn collc(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(["--color", "never"])
+        .args(args)
+        .output()
+        .expect("collc runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn one_row_per_value_with_its_ranks_in_every_format() {
+    let (dir, file) = fixture("rows");
+    let f = file.to_string_lossy().into_owned();
+    let svg = dir.join("hosts.svg");
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let base = [
+        "compare",
+        f.as_str(),
+        "--model",
+        "congested",
+        "--vary",
+        "hosts=4,8,12",
+        "--families",
+        "ring,static_trees,canary",
+        "--runs",
+        "2",
+    ];
+    let mut with_plot = base.to_vec();
+    with_plot.extend(["--plot", svg_arg.as_str()]);
+    let (code, table, err) = collc(&with_plot);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.is_empty(), "{err}");
+    assert!(
+        table.contains("hosts = 4, 8, 12 (3 values), 64 KiB")
+            && table.contains("(4 at 4, 8 at 8, 12 at 12)"),
+        "{table}"
+    );
+    let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("hosts=")).collect();
+    assert_eq!(rows.len(), 3, "{table}");
+    // Every family ran at every value: no "-" cells.
+    assert!(rows.iter().all(|r| !r.contains(" - ")), "{table}");
+    let drawn = std::fs::read_to_string(&svg).expect("the plot");
+    assert!(
+        drawn.starts_with("<svg") && drawn.contains("hosts=12") && drawn.contains("canary"),
+        "{drawn}"
+    );
+    let (_, again, _) = collc(&with_plot);
+    assert_eq!(table, again, "the same command gives the same bytes");
+    assert_eq!(drawn, std::fs::read_to_string(&svg).expect("the plot"));
+
+    let mut csv_args = base.to_vec();
+    csv_args.extend(["--format", "csv"]);
+    let (code, csv, _) = collc(&csv_args);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = csv.lines().collect();
+    assert!(lines[0].ends_with(",error,hosts"), "{csv}");
+    // Three values, four families (ring, one and four trees, canary).
+    assert_eq!(lines.len(), 1 + 3 * 4, "{csv}");
+    assert!(lines[1].starts_with("t,allreduce,4,") && lines[1].ends_with(",4"));
+    assert!(lines[12].starts_with("t,allreduce,12,") && lines[12].ends_with(",12"));
+
+    let mut json_args = base.to_vec();
+    json_args.extend(["--format", "json"]);
+    let (code, json, _) = collc(&json_args);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
+    assert_eq!(v["vary"], "hosts");
+    assert_eq!(v["sizes"][2]["value"], "12");
+    assert_eq!(v["sizes"][2]["ranks"], 12);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_model_that_follows_the_param_is_named_per_row() {
+    let (dir, file) = fixture("model");
+    let f = file.to_string_lossy().into_owned();
+    let (code, table, err) = collc(&[
+        "compare",
+        &f,
+        "--model",
+        "congested",
+        "--vary",
+        "bg=0,1",
+        "--families",
+        "ring",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        table.contains("background none (model `congested`)")
+            && table.contains("at bg=1: packet-level model:")
+            && table.contains("background 100% of the other hosts"),
+        "{table}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_values_point_at_the_flag_or_name_the_value() {
+    let (dir, file) = fixture("errors");
+    let f = file.to_string_lossy().into_owned();
+    let run = |vary: &str| collc(&["compare", &f, "--model", "congested", "--vary", vary]);
+    let (code, out, err) = run("hosts=4,,8");
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(
+        err.contains("error[E0001]")
+            && err.contains("an empty value")
+            && err.contains("--vary hosts=4,,8"),
+        "{err}"
+    );
+    let (code, _, err) = run("hosts");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("error[E0001]") && err.contains("no `=`"),
+        "{err}"
+    );
+    let (code, _, err) = run("nope=1,2");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("error[E0003]") && err.contains("nope"),
+        "{err}"
+    );
+    // One report for the first failing value, naming it.
+    let (code, _, err) = run("hosts=4,99,98");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("error[E0024]")
+            && err.contains("with `hosts` = 99 (`--vary`)")
+            && !err.contains("= 98"),
+        "{err}"
+    );
+    let (code, _, err) = collc(&["compare", &f, "--vary", "hosts=4", "--sizes", "1KiB"]);
+    assert_eq!(code, 1, "clap refuses both: {err}");
+    assert!(err.contains("cannot be used with"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
