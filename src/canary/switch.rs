@@ -55,6 +55,9 @@ pub struct Ctx {
     pub now: u64,
     pub timeout: u64,
     pub table_size: u32,
+    /// The first descriptor of this allreduce's share of the table: concurrent allreduces
+    /// partition it statically (the paper's Section 5.2.4), each hashing into its own share.
+    pub table_base: u32,
     /// Age after which a descriptor is reclaimed (0: never; see the `reclaim` rule).
     pub reclaim: u64,
 }
@@ -105,7 +108,7 @@ pub fn step(
     mut h: Header,
     out: &mut Vec<Out>,
 ) -> Option<&'static str> {
-    let s = slot(h.id, ctx.table_size);
+    let s = ctx.table_base + slot(h.id, ctx.table_size);
     let key = (ctx.me, s);
     let desc = tables.get(&key).copied();
     let holds = desc.is_some_and(|d| d.id == h.id);
@@ -255,6 +258,7 @@ mod tests {
 
     fn ctx(me: u32, port: u32, now: u64, table: u32) -> Ctx {
         Ctx {
+            table_base: 0,
             me,
             port: Some(port),
             now,

@@ -95,6 +95,9 @@ const PACKET: &[P] = &[
     w("placement", &["declared", "random"], Some("declared")),
     q("background", Dim::NONE, Some("0")),
     q("loss", Dim::NONE, Some("0")),
+    q("concurrent", Dim::NONE, Some("1")),
+    q("noise", Dim::NONE, Some("0")),
+    q("noise_delay", T, Some("1 us")),
     q("background_hosts", Dim::NONE, Some("0")),
     q("background_size", Dim::SIZE, Some("64 KiB")),
     w(
@@ -418,6 +421,30 @@ impl Elab<'_> {
                 )
                 .label("too small")
                 .help("give the size of each background message, e.g. `background_size: 64 KiB;`"),
+            );
+        }
+        if get("concurrent").is_some_and(|v| !v.is_integer() || v < one) {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::BadValue,
+                    at("concurrent"),
+                    format!("`concurrent: {}` is not a number of instances", shown("concurrent")),
+                )
+                .label("a whole number, at least 1")
+                .help("give how many instances of the collective run at once, each on its own hosts, e.g. `concurrent: 4;`"),
+            );
+        }
+        if get("noise").is_some_and(|v| v > one) {
+            bad(
+                self,
+                Diagnostic::error(
+                    Code::BadValue,
+                    at("noise"),
+                    format!("a noise probability of {} is above 1", shown("noise")),
+                )
+                .label("a probability per packet, from 0 to 1")
+                .help("give the chance that a host delays a packet it sends, e.g. `noise: 0.001;` for 0.1%"),
             );
         }
         if get("loss").is_some_and(|v| v >= one) {

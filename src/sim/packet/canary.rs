@@ -39,7 +39,10 @@ pub struct CanaryJob<'p> {
     /// Switch timeout and the leader's delay (ps).
     pub timeout: u64,
     pub leader_delay: u64,
+    /// This allreduce's share of every switch's descriptor table: `table_size` descriptors
+    /// from `table_base` (all of it, from 0, unless allreduces run concurrently).
     pub table_size: u32,
+    pub table_base: u32,
     /// Payload bytes per packet.
     pub payload: u64,
     /// Ports per shard of the children bitmap (restoration packets carry one shard).
@@ -257,6 +260,7 @@ impl Sim<'_> {
             now: self.now,
             timeout: job.timeout,
             table_size: job.table_size,
+            table_base: job.table_base,
             reclaim: job.reclaim,
         };
         let mut out = std::mem::take(&mut self.outs);
@@ -343,7 +347,10 @@ impl Sim<'_> {
         let Some(job) = self.cjobs.get(Plan::app_of(id) as usize) else {
             return;
         };
-        debug_assert_eq!(slot, crate::canary::switch::slot(id, job.table_size));
+        debug_assert_eq!(
+            slot,
+            job.table_base + crate::canary::switch::slot(id, job.table_size)
+        );
         let blank = Header {
             id,
             ..job.plan.packet(0, job.plan.block_of(id))

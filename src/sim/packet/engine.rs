@@ -98,6 +98,8 @@ pub(super) struct Sim<'a> {
     /// else empty: the other congesting hosts).
     pub(super) peers: Vec<u32>,
     pub(super) rng: Rng,
+    /// Host noise's own draws, so that a model without noise runs exactly as before.
+    noise_rng: Rng,
     pub(super) events: u64,
     pub(super) packets: u64,
     pub(super) stalls: u64,
@@ -180,6 +182,7 @@ pub fn simulate(
             Vec::new()
         },
         rng: Rng::new(setup.seed),
+        noise_rng: Rng::new(setup.seed ^ 0x6e6f_6973_6521),
         events: 0,
         packets: 0,
         stalls: 0,
@@ -516,6 +519,7 @@ impl Sim<'_> {
             return;
         };
         let use_pkt = input.is_some();
+        let mut owner = BG;
         let needs = !free && dst != to;
         let port = &mut self.ports[l as usize];
         if port.stalled != u64::MAX {
@@ -532,6 +536,9 @@ impl Sim<'_> {
             // queue pairs (and a switch its multicast copies): concurrent sends share the link.
             let m = port.msgs[0];
             let mm = &mut self.msgs[m as usize];
+            if !self.switch[mm.src as usize] {
+                owner = mm.owner;
+            }
             let idx = mm.sent;
             mm.sent += 1;
             let done = mm.sent == mm.npk;
@@ -554,7 +561,12 @@ impl Sim<'_> {
             port.queued -= wire;
         }
         port.bytes += wire;
-        let end = now + port.ser(wire);
+        let mut end = now + port.ser(wire);
+        // Host noise: a host delays a packet of a collective it sends (not background traffic,
+        // not packets it forwards); the NIC waits meanwhile.
+        if owner != BG && self.params.noise > 0.0 && self.noise_rng.unit() < self.params.noise {
+            end += self.params.noise_delay;
+        }
         self.push(end, Ev::TxEnd(l));
     }
 

@@ -122,6 +122,7 @@ pub fn canary_job<'p>(
         timeout: ps_of(&cp.timeout),
         leader_delay: ps_of(&cp.leader_delay),
         table_size: u32::try_from(cp.table_size).unwrap_or(u32::MAX),
+        table_base: 0,
         payload,
         shard: (cp.ports.div_ceil(cp.shards.max(1))).clamp(1, 128) as u32,
         bytes: c.count * c.dtype.bytes(),
@@ -212,38 +213,68 @@ pub fn run_file_with(
     (seed..seed.saturating_add(runs.max(1)))
         .into_par_iter()
         .map(|s| {
-            let (hosts, background) = plan(&network, &declared, params, s).map_err(bad_plan)?;
+            let (instances, background) =
+                plan(&network, &declared, params, s).map_err(bad_plan)?;
             if let Some(cp) = canary {
-                let job = canary_job(m, params, cp, &hosts, s, protocol).map_err(|why| {
+                let cant = |why: String| {
                     vec![
                         Diagnostic::error(Code::LowerUnsupported, span, why)
                             .label("this Canary schedule")
-                            .help("Canary runs on switches with at most 128 ports, with at most 2^20 - 1 blocks per allreduce, and participants linked to switches"),
+                            .help("Canary runs on switches with at most 128 ports, with at most 2^20 - 1 blocks per allreduce, participants linked to switches, and at least one descriptor per concurrent allreduce"),
                     ]
-                })?;
+                };
+                // Concurrent allreduces split every switch's table statically, as the paper
+                // does for its tenants: allreduce i (application id i) hashes into its share.
+                let k = instances.len() as u64;
+                let share = cp.table_size / k.max(1);
+                if share == 0 {
+                    return Err(cant(format!(
+                        "{k} concurrent allreduces cannot share a table of {} descriptors",
+                        cp.table_size
+                    )));
+                }
+                let mut jobs = Vec::with_capacity(instances.len());
+                for (i, hosts) in instances.iter().enumerate() {
+                    let mut job = canary_job(m, params, cp, hosts, s, protocol).map_err(cant)?;
+                    job.plan.app = i as u32;
+                    job.table_size = u32::try_from(share).unwrap_or(u32::MAX);
+                    job.table_base = u32::try_from(share * i as u64).unwrap_or(u32::MAX);
+                    if k > 1 {
+                        job.name = format!("{} {i}", job.name);
+                    }
+                    jobs.push(job);
+                }
                 let setup = Setup {
                     jobs: Vec::new(),
-                    canary: vec![job],
+                    canary: jobs,
                     background,
                     seed: s,
                     trace,
                 };
                 return simulate(&network.net, &network.switch, params, &setup).map_err(stuck);
             }
-            let own;
-            let program = match &once {
-                Some(p) => p,
-                None => {
-                    own = crate::lower::lower_and_verify(&placed(m, &hosts, s))?.0;
-                    &own
+            let mut own = Vec::new();
+            if once.is_none() {
+                for (i, hosts) in instances.iter().enumerate() {
+                    // Instance i > 0 draws its random roots from a seed of its own.
+                    let roots = s ^ ((i as u64) << 32);
+                    own.push(crate::lower::lower_and_verify(&placed(m, hosts, roots))?.0);
                 }
-            };
+            }
+            let jobs = instances
+                .into_iter()
+                .enumerate()
+                .map(|(i, hosts)| {
+                    let program = once.as_ref().unwrap_or_else(|| &own[i]);
+                    Job {
+                        program,
+                        hosts,
+                        bytes: data_bytes(program),
+                    }
+                })
+                .collect();
             let setup = Setup {
-                jobs: vec![Job {
-                    program,
-                    hosts,
-                    bytes: data_bytes(program),
-                }],
+                jobs,
                 canary: Vec::new(),
                 background,
                 seed: s,

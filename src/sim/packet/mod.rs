@@ -129,22 +129,45 @@ pub fn plan(
     declared: &[u32],
     params: &PacketParams,
     seed: u64,
-) -> Result<(Vec<u32>, Vec<u32>), String> {
+) -> Result<(Vec<Vec<u32>>, Vec<u32>), String> {
     let n = declared.len();
-    if n > network.hosts.len() {
-        return Err(format!(
-            "the collective has {n} participants but the network only {} compute nodes",
-            network.hosts.len()
-        ));
+    let k = params.concurrent.max(1) as usize;
+    if n.saturating_mul(k) > network.hosts.len() {
+        return Err(if k == 1 {
+            format!(
+                "the collective has {n} participants but the network only {} compute nodes",
+                network.hosts.len()
+            )
+        } else {
+            format!(
+                "{k} concurrent instances of {n} participants need {} compute nodes; the network has {}",
+                n * k,
+                network.hosts.len()
+            )
+        });
     }
     let mut rng = traffic::Rng::new(seed);
-    let hosts: Vec<u32> = if params.random_placement {
-        traffic::place(&network.hosts, &mut rng)[..n].to_vec()
+    // Instance 0 runs where the collective is placed; under `concurrent: K` the others take
+    // hosts drawn at random from the rest (random placement draws all K x n at once).
+    let instances: Vec<Vec<u32>> = if params.random_placement {
+        let all = traffic::place(&network.hosts, &mut rng);
+        all.chunks(n.max(1)).take(k).map(<[u32]>::to_vec).collect()
     } else {
-        declared.to_vec()
+        let mut out = vec![declared.to_vec()];
+        if k > 1 {
+            let mut others: Vec<u32> = network
+                .hosts
+                .iter()
+                .copied()
+                .filter(|h| !declared.contains(h))
+                .collect();
+            rng.shuffle(&mut others);
+            out.extend(others.chunks(n.max(1)).take(k - 1).map(<[u32]>::to_vec));
+        }
+        out
     };
     let mut taken = vec![false; network.switch.len()];
-    for &h in &hosts {
+    for &h in instances.iter().flatten() {
         taken[h as usize] = true;
     }
     let free: Vec<u32> = network
@@ -163,7 +186,7 @@ pub fn plan(
         }
         Background::Hosts(c) => c as usize,
     };
-    Ok((hosts, traffic::congesting(&free, count, &mut rng)))
+    Ok((instances, traffic::congesting(&free, count, &mut rng)))
 }
 
 /// Runs `program` (a file's collective on ranks `declared`) with seeds `seed..seed+runs`, in
@@ -181,17 +204,21 @@ pub fn run_seeds(
     (seed..seed.saturating_add(runs.max(1)))
         .into_par_iter()
         .map(|s| {
-            let (hosts, background) = plan(network, declared, params, s).map_err(|why| Stuck {
-                job: 0,
-                ops_left: program.op_count(),
-                why,
-            })?;
+            let (instances, background) =
+                plan(network, declared, params, s).map_err(|why| Stuck {
+                    job: 0,
+                    ops_left: program.op_count(),
+                    why,
+                })?;
             let setup = Setup {
-                jobs: vec![Job {
-                    program,
-                    hosts,
-                    bytes,
-                }],
+                jobs: instances
+                    .into_iter()
+                    .map(|hosts| Job {
+                        program,
+                        hosts,
+                        bytes,
+                    })
+                    .collect(),
                 canary: Vec::new(),
                 background,
                 seed: s,

@@ -81,6 +81,13 @@ pub struct PacketParams {
     /// Probability that a Canary packet is lost on a link (0: lossless; Canary's fault
     /// tolerance, Section 3.3, runs only when it is above 0).
     pub loss: f64,
+    /// Instances of the collective that run at once, each on hosts of its own (the paper's
+    /// concurrent allreduces, Section 5.2.4).
+    pub concurrent: u32,
+    /// Host noise (Section 5.2.5): the probability that a host delays a packet of a
+    /// collective it sends by `noise_delay` (ps).
+    pub noise: f64,
+    pub noise_delay: u64,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
 }
@@ -101,6 +108,9 @@ impl Default for PacketParams {
             background_size: 64 * 1024,
             background_to_all: false,
             loss: 0.0,
+            concurrent: 1,
+            noise: 0.0,
+            noise_delay: 1_000_000,
             declared: None,
         }
     }
@@ -171,6 +181,12 @@ impl PacketParams {
             background_size: bytes("background_size", d.background_size).max(1),
             background_to_all: word("background_peers") == Some("all"),
             loss: q("loss").and_then(|v| v.to_f64()).unwrap_or(0.0),
+            concurrent: q("concurrent")
+                .and_then(|v| v.to_integer().to_u32())
+                .unwrap_or(1)
+                .max(1),
+            noise: q("noise").and_then(|v| v.to_f64()).unwrap_or(0.0),
+            noise_delay: time("noise_delay", d.noise_delay),
             declared: Some(m.name.clone()),
         })
     }
@@ -211,7 +227,7 @@ impl PacketParams {
             ),
         };
         format!(
-            "mtu {} B ({} B payload + {} B header), queue {} B per port, switch delay {} ns, aggregation delay {} ns, host overhead {} ns, gamma {} ps/B, routing {}, placement {}, background {bg}{} ({from})",
+            "mtu {} B ({} B payload + {} B header), queue {} B per port, switch delay {} ns, aggregation delay {} ns, host overhead {} ns, gamma {} ps/B, routing {}, placement {}, background {bg}{}{}{} ({from})",
             self.mtu,
             self.payload(),
             self.header,
@@ -228,6 +244,20 @@ impl PacketParams {
             },
             if self.loss > 0.0 {
                 format!(", Canary packet loss {}% per link", self.loss * 100.0)
+            } else {
+                String::new()
+            },
+            if self.concurrent > 1 {
+                format!(", {} concurrent instances", self.concurrent)
+            } else {
+                String::new()
+            },
+            if self.noise > 0.0 {
+                format!(
+                    ", host noise: {}% of packets delayed {} ns",
+                    self.noise * 100.0,
+                    ns(self.noise_delay)
+                )
             } else {
                 String::new()
             },
