@@ -60,7 +60,7 @@ fn one_row_per_value_with_its_ranks_in_every_format() {
     assert!(err.is_empty(), "{err}");
     assert!(
         table.contains("hosts = 4, 8, 12 (3 values), 64 KiB")
-            && table.contains("(4 at 4, 8 at 8, 12 at 12)"),
+            && table.contains("(4 at hosts=4, 8 at hosts=8, 12 at hosts=12)"),
         "{table}"
     );
     let rows: Vec<&str> = table.lines().filter(|l| l.starts_with("hosts=")).collect();
@@ -92,8 +92,8 @@ fn one_row_per_value_with_its_ranks_in_every_format() {
     let (code, json, _) = collc(&json_args);
     assert_eq!(code, 0);
     let v: serde_json::Value = serde_json::from_str(&json).expect("JSON");
-    assert_eq!(v["vary"], "hosts");
-    assert_eq!(v["sizes"][2]["value"], "12");
+    assert_eq!(v["vary"][0], "hosts");
+    assert_eq!(v["sizes"][2]["values"][0], "12");
     assert_eq!(v["sizes"][2]["ranks"], 12);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -159,5 +159,52 @@ fn bad_values_point_at_the_flag_or_name_the_value() {
     let (code, _, err) = collc(&["compare", &f, "--vary", "hosts=4", "--sizes", "1KiB"]);
     assert_eq!(code, 1, "clap refuses both: {err}");
     assert!(err.contains("cannot be used with"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn repeated_vary_gives_every_combination() {
+    let (dir, file) = fixture("combos");
+    let f = file.to_string_lossy().into_owned();
+    let (code, table, err) = collc(&[
+        "compare",
+        &f,
+        "--model",
+        "congested",
+        "--vary",
+        "hosts=4,8",
+        "--vary",
+        "bg=0,1",
+        "--families",
+        "ring",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(lines[0].ends_with(",error,hosts,bg"), "{table}");
+    let tails: Vec<String> = lines[1..]
+        .iter()
+        .map(|l| l.rsplitn(3, ',').collect::<Vec<_>>()[..2].join(","))
+        .collect();
+    // The first param slowest: (4,0), (4,1), (8,0), (8,1).
+    assert_eq!(tails, ["0,4", "1,4", "0,8", "1,8"], "{table}");
+    let (code, table, _) = collc(&[
+        "compare",
+        &f,
+        "--model",
+        "congested",
+        "--vary",
+        "hosts=4,8",
+        "--vary",
+        "bg=0,1",
+        "--families",
+        "ring",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        table.contains("hosts x bg (4 combinations), 64 KiB") && table.contains("hosts=8 bg=1"),
+        "{table}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

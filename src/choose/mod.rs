@@ -44,8 +44,8 @@ pub fn candidates(m: &Model) -> Vec<Family> {
 
 /// The in-network families the packet simulator runs, for files whose topology has switches:
 /// one static tree (as SHARP, SwitchML or ATP) and four (as PANAMA, the Canary paper's
-/// baseline), roots drawn by seed, and Canary with its defaults
-/// ([`crate::sema::schedule::default_params`]).
+/// baseline), roots drawn by seed, and Canary with the file's Canary parameters when its
+/// schedule is `canary`, else the defaults ([`crate::sema::schedule::default_params`]).
 pub fn in_network_candidates(m: &Model) -> Vec<Family> {
     let (Some(c), Some(t)) = (&m.collective, &m.topology) else {
         return Vec::new();
@@ -60,9 +60,13 @@ pub fn in_network_candidates(m: &Model) -> Vec<Family> {
             roots: TreeRoots::Random { seed: 0 },
         })
         .collect();
-    out.push(Family::Canary(Box::new(
-        crate::sema::schedule::default_params(t, c, &m.models),
-    )));
+    // Canary with the file's own parameters when it declares a Canary schedule (so a sweep
+    // can vary its timeout), else the defaults.
+    let canary = match m.schedule.as_ref().map(|s| &s.family) {
+        Some(Family::Canary(cp)) => cp.as_ref().clone(),
+        _ => crate::sema::schedule::default_params(t, c, &m.models),
+    };
+    out.push(Family::Canary(Box::new(canary)));
     out.retain(|f| supports(f, c.kind));
     out
 }

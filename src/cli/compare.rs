@@ -39,9 +39,10 @@ pub(super) struct CompareArgs {
     sizes: Option<String>,
     /// Instead of sizes, compare as a `param` of the file takes each of these values
     /// (`--vary hosts=51,256,512`): one row per value, the file checked with `--param NAME=V`,
-    /// each row at its collective's size and under its model.
+    /// each row at its collective's size and under its model. Repeat it to vary several
+    /// `param`s: one row per combination, the first slowest.
     #[arg(long, value_name = "NAME=V1,V2,...", conflicts_with = "sizes")]
-    vary: Option<String>,
+    vary: Vec<String>,
     /// How to print the comparison.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -179,21 +180,43 @@ fn parse_vary(spec: &str, files: &mut SourceMap) -> Result<(String, Vec<String>)
     Ok((name.to_string(), values))
 }
 
-/// The file checked once per `--vary` value, each with its engine; warnings are kept from the
-/// first value only (they repeat), and checking stops at the first value with errors.
+/// Every combination of the varied values, the first `param` slowest.
+fn combinations(vary: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = vec![Vec::new()];
+    for (_, values) in vary {
+        out = out
+            .into_iter()
+            .flat_map(|head| {
+                values.iter().map(move |v| {
+                    let mut row = head.clone();
+                    row.push(v.clone());
+                    row
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+/// The file checked once per combination of `--vary` values, each with its engine; warnings
+/// are kept from the first combination only (they repeat), and checking stops at the first
+/// combination with errors.
 fn points(
     a: &CompareArgs,
-    name: &str,
-    values: &[String],
+    vary: &[(String, Vec<String>)],
     opts: &crate::sema::Options,
     files: &mut SourceMap,
     diags: &mut Vec<Diagnostic>,
-) -> Vec<(String, Model, compare::Engine)> {
+) -> Vec<(Vec<String>, Model, compare::Engine)> {
     let mut out = Vec::new();
-    for (i, v) in values.iter().enumerate() {
+    for (i, values) in combinations(vary).into_iter().enumerate() {
         let mut o = opts.clone();
-        o.params.retain(|(k, _)| k != name);
-        o.params.push((name.to_string(), v.clone()));
+        o.params.retain(|(k, _)| !vary.iter().any(|(n, _)| n == k));
+        let mut with = Vec::new();
+        for ((name, _), v) in vary.iter().zip(&values) {
+            o.params.push((name.clone(), v.clone()));
+            with.push(format!("`{name}` = {v}"));
+        }
         let mut here = Vec::new();
         let model = read_and_check(&a.file, files, &o, &mut here);
         let failed = here
@@ -202,13 +225,13 @@ fn points(
         diags.extend(
             here.into_iter()
                 .filter(|d| i == 0 || d.severity == crate::diag::Severity::Error)
-                .map(|d| d.note(format!("with `{name}` = {v} (`--vary`)"))),
+                .map(|d| d.note(format!("with {} (`--vary`)", with.join(", ")))),
         );
         let Some(m) = model.filter(|_| !failed) else {
             break;
         };
         match engine(&m, a, files) {
-            Ok(e) => out.push((v.clone(), m, e)),
+            Ok(e) => out.push((values, m, e)),
             Err(d) => {
                 diags.push(d);
                 break;
@@ -224,8 +247,8 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
     rep.phase(Phase::Check, None);
-    if let Some(spec) = &a.vary {
-        return run_vary(&a, spec, &opts, files, diags, &rep, out);
+    if !a.vary.is_empty() {
+        return run_vary(&a, &opts, files, diags, &rep, out);
     }
     let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
     let engine = match &model {
@@ -314,37 +337,34 @@ fn check_families(
     }
 }
 
-/// `collc compare --vary NAME=V1,V2,...`.
+/// `collc compare --vary NAME=V1,V2,... [--vary ...]`.
 fn run_vary(
     a: &CompareArgs,
-    spec: &str,
     opts: &crate::sema::Options,
     mut files: SourceMap,
     mut diags: Vec<Diagnostic>,
     rep: &Reporter,
     out: &Out,
 ) -> i32 {
-    let points = match parse_vary(spec, &mut files) {
-        Ok((name, values)) => {
-            let p = points(a, &name, &values, opts, &mut files, &mut diags);
-            if let Some((_, m, e)) = p.first() {
-                check_families(a, m, e, &mut files, &mut diags);
-            }
-            Some((name, p))
+    let mut vary = Vec::new();
+    for spec in &a.vary {
+        match parse_vary(spec, &mut files) {
+            Ok(v) => vary.push(v),
+            Err(d) => diags.push(d),
         }
-        Err(d) => {
-            diags.push(d);
-            None
-        }
-    };
+    }
     let fail = |diags: &[Diagnostic], files: &SourceMap| {
         rep.finish();
         out.diags(diags, files);
         1
     };
-    let Some((name, points)) = points else {
+    if !diags.is_empty() {
         return fail(&diags, &files);
-    };
+    }
+    let points = points(a, &vary, opts, &mut files, &mut diags);
+    if let Some((_, m, e)) = points.first() {
+        check_families(a, m, e, &mut files, &mut diags);
+    }
     if diags
         .iter()
         .any(|d| d.severity == crate::diag::Severity::Error)
@@ -355,7 +375,8 @@ fn run_vary(
     if !diags.is_empty() {
         out.diags(&diags, &files);
     }
-    match compare::compare_over(&name, &points, &a.families, rep) {
+    let names: Vec<String> = vary.into_iter().map(|(n, _)| n).collect();
+    match compare::compare_over(&names, &points, &a.families, rep) {
         Ok(cmp) => emit(a, &cmp, rep),
         Err(d) => fail(&d, &files),
     }

@@ -39,13 +39,13 @@ pub fn chart(c: &Comparison) -> Chart {
 /// family, its algbw (the paper's goodput: size over time).
 pub fn grouped(c: &Comparison) -> Grouped {
     let name = match &c.axis {
-        Axis::Param { name, .. } => name.as_str(),
-        Axis::Size => "size",
+        Axis::Param { names, .. } => names.join(" and "),
+        Axis::Size => "size".to_string(),
     };
     Grouped {
         title: format!("algbw of {} as `{name}` varies", render::subject(c)),
         subtitle: render::model_line(c),
-        x_desc: name.to_string(),
+        x_desc: name.clone(),
         y_desc: "algbw = size / time (GB/s)".into(),
         groups: (0..c.cells.len()).map(|s| c.row_label(s)).collect(),
         series: c

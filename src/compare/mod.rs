@@ -140,15 +140,19 @@ pub struct Comparison {
 pub enum Axis {
     /// The collective's size.
     Size,
-    /// A file `param` (`collc compare --vary NAME=V1,V2,...`): one checked file per value.
-    Param { name: String, points: Vec<Point> },
+    /// File `param`s (`collc compare --vary NAME=V1,V2,...`, repeatable): one checked file per
+    /// combination of their values.
+    Param {
+        names: Vec<String>,
+        points: Vec<Point>,
+    },
 }
 
-/// One value of a varied `param`.
+/// One combination of values of the varied `param`s.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Point {
-    /// The value as given on the command line.
-    pub value: String,
+    /// The values as given on the command line, one per varied `param`.
+    pub values: Vec<String>,
     /// The collective's ranks with this value.
     pub ranks: usize,
     /// The simulator and parameters at this value.
@@ -217,11 +221,12 @@ pub fn compare(
 }
 
 /// Compares the families of `points[0]`'s model (as [`compare`] does) at each point: the file
-/// checked with `param NAME` set to each value, every point at its own collective's size and
-/// under its own engine (a model parameter may follow the `param`). The rows are the values.
+/// checked with the `param`s `names` set to the point's values, every point at its own
+/// collective's size and under its own engine (a model parameter may follow a `param`). The
+/// rows are the points.
 pub fn compare_over(
-    name: &str,
-    points: &[(String, Model, Engine)],
+    names: &[String],
+    points: &[(Vec<String>, Model, Engine)],
     only: &[String],
     progress: &dyn Progress,
 ) -> Result<Comparison, Vec<Diagnostic>> {
@@ -237,11 +242,11 @@ pub fn compare_over(
         })
         .collect();
     let axis = Axis::Param {
-        name: name.to_string(),
+        names: names.to_vec(),
         points: points
             .iter()
-            .map(|(value, model, engine)| Point {
-                value: value.clone(),
+            .map(|(values, model, engine)| Point {
+                values: values.clone(),
                 ranks: model.collective.as_ref().map_or(0, |c| c.ranks.len()),
                 engine: engine.clone(),
             })
@@ -443,13 +448,18 @@ impl Comparison {
         out
     }
 
-    /// Row `s` as the table names it: its size, or `NAME=VALUE` when a `param` varies.
+    /// Row `s` as the table names it: its size, or `NAME=VALUE` per varied `param`.
     pub fn row_label(&self, s: usize) -> String {
         match &self.axis {
             Axis::Size => sizes::show(self.sizes.get(s).copied().unwrap_or(0)),
-            Axis::Param { name, points } => points
-                .get(s)
-                .map_or_else(String::new, |p| format!("{name}={}", p.value)),
+            Axis::Param { names, points } => points.get(s).map_or_else(String::new, |p| {
+                let each: Vec<String> = names
+                    .iter()
+                    .zip(&p.values)
+                    .map(|(n, v)| format!("{n}={v}"))
+                    .collect();
+                each.join(" ")
+            }),
         }
     }
 

@@ -9,21 +9,24 @@ use serde::Serialize;
 /// The sweep's sizes as `1 KiB to 1 GiB (21 sizes)`, or the varied `param`'s values as
 /// `hosts = 51, 102, 256 (3 values), 4 MiB`.
 fn span_of(c: &Comparison) -> String {
-    if let Axis::Param { name, points } = &c.axis {
-        let values: Vec<&str> = points.iter().map(|p| p.value.as_str()).collect();
-        let size = match (
-            c.sizes.first(),
-            c.sizes.iter().all(|&b| Some(&b) == c.sizes.first()),
-        ) {
-            (Some(&b), true) => format!(", {}", show(b)),
+    if let Axis::Param { names, points } = &c.axis {
+        let same = c.sizes.iter().all(|&b| Some(&b) == c.sizes.first());
+        let size = match c.sizes.first() {
+            Some(&b) if same => format!(", {}", show(b)),
             _ => String::new(),
         };
-        return format!(
-            "{name} = {} ({} value{}){size}",
-            values.join(", "),
-            values.len(),
-            if values.len() == 1 { "" } else { "s" }
-        );
+        let n = points.len();
+        let plural = if n == 1 { "" } else { "s" };
+        return match names.as_slice() {
+            [name] => {
+                let values: Vec<&str> = points
+                    .iter()
+                    .filter_map(|p| p.values.first().map(String::as_str))
+                    .collect();
+                format!("{name} = {} ({n} value{plural}){size}", values.join(", "))
+            }
+            _ => format!("{} ({n} combination{plural}){size}", names.join(" x ")),
+        };
     }
     match (c.sizes.first(), c.sizes.last()) {
         (Some(&a), Some(&b)) if a != b => {
@@ -87,7 +90,8 @@ pub fn table(c: &Comparison) -> String {
     if points.iter().any(|p| p.ranks != c.ranks) {
         let ranks: Vec<String> = points
             .iter()
-            .map(|p| format!("{} at {}", p.ranks, p.value))
+            .enumerate()
+            .map(|(s, p)| format!("{} at {}", p.ranks, c.row_label(s)))
             .collect();
         out.push_str(&format!(
             "algbw = size / time, busbw = algbw x nccl-tests' factor for {} on each row's ranks ({}), both in GB/s\n\n",
@@ -159,7 +163,7 @@ pub fn table(c: &Comparison) -> String {
                 short(&c.families[w]),
                 match &c.axis {
                     Axis::Size => "size".to_string(),
-                    Axis::Param { name, .. } => format!("value of {name}"),
+                    Axis::Param { names, .. } => format!("value of {}", names.join(" and ")),
                 }
             )),
             None => out.push_str("crossovers: none\n"),
@@ -200,8 +204,10 @@ pub fn csv(c: &Comparison) -> String {
         "topology,collective,ranks,dtype,model,overhead_s,gamma_s_per_byte,size_bytes,family,schedule,time_s,algbw_GBps,busbw_GBps,winner,error",
     );
     let points: &[super::Point] = match &c.axis {
-        Axis::Param { name, points } => {
-            out.push_str(&format!(",{}", field(name)));
+        Axis::Param { names, points } => {
+            for name in names {
+                out.push_str(&format!(",{}", field(name)));
+            }
             points
         }
         Axis::Size => &[],
@@ -250,7 +256,7 @@ pub fn csv(c: &Comparison) -> String {
                 field(&e),
             ];
             if let Some(p) = point {
-                cols.push(field(&p.value));
+                cols.extend(p.values.iter().map(|v| field(v)));
             }
             out.push_str(&cols.join(","));
             out.push('\n');
@@ -266,9 +272,9 @@ struct Json<'a> {
     ranks: usize,
     dtype: &'static str,
     model: JsonModel<'a>,
-    /// The varied `param`, when the rows are its values.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    vary: Option<&'a str>,
+    /// The varied `param`s, when the rows are combinations of their values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    vary: Vec<&'a str>,
     bus_factor: f64,
     families: Vec<JsonFamily>,
     sizes: Vec<JsonSize<'a>>,
@@ -296,9 +302,10 @@ struct JsonFamily {
 #[derive(Serialize)]
 struct JsonSize<'a> {
     bytes: u64,
-    /// The `param`'s value, its ranks and model at this row, when a `param` varies.
+    /// The `param`s' values (in `vary` order), the ranks and the model at this row, when
+    /// `param`s vary.
     #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<&'a str>,
+    values: Option<&'a [String]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ranks: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -330,7 +337,7 @@ struct JsonError<'a> {
 struct JsonCrossover<'a> {
     bytes: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<&'a str>,
+    values: Option<&'a [String]>,
     from: &'a str,
     to: &'a str,
 }
@@ -355,8 +362,8 @@ pub fn json(c: &Comparison) -> String {
             description: model_line(c),
         },
         vary: match &c.axis {
-            Axis::Param { name, .. } => Some(name),
-            Axis::Size => None,
+            Axis::Param { names, .. } => names.iter().map(String::as_str).collect(),
+            Axis::Size => Vec::new(),
         },
         bus_factor: c.bus_factor(),
         families: (0..c.families.len())
@@ -372,7 +379,7 @@ pub fn json(c: &Comparison) -> String {
             .enumerate()
             .map(|(s, row)| JsonSize {
                 bytes: c.sizes[s],
-                value: points.get(s).map(|p| p.value.as_str()),
+                values: points.get(s).map(|p| p.values.as_slice()),
                 ranks: points.get(s).map(|p| p.ranks),
                 model: points.get(s).map(|p| p.engine.describe()),
                 winner: c.winner(s).map(name),
@@ -410,7 +417,7 @@ pub fn json(c: &Comparison) -> String {
             .iter()
             .map(|x| JsonCrossover {
                 bytes: x.bytes,
-                value: points.get(x.row).map(|p| p.value.as_str()),
+                values: points.get(x.row).map(|p| p.values.as_slice()),
                 from: name(x.from),
                 to: name(x.to),
             })
