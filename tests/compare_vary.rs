@@ -208,3 +208,42 @@ fn repeated_vary_gives_every_combination() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_schedule_parameter_that_follows_the_param_changes_its_column() {
+    let text = FILE.replace(
+        "schedule ring;",
+        "param to: time = 1 us;\nschedule canary { timeout: to; }",
+    );
+    let dir = std::env::temp_dir().join(format!("collc-vary-sched-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("vary.coll");
+    std::fs::write(&file, text).expect("fixture");
+    let f = file.to_string_lossy().into_owned();
+    let (code, csv, err) = collc(&[
+        "compare",
+        &f,
+        "--model",
+        "congested",
+        "--vary",
+        "to=1us,20us",
+        "--families",
+        "canary",
+        "--format",
+        "csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let times: Vec<f64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| {
+            l.split(',')
+                .nth(10)
+                .and_then(|t| t.parse().ok())
+                .expect("time")
+        })
+        .collect();
+    // Every switch waits its timeout before it forwards: 19 us more per tree level.
+    assert!(times[1] > times[0] + 19e-6, "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

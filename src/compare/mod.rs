@@ -314,9 +314,28 @@ fn sweep(
             .help("compare allreduce, allgather, reduce_scatter, broadcast or reduce"),
         ]);
     }
+    // Each row runs its own model's version of a family (a `param` may set a family's
+    // parameters, e.g. Canary's timeout): the same column, matched by its short name.
+    let own: Vec<Vec<Family>> = rows
+        .iter()
+        .map(|r| {
+            let theirs = families_for(r.model, r.engine);
+            families
+                .iter()
+                .map(|f| {
+                    theirs
+                        .iter()
+                        .find(|g| short(g) == short(f))
+                        .unwrap_or(f)
+                        .clone()
+                })
+                .collect()
+        })
+        .collect();
     let pairs: Vec<(&Row, &Family)> = rows
         .iter()
-        .flat_map(|r| families.iter().map(move |f| (r, f)))
+        .zip(&own)
+        .flat_map(|(r, fs)| fs.iter().map(move |f| (r, f)))
         .collect();
     progress.phase(Phase::Sweep, Some(pairs.len() as u64));
     let run = || -> Vec<Result<Cell, Vec<Diagnostic>>> {
