@@ -113,11 +113,12 @@ fn exploration_of(
             explore::HOSTS
         ),
         format!(
-            "explored: {} runs with collisions (tables of 1 and 3 descriptors), {} with stragglers (timeouts 1/50 of t), {} under background traffic, {} losing 1% of packets per link ({} packets lost, {} stale descriptors reclaimed), ECMP and the model's routing, {}; not explored: a switch failing mid-run",
+            "explored: {} runs with collisions (tables of 1 and 3 descriptors), {} with stragglers (timeouts 1/50 of t), {} under background traffic, {} losing 1% of packets per link, {} with a switch without hosts failing mid-run and losing packets ({} packets lost, {} stale descriptors reclaimed), ECMP and the model's routing, {}",
             x.colliding,
             x.straggling,
             x.congested,
             x.lossy,
+            x.failing,
             x.lost,
             x.reclaimed,
             if x.congested > 0 {

@@ -217,7 +217,13 @@ impl Sim<'_> {
             .router
             .next_from(at as usize, to as usize, pick, |l| ports[l as usize].queued);
         if l.is_none() {
-            self.unroutable = Some((at, to));
+            if self.failed.is_some() {
+                // Every minimal route runs through the failed switch (a restoration packet
+                // for it, say): the packet is lost.
+                self.drops += 1;
+            } else {
+                self.unroutable = Some((at, to));
+            }
         }
         l
     }
@@ -276,6 +282,21 @@ impl Sim<'_> {
         let at = self.ports[l as usize].to;
         let p = self.pkts[pid as usize];
         let (h, _) = self.hdrs[p.ch as usize];
+        if self.armed
+            && self
+                .params
+                .failure
+                .as_ref()
+                .is_some_and(|f| f.among.binary_search(&at).is_ok())
+        {
+            self.fail(at);
+        }
+        if self.failed == Some(at) {
+            // It was on the wire when the switch failed.
+            self.drops += 1;
+            self.canary_release(pid);
+            return;
+        }
         if !self.switch[at as usize] {
             self.canary_release(pid);
             self.canary_host(at, h);
@@ -294,12 +315,13 @@ impl Sim<'_> {
         for o in out.drain(..) {
             match o {
                 Out::Forward(h2, to) if !kept => {
-                    // The packet itself goes on, re-emitted from the pipeline.
-                    kept = true;
-                    self.hdrs[p.ch as usize] = (h2, to);
+                    // The packet itself goes on, re-emitted from the pipeline (unless no
+                    // route is left: then it is lost and released below).
                     let Some(next) = self.canary_port(at, to) else {
                         continue;
                     };
+                    kept = true;
+                    self.hdrs[p.ch as usize] = (h2, to);
                     let pk = &mut self.pkts[pid as usize];
                     pk.hop = 0;
                     pk.msg = super::port::NONE;
@@ -347,6 +369,9 @@ impl Sim<'_> {
         let Some(job) = self.cjobs.get(Plan::app_of(id) as usize) else {
             return;
         };
+        if self.failed == Some(at) {
+            return;
+        }
         debug_assert_eq!(
             slot,
             job.table_base + crate::canary::switch::slot(id, job.table_size)

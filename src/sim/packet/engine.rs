@@ -72,6 +72,8 @@ enum Ev {
     Reclaim(u32, u32, u32),
     /// A Canary worker's retransmission timer: (job, rank, block).
     Retry(u32, u32, u32),
+    /// A switch fails (the model's `failure`).
+    Fail(u32),
 }
 
 pub(super) struct Sim<'a> {
@@ -100,6 +102,10 @@ pub(super) struct Sim<'a> {
     pub(super) rng: Rng,
     /// Host noise's own draws, so that a model without noise runs exactly as before.
     noise_rng: Rng,
+    /// The switch that has failed, once it has; whether a failure is armed (the next switch
+    /// of the model's `failure.among` that a Canary packet reaches fails).
+    pub(super) failed: Option<u32>,
+    pub(super) armed: bool,
     pub(super) events: u64,
     pub(super) packets: u64,
     pub(super) stalls: u64,
@@ -183,6 +189,8 @@ pub fn simulate(
         },
         rng: Rng::new(setup.seed),
         noise_rng: Rng::new(setup.seed ^ 0x6e6f_6973_6521),
+        failed: None,
+        armed: false,
         events: 0,
         packets: 0,
         stalls: 0,
@@ -230,6 +238,9 @@ pub fn simulate(
             sim.next_background(k as u32);
         }
     }
+    if let Some(f) = &params.failure {
+        sim.push(f.at, Ev::Fail(f.among.first().copied().unwrap_or(u32::MAX)));
+    }
     while sim.jobs_left > 0 || sim.canary_live > 0 {
         let Some((key, ev)) = sim.heap.pop() else {
             break;
@@ -249,6 +260,10 @@ pub fn simulate(
             Ev::Reclaim(n, slot, id) => sim.canary_timer(Trigger::Reclaim, n, slot, id),
             Ev::Retry(c, r, b) => sim.canary_retry(c, r, b),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
+            Ev::Fail(n) => match params.failure.as_ref().map(|f| f.among.len()) {
+                Some(1) => sim.fail(n),
+                _ => sim.armed = true,
+            },
         }
         if sim.canary_live == 0 && sim.canary_streams == 0 && sim.canary_stuck() {
             // Nothing of a Canary allreduce is in flight and it is not done: only background
@@ -443,6 +458,15 @@ impl Sim<'_> {
         }
     }
 
+    /// Switch `n` fails: its descriptors are gone and routes avoid it; what reaches or leaves
+    /// it from now on is lost (Canary packets; see `tx_end` and `canary_arrive`).
+    pub(super) fn fail(&mut self, n: u32) {
+        self.armed = false;
+        self.failed = Some(n);
+        self.router.fail_node(n as usize);
+        self.tables.retain(|&(sw, _), _| sw != n);
+    }
+
     /// The port a packet of `msg` takes next at `at` (its `hop`-th link).
     fn next_port(&mut self, msg: u32, at: u32, hop: u32) -> Option<LinkId> {
         let m = &self.msgs[msg as usize];
@@ -590,8 +614,9 @@ impl Sim<'_> {
                 self.free_msgs.push(p.msg);
                 self.canary_streams -= 1;
             }
-            if self.params.loss > 0.0 && self.rng.unit() < self.params.loss {
-                // Lost on this link (Canary's fault model).
+            let lost = self.failed.is_some() && self.router.is_dead(l);
+            if lost || (self.params.loss > 0.0 && self.rng.unit() < self.params.loss) {
+                // Lost on this link (Canary's fault model), or at a failed switch.
                 self.drops += 1;
                 self.canary_release(pid);
             } else {

@@ -6,14 +6,18 @@
 //! entries (collisions, so tree restoration), timeouts 50 times shorter than declared
 //! (stragglers) and 4 times longer, background traffic from every host outside the allreduce
 //! (congestion, so adaptive routes that change per packet), ECMP routes besides the model's,
-//! and a fresh random placement and value seed per run, and every other run without background
-//! traffic loses 1% of the Canary packets on every link (so hosts time out, leaders answer or fail generations, blocks
-//! are re-issued and some fall back to the hosts, and switches reclaim the descriptors of failed
-//! generations). Each run reduces at most 32 blocks (32 packets per host) on at most 32 hosts,
-//! enough for every slot of a small table to be reused many times, small enough that the
-//! exploration takes seconds on the paper's 1,024-host network.
-//!
-//! Not explored: a switch failing mid-run (its traffic would need routes around it).
+//! and a fresh random placement and value seed per run. Of the runs without background traffic,
+//! every other one loses 1% of the Canary packets on every link (so hosts time out, leaders
+//! answer or fail generations, blocks are re-issued and some fall back to the hosts, and
+//! switches reclaim the descriptors of failed generations), and one in four has a switch fail
+//! mid-run: after a time drawn from the first 3 us, the first switch with no compute node
+//! attached whose loss leaves the hosts connected (a fat tree's spine; a leaf's failure would
+//! cut its hosts off) that a Canary packet reaches fails as the packet arrives. From then on every
+//! Canary packet that reaches or leaves it is lost, its descriptors are gone, and routes avoid
+//! it ([`super::PacketParams::failure`]), so the fault tolerance recovers the blocks it held.
+//! Each run reduces at most 32 blocks (32 packets per host) on at most 32 hosts, enough for
+//! every slot of a small table to be reused many times, small enough that the exploration takes
+//! seconds on the paper's 1,024-host network.
 
 use super::{Background, Routing};
 use super::{PacketParams, PacketRun, run_file_with};
@@ -42,6 +46,9 @@ pub struct Setting {
     pub routing: Routing,
     /// Probability of losing a packet on a link.
     pub loss: f64,
+    /// A switch failure: from this time (ps), the first switch without hosts that a Canary
+    /// packet reaches fails.
+    pub failure: Option<u64>,
 }
 
 impl Setting {
@@ -52,7 +59,7 @@ impl Setting {
             dim: crate::sema::units::Dim::TIME,
         };
         format!(
-            "seed {}, table_size {}, timeout {t}, {}, routing {}, loss {}%",
+            "seed {}, table_size {}, timeout {t}, {}, routing {}, loss {}%{}",
             self.seed,
             self.table,
             if self.background {
@@ -61,7 +68,14 @@ impl Setting {
                 "no background"
             },
             self.routing.name(),
-            self.loss * 100.0
+            self.loss * 100.0,
+            match self.failure {
+                Some(at) => format!(
+                    ", the first switch without hosts a packet reaches after {} ns fails",
+                    crate::sim::TimeUnit::PS.show(at)
+                ),
+                None => String::new(),
+            }
         )
     }
 }
@@ -78,14 +92,23 @@ pub struct Exploration {
     pub straggling: u64,
     pub congested: u64,
     pub lossy: u64,
+    /// Runs in which a switch failed and packets were lost there.
+    pub failing: u64,
     pub lost: u64,
     pub reclaimed: u64,
     /// The first failing run's setting and why, in setting order.
     pub failure: Option<(Setting, Vec<Diagnostic>)>,
 }
 
-/// The settings of `runs` runs for a table of `table` entries (cycled; see the module doc).
-pub fn settings(runs: u64, table: u64, background: bool, routing: Routing) -> Vec<Setting> {
+/// The settings of `runs` runs for a table of `table` entries (cycled; see the module doc);
+/// `failures` says whether a switch may fail.
+pub fn settings(
+    runs: u64,
+    table: u64,
+    background: bool,
+    routing: Routing,
+    failures: bool,
+) -> Vec<Setting> {
     let r = |n: i64, d: i64| BigRational::new(BigInt::from(n), BigInt::from(d));
     (0..runs)
         .map(|i| Setting {
@@ -105,8 +128,33 @@ pub fn settings(runs: u64, table: u64, background: bool, routing: Routing) -> Ve
             } else {
                 0.0
             },
+            failure: (i % 4 == 2 && !(background && i / 9 % 2 == 1) && failures)
+                .then(|| super::route::mix(i + 1, 0x6661_696c) % 3_000_000),
         })
         .collect()
+}
+
+/// Whether every compute node still reaches every other (over links in both directions) when
+/// node `dead` is gone.
+fn survives(topo: &crate::sema::model::Topology, dead: usize) -> bool {
+    use petgraph::graph::NodeIndex;
+    let compute: Vec<usize> = topo.compute_nodes().collect();
+    let Some(&start) = compute.first() else {
+        return true;
+    };
+    let mut seen = vec![false; topo.nodes.len()];
+    seen[dead] = true;
+    seen[start] = true;
+    let mut stack = vec![start];
+    while let Some(n) = stack.pop() {
+        for x in topo.graph.neighbors(NodeIndex::new(n)) {
+            if !seen[x.index()] {
+                seen[x.index()] = true;
+                stack.push(x.index());
+            }
+        }
+    }
+    compute.iter().all(|&c| seen[c])
 }
 
 /// Runs `runs` explorations of `m`'s Canary schedule (parameters `params` for everything the
@@ -125,7 +173,29 @@ pub fn explore(
     let c = m.collective.as_ref()?;
     let topo = m.topology.as_ref()?;
     let free = topo.compute_nodes().count() > c.ranks.len().min(HOSTS);
-    let all = settings(runs, cp.table_size, free, params.routing);
+    // Switches that may fail: those with no compute node attached whose loss leaves every
+    // compute node reachable from every other (a fat tree's spines, not a chain's cores).
+    let spines: Vec<u32> = topo
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| {
+            n.kind == crate::sema::model::NodeKind::Switch
+                && !topo
+                    .graph
+                    .neighbors(petgraph::graph::NodeIndex::new(*i))
+                    .any(|x| topo.nodes[x.index()].kind == crate::sema::model::NodeKind::Compute)
+                && survives(topo, *i)
+        })
+        .map(|(i, _)| i as u32)
+        .collect();
+    let all = settings(
+        runs,
+        cp.table_size,
+        free,
+        params.routing,
+        !spines.is_empty(),
+    );
     let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = all
         .par_iter()
         .map(|st| {
@@ -143,6 +213,10 @@ pub fn explore(
             pp.random_placement = free;
             pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });
             pp.loss = st.loss;
+            pp.failure = st.failure.map(|at| super::Failure {
+                at,
+                among: spines.clone(),
+            });
             run_file_with(&mm, span, &pp, st.seed, 1, false, protocol).map(|mut v| v.remove(0))
         })
         .collect();
@@ -153,6 +227,7 @@ pub fn explore(
         straggling: 0,
         congested: 0,
         lossy: 0,
+        failing: 0,
         lost: 0,
         reclaimed: 0,
         failure: None,
@@ -164,7 +239,8 @@ pub fn explore(
                 out.colliding += u64::from(hit("collision"));
                 out.straggling += u64::from(hit("straggler"));
                 out.congested += u64::from(run.bg_hosts > 0);
-                out.lossy += u64::from(run.drops > 0);
+                out.lossy += u64::from(run.drops > 0 && st.loss > 0.0);
+                out.failing += u64::from(st.failure.is_some() && run.drops > 0);
                 out.lost += run.drops;
                 for (n, k) in &run.rules {
                     *out.rules.entry(n.clone()).or_insert(0) += k;

@@ -58,7 +58,7 @@ pub fn canary_job<'p>(
     }
     let payload = cp.payload();
     let blocks = c.count.div_ceil(cp.elements_per_packet.max(1));
-    let faults = params.loss > 0.0;
+    let faults = params.loss > 0.0 || params.failure.is_some();
     let generations = if faults { cp.retries + 2 } else { 1 };
     if blocks.saturating_mul(generations) >= 1 << SEQ_BITS {
         return Err(format!(

@@ -40,7 +40,7 @@ pub mod traffic;
 
 pub use engine::simulate;
 pub use file::{run_file, run_file_with};
-pub use params::{Background, PacketParams, Routing};
+pub use params::{Background, Failure, PacketParams, Routing};
 pub use report::{JobRun, PacketRun, Summary};
 
 use crate::ir::Program;

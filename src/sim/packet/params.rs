@@ -58,6 +58,15 @@ pub enum Background {
     Hosts(u64),
 }
 
+/// A switch failure: from time `at` (ps), the first switch of `among` (sorted) that a Canary
+/// packet reaches fails as the packet arrives (so the failure always hits traffic); with one
+/// switch in `among`, that switch fails at `at` whatever reaches it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub at: u64,
+    pub among: Vec<u32>,
+}
+
 /// The packet model's parameters; times in picoseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PacketParams {
@@ -88,6 +97,11 @@ pub struct PacketParams {
     /// collective it sends by `noise_delay` (ps).
     pub noise: f64,
     pub noise_delay: u64,
+    /// A switch that fails mid-run ([`Failure`]): from then on every Canary packet that
+    /// reaches it or leaves it is lost, its descriptors are gone, and routes avoid it. Canary
+    /// runs with its fault tolerance on (Section 3.3); set by the exploration, not by the
+    /// language.
+    pub failure: Option<Failure>,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
 }
@@ -111,6 +125,7 @@ impl Default for PacketParams {
             concurrent: 1,
             noise: 0.0,
             noise_delay: 1_000_000,
+            failure: None,
             declared: None,
         }
     }
@@ -187,6 +202,7 @@ impl PacketParams {
                 .max(1),
             noise: q("noise").and_then(|v| v.to_f64()).unwrap_or(0.0),
             noise_delay: time("noise_delay", d.noise_delay),
+            failure: None,
             declared: Some(m.name.clone()),
         })
     }

@@ -37,6 +37,8 @@ pub struct Router<'n> {
     /// Candidates by (node, destination), as ranges of `flat`, when first asked for.
     cands: rustc_hash::FxHashMap<(u32, u32), (u32, u32)>,
     flat: Vec<LinkId>,
+    /// Links of a failed switch (empty until one fails): never chosen again.
+    dead: Vec<bool>,
 }
 
 /// A fixed 64-bit mix (splitmix64's finaliser of a combination): the same on every machine.
@@ -70,7 +72,24 @@ impl<'n> Router<'n> {
             path_of: Default::default(),
             cands: Default::default(),
             flat: Vec::new(),
+            dead: Vec::new(),
         }
+    }
+
+    /// Node `n` has failed: its links are never chosen again (routes stay minimal, so a
+    /// destination whose every minimal next hop runs through `n` becomes unreachable).
+    pub fn fail_node(&mut self, n: usize) {
+        if self.dead.is_empty() {
+            self.dead = vec![false; self.net.links.len()];
+        }
+        for &l in self.out[n].iter().chain(&self.into[n]) {
+            self.dead[l as usize] = true;
+        }
+    }
+
+    /// Whether link `l` belongs to a failed node.
+    pub fn is_dead(&self, l: LinkId) -> bool {
+        self.dead.get(l as usize).copied().unwrap_or(false)
     }
 
     pub fn node_name(&self, n: usize) -> &str {
@@ -170,7 +189,18 @@ impl<'n> Router<'n> {
         if len == 0 {
             return None;
         }
-        let cand = &self.flat[start as usize..(start + len) as usize];
+        let all = &self.flat[start as usize..(start + len) as usize];
+        let alive: Vec<LinkId>;
+        let cand = if self.dead.is_empty() {
+            all
+        } else {
+            alive = all.iter().copied().filter(|&l| !self.is_dead(l)).collect();
+            if alive.is_empty() {
+                return None;
+            }
+            &alive
+        };
+        let len = cand.len() as u32;
         let default = cand[(pick % u64::from(len)) as usize];
         if self.routing != Routing::Adaptive || len == 1 || queued(default) <= self.half {
             return Some(default);
