@@ -42,8 +42,19 @@ pub fn grouped(c: &Comparison) -> Grouped {
         Axis::Param { names, .. } => names.join(" and "),
         Axis::Size => "size".to_string(),
     };
+    let subject = match &c.axis {
+        Axis::Param { points, .. } if points.iter().any(|p| p.ranks != c.ranks) => {
+            format!(
+                "{} of {} on `{}`",
+                c.kind.name(),
+                c.dtype.name(),
+                c.topology
+            )
+        }
+        _ => render::subject(c),
+    };
     Grouped {
-        title: format!("algbw of {} as `{name}` varies", render::subject(c)),
+        title: format!("algbw of {subject} as {name} varies"),
         subtitle: render::model_line(c),
         x_desc: name.clone(),
         y_desc: "algbw = size / time (GB/s)".into(),

@@ -33,20 +33,41 @@ pub struct Bars {
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type Failure<'a> = DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>;
 
-/// Draws a title and subtitle; the area below them.
+/// Characters of subtitle per line (the chart is 1000 px wide, at about 9 px a character).
+const LINE: usize = 105;
+
+/// `text` in lines of at most [`LINE`] characters, broken at spaces.
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.len() + 1 + word.len() <= LINE => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Draws a title and a subtitle (wrapped over as many lines as it needs); the area below.
 fn heading<'a>(root: &Area<'a>, title: &str, subtitle: &str) -> Result<Area<'a>, Failure<'a>> {
     root.fill(&WHITE)?;
-    let (head, body) = root.split_vertically(72);
+    let lines = wrap(subtitle);
+    let (head, body) = root.split_vertically(50 + 22 * lines.len().max(1) as u32);
     head.draw(&Text::new(
         title.to_string(),
         (24, 12),
         ("sans-serif", 26).into_font().color(&BLACK),
     ))?;
-    head.draw(&Text::new(
-        subtitle.to_string(),
-        (24, 44),
-        ("sans-serif", 18).into_font().color(&RGBColor(80, 80, 80)),
-    ))?;
+    for (i, line) in lines.into_iter().enumerate() {
+        head.draw(&Text::new(
+            line,
+            (24, 44 + 22 * i as i32),
+            ("sans-serif", 16).into_font().color(&RGBColor(80, 80, 80)),
+        ))?;
+    }
     Ok(body)
 }
 
@@ -124,7 +145,8 @@ impl Grouped {
                 .flat_map(|s| s.1.iter())
                 .fold(0.0f64, |a, &b| a.max(b))
                 .max(1e-9)
-                * 1.15;
+                // Room above the bars for the legend.
+                * (1.15 + 0.06 * self.series.len() as f64);
             let names: Vec<&str> = self.series.iter().map(|(n, _)| n.as_str()).collect();
             let values: Vec<Vec<f64>> = self.series.iter().map(|s| s.1.clone()).collect();
             let draw = |root: &Area| -> Result<(), Failure> {
