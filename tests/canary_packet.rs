@@ -232,3 +232,29 @@ fn a_spine_failing_mid_run_loses_packets_and_every_block_still_completes() {
         quiet.jobs[0].end
     );
 }
+
+#[test]
+fn a_barrier_is_one_block_of_header_only_packets() {
+    let src = "import fat_tree;
+topology t = fat_tree(leaves: 8, hosts_per_leaf: 8, spines: 8, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective barrier { participants: host[0..4]; }
+schedule canary { }
+model m: packet { placement: random; }
+";
+    let runs = run(src, &Protocol::paper(), 3).unwrap_or_else(|d| panic!("{}", why(&d)));
+    for r in &runs {
+        let j = &r.jobs[0];
+        assert_eq!((j.bytes, j.ranks), (0, 32));
+        // One 57 B packet per worker, and the result down the tree: a few microseconds (two
+        // levels of 1 us timeouts, the leader's 1 us), far below one block of data per host.
+        assert!(j.end > 1_000_000 && j.end < 20_000_000, "{}", j.end);
+        assert_eq!(hits(r, "collision"), 0);
+        assert!(hits(r, "allocate") > 0 && hits(r, "broadcast") > 0);
+    }
+    // And its proof by exploration passes.
+    use collc::sim::packet::explore::explore;
+    let m = model(src);
+    let params = PacketParams::from_model(&m.models[0]).expect("a packet model");
+    let x = explore(&m, Span::default(), &params, 36, &Protocol::paper()).expect("canary");
+    assert!(x.failure.is_none(), "{:?}", x.failure);
+}

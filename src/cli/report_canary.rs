@@ -45,6 +45,12 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
         return Ok(None);
     };
     let mut lines = vec![parameters(p, c.dtype.name())];
+    if c.kind == crate::sema::model::CollectiveKind::Barrier {
+        lines.push(format!(
+            "barrier as a 0-byte allreduce (Section 6): one block, each host sending one header-only packet of {} B; done when every host has the block's result (every host counted); the closed forms below are those of the allreduce's data packets",
+            net.overhead
+        ));
+    }
     lines.extend(closed_forms(p, &net, &topo.name));
     lines.extend(exploration(m, s.span)?);
     lines.push(

@@ -260,7 +260,11 @@ impl Elab<'_> {
                 Some(s)
             }
         };
-        let float = coll.is_some_and(|c| !matches!(c.dtype, Dtype::I32 | Dtype::I64));
+        // A barrier carries no data, so no fixed-point conversion.
+        let float = coll.is_some_and(|c| {
+            !matches!(c.dtype, Dtype::I32 | Dtype::I64)
+                && c.kind != crate::sema::model::CollectiveKind::Barrier
+        });
         let fixed_point = match (p.get("fixed_point"), coll) {
             (Some(x), Some(c)) if !float => {
                 self.err(

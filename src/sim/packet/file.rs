@@ -56,8 +56,15 @@ pub fn canary_job<'p>(
             cp.ports
         ));
     }
-    let payload = cp.payload();
-    let blocks = c.count.div_ceil(cp.elements_per_packet.max(1));
+    // A barrier is a 0-byte allreduce (the paper's Section 6): one block of header-only
+    // packets, complete when every host's has been counted.
+    let barrier = c.kind == crate::sema::model::CollectiveKind::Barrier;
+    let payload = if barrier { 0 } else { cp.payload() };
+    let blocks = if barrier {
+        1
+    } else {
+        c.count.div_ceil(cp.elements_per_packet.max(1))
+    };
     let faults = params.loss > 0.0 || params.failure.is_some();
     let generations = if faults { cp.retries + 2 } else { 1 };
     if blocks.saturating_mul(generations) >= 1 << SEQ_BITS {
@@ -125,7 +132,11 @@ pub fn canary_job<'p>(
         table_base: 0,
         payload,
         shard: (cp.ports.div_ceil(cp.shards.max(1))).clamp(1, 128) as u32,
-        bytes: c.count * c.dtype.bytes(),
+        bytes: if barrier {
+            0
+        } else {
+            c.count * c.dtype.bytes()
+        },
         faults,
         retransmit,
         retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
