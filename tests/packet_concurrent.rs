@@ -125,9 +125,10 @@ fn noise_delays_packets_and_slows_every_family() {
             let ps = l.split('(').nth(1).and_then(|x| x.split(' ').next());
             ps.and_then(|x| x.parse().ok()).expect("ps")
         };
-        // 64 packets per host, a fifth of them 2 us late: well over 10 us more.
+        // A fifth of the packets 2 us late, the others going on meanwhile: the last late packet
+        // ends the run later, by about its delay (and Canary's stragglers cost more).
         assert!(
-            ns(&noisy) > ns(&quiet) + 10_000_000,
+            ns(&noisy) > ns(&quiet) + 1_000_000,
             "{tag}: {} vs {}",
             ns(&noisy),
             ns(&quiet)

@@ -5,7 +5,9 @@
 //! - **Blocks.** The data is cut into blocks of `elements_per_packet` elements, one packet each
 //!   per host. Block `b` has id `app << 20 | (b mod 2^20)` (Section 3.4: an application id and
 //!   a per-application sequence), its root is `roots[b mod R]` and its leader rank is `b mod H`
-//!   (`round_robin`), rank 0 (`first`) or `crc32(id) mod H` (`hash`).
+//!   (`round_robin`), rank 0 (`first`) or `crc32(id) mod H` (`hash`); for a reduce, the root
+//!   rank (Section 6), whose result the others do not get: what goes down the tree to them is
+//!   a header-only release that frees the descriptors and ends their part.
 //! - **Workers** send one packet per block they do not lead, in block order, with counter 1
 //!   and the host count, addressed to the leader and routed towards the root; a worker is done
 //!   with a block when its result arrives (a multicast packet with that id).
@@ -48,6 +50,9 @@ pub struct Plan {
     pub leader: LeaderPolicy,
     /// Seed of the contributions' values.
     pub seed: u64,
+    /// A reduce's root rank (Section 6: it leads every block, and what goes down the tree is
+    /// a header-only release of the descriptors, not the result); None for an allreduce.
+    pub reduce_root: Option<u32>,
 }
 
 impl Plan {
@@ -79,6 +84,9 @@ impl Plan {
     }
 
     pub fn leader(&self, b: u32) -> u32 {
+        if let Some(r) = self.reduce_root {
+            return r;
+        }
         let h = self.ranks().max(1);
         match self.leader {
             LeaderPolicy::RoundRobin => b % h,
@@ -290,6 +298,7 @@ mod tests {
             leader_roots: false,
             leader,
             seed: 9,
+            reduce_root: None,
         }
     }
 

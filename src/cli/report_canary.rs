@@ -45,6 +45,12 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
         return Ok(None);
     };
     let mut lines = vec![parameters(p, c.dtype.name())];
+    if c.kind == crate::sema::model::CollectiveKind::Reduce {
+        lines.push(format!(
+            "reduce (Section 6): the root rank leads every block; what goes down each tree is a header-only release ({} B) that frees the descriptors and ends the other ranks' part, not the result",
+            net.overhead
+        ));
+    }
     if c.kind == crate::sema::model::CollectiveKind::Barrier {
         lines.push(format!(
             "barrier as a 0-byte allreduce (Section 6): one block, each host sending one header-only packet of {} B; done when every host has the block's result (every host counted); the closed forms below are those of the allreduce's data packets",
@@ -113,10 +119,17 @@ fn exploration_of(
     let rules: Vec<String> = x.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
     Ok(vec![
         format!(
-            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts, each ending with every rank holding every block's full reduction (each contribution once) and no descriptor left",
+            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts, each ending with {} (each contribution once) and no descriptor left",
             x.runs,
             explore::BLOCKS,
-            explore::HOSTS
+            explore::HOSTS,
+            if m.collective.as_ref().map(|c| c.kind)
+                == Some(crate::sema::model::CollectiveKind::Reduce)
+            {
+                "the root holding every block's full reduction and every other rank its release"
+            } else {
+                "every rank holding every block's full reduction"
+            }
         ),
         format!(
             "explored: {} runs with collisions (tables of 1 and 3 descriptors), {} with stragglers (timeouts 1/50 of t), {} under background traffic, {} losing 1% of packets per link, {} with a switch without hosts failing mid-run and losing packets ({} packets lost, {} stale descriptors reclaimed), ECMP and the model's routing, {}",

@@ -70,7 +70,7 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
             kind,
             Allreduce | Allgather | ReduceScatter | Broadcast | Reduce
         ),
-        Family::Canary(_) => matches!(kind, Allreduce | Barrier),
+        Family::Canary(_) => matches!(kind, Allreduce | Barrier | Reduce),
         Family::StaticTrees { .. } => matches!(kind, Allreduce | Reduce | Broadcast),
         Family::Auto => true,
     }

@@ -80,6 +80,8 @@ pub(super) struct CanaryState {
     /// Blocks whose generation failed, and blocks that fell back to the hosts.
     pub(super) failures: u64,
     pub(super) fallbacks: u64,
+    /// A reduce's root rank: only it must hold the results.
+    reduce_root: Option<u32>,
 }
 
 /// Marks a message owner as a Canary job's host stream.
@@ -120,6 +122,7 @@ impl CanaryState {
             armed: Default::default(),
             failures: 0,
             fallbacks: 0,
+            reduce_root: p.reduce_root,
         }
     }
 
@@ -141,7 +144,9 @@ impl CanaryState {
 
     /// Rank `r` holds block `b`'s result `h` at `now`; true when the allreduce is complete.
     pub(super) fn result(&mut self, r: u32, b: u32, h: &Header, hosts: u32, now: u64) -> bool {
-        if h.data != self.expected[b as usize] || h.counter != hosts {
+        // A reduce's other ranks get a release, not the result.
+        let released = self.reduce_root.is_some_and(|root| root != r);
+        if !released && (h.data != self.expected[b as usize] || h.counter != hosts) {
             self.fail(format!(
                 "rank {r} got block {b} with {} of {hosts} contributions and a different sum",
                 h.counter
@@ -233,7 +238,18 @@ impl Sim<'_> {
         let Some(l) = via.or_else(|| self.canary_port(at, to)) else {
             return;
         };
-        let wire = self.canary_wire(Plan::app_of(h.id));
+        let c = Plan::app_of(h.id);
+        // A reduce sends nothing down the tree but header-only releases (Section 6).
+        let release = h.multicast
+            && self
+                .cjobs
+                .get(c as usize)
+                .is_some_and(|j| j.plan.reduce_root.is_some());
+        let wire = if release {
+            self.params.header
+        } else {
+            self.canary_wire(c)
+        };
         let pid = self.new_canary_pkt(h, to, wire);
         self.canary_queue(at, pid, l);
     }

@@ -74,6 +74,8 @@ enum Ev {
     Retry(u32, u32, u32),
     /// A switch fails (the model's `failure`).
     Fail(u32),
+    /// A host's packet held back by noise joins its port again: (link, packet).
+    Noisy(u32, u32),
 }
 
 pub(super) struct Sim<'a> {
@@ -260,6 +262,15 @@ pub fn simulate(
             Ev::Reclaim(n, slot, id) => sim.canary_timer(Trigger::Reclaim, n, slot, id),
             Ev::Retry(c, r, b) => sim.canary_retry(c, r, b),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
+            Ev::Noisy(l, pid) => {
+                let from = sim.router.link_from(l);
+                let wire = u64::from(sim.pkts[pid as usize].wire);
+                let slot = sim.inputs.local(from);
+                let port = &mut sim.ports[l as usize];
+                port.push(slot, pid);
+                port.held += wire;
+                sim.try_start(l);
+            }
             Ev::Fail(n) => match params.failure.as_ref().map(|f| f.among.len()) {
                 Some(1) => sim.fail(n),
                 _ => sim.armed = true,
@@ -573,6 +584,19 @@ impl Sim<'_> {
             }
             self.new_pkt(m, idx)
         };
+        // Host noise (Section 5.2.5): a host delays a packet of a collective it sends (not
+        // background traffic, not packets it forwards) by `noise_delay`; the packet waits
+        // beside the NIC's queue and the packets after it go on meanwhile.
+        if owner != BG && self.params.noise > 0.0 && self.noise_rng.unit() < self.params.noise {
+            let port = &mut self.ports[l as usize];
+            if needs {
+                port.credit += wire;
+            }
+            port.queued -= wire;
+            self.push(now + self.params.noise_delay, Ev::Noisy(l, pid));
+            self.try_start(l);
+            return;
+        }
         let port = &mut self.ports[l as usize];
         port.turn = !use_pkt;
         port.busy = true;
@@ -585,12 +609,7 @@ impl Sim<'_> {
             port.queued -= wire;
         }
         port.bytes += wire;
-        let mut end = now + port.ser(wire);
-        // Host noise: a host delays a packet of a collective it sends (not background traffic,
-        // not packets it forwards); the NIC waits meanwhile.
-        if owner != BG && self.params.noise > 0.0 && self.noise_rng.unit() < self.params.noise {
-            end += self.params.noise_delay;
-        }
+        let end = now + port.ser(wire);
         self.push(end, Ev::TxEnd(l));
     }
 

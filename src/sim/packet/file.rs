@@ -124,6 +124,11 @@ pub fn canary_job<'p>(
             leader_roots,
             leader: cp.leader,
             seed,
+            reduce_root: if c.kind == crate::sema::model::CollectiveKind::Reduce {
+                c.root.map(|r| r as u32)
+            } else {
+                None
+            },
         },
         protocol,
         timeout: ps_of(&cp.timeout),

@@ -438,8 +438,13 @@ pub fn render(
             .collect();
         let _ = writeln!(
             out,
-            "canary switch rules run (first run): {}; postcondition checked: every rank has every block's full reduction, no descriptor left",
-            hits.join(", ")
+            "canary switch rules run (first run): {}; postcondition checked: {}, no descriptor left",
+            hits.join(", "),
+            if kind == CollectiveKind::Reduce {
+                "the root has every block's full reduction, every other rank its release"
+            } else {
+                "every rank has every block's full reduction"
+            }
         );
     }
     out.push_str("Times:\n");

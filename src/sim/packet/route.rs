@@ -87,6 +87,11 @@ impl<'n> Router<'n> {
         }
     }
 
+    /// The node link `l` leaves.
+    pub fn link_from(&self, l: LinkId) -> u32 {
+        self.net.links[l as usize].from as u32
+    }
+
     /// Whether link `l` belongs to a failed node.
     pub fn is_dead(&self, l: LinkId) -> bool {
         self.dead.get(l as usize).copied().unwrap_or(false)
