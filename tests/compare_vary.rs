@@ -3,8 +3,6 @@
 //! value, at its own collective size and ranks and under its own model; the table, CSV, JSON
 //! and the grouped-bar chart say what varied, and bad flags point into the flag.
 
-use std::path::PathBuf;
-
 const FILE: &str = r#"import fat_tree;
 param hosts: int = 8;
 param bg: number = 1;
@@ -14,31 +12,12 @@ schedule ring;
 model congested: packet { placement: random; background: bg; background_size: 16 KiB; }
 "#;
 
-fn fixture(tag: &str) -> (PathBuf, PathBuf) {
-    let dir = std::env::temp_dir().join(format!("collc-vary-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("vary.coll");
-    std::fs::write(&file, FILE).expect("fixture");
-    (dir, file)
-}
-
-fn collc(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(["--color", "never"])
-        .args(args)
-        .output()
-        .expect("collc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+mod cli_support;
+use cli_support::{collc, fixture};
 
 #[test]
 fn one_row_per_value_with_its_ranks_in_every_format() {
-    let (dir, file) = fixture("rows");
-    let f = file.to_string_lossy().into_owned();
+    let (dir, f) = fixture("vary-rows", FILE);
     let svg = dir.join("hosts.svg");
     let svg_arg = svg.to_string_lossy().into_owned();
     let base = [
@@ -100,8 +79,7 @@ fn one_row_per_value_with_its_ranks_in_every_format() {
 
 #[test]
 fn a_model_that_follows_the_param_is_named_per_row() {
-    let (dir, file) = fixture("model");
-    let f = file.to_string_lossy().into_owned();
+    let (dir, f) = fixture("vary-model", FILE);
     let (code, table, err) = collc(&[
         "compare",
         &f,
@@ -124,8 +102,7 @@ fn a_model_that_follows_the_param_is_named_per_row() {
 
 #[test]
 fn bad_values_point_at_the_flag_or_name_the_value() {
-    let (dir, file) = fixture("errors");
-    let f = file.to_string_lossy().into_owned();
+    let (dir, f) = fixture("vary-errors", FILE);
     let run = |vary: &str| collc(&["compare", &f, "--model", "congested", "--vary", vary]);
     let (code, out, err) = run("hosts=4,,8");
     assert_eq!((code, out.as_str()), (1, ""));
@@ -164,8 +141,7 @@ fn bad_values_point_at_the_flag_or_name_the_value() {
 
 #[test]
 fn repeated_vary_gives_every_combination() {
-    let (dir, file) = fixture("combos");
-    let f = file.to_string_lossy().into_owned();
+    let (dir, f) = fixture("vary-combos", FILE);
     let (code, table, err) = collc(&[
         "compare",
         &f,
@@ -215,11 +191,7 @@ fn a_schedule_parameter_that_follows_the_param_changes_its_column() {
         "schedule ring;",
         "param to: time = 1 us;\nschedule canary { timeout: to; }",
     );
-    let dir = std::env::temp_dir().join(format!("collc-vary-sched-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let file = dir.join("vary.coll");
-    std::fs::write(&file, text).expect("fixture");
-    let f = file.to_string_lossy().into_owned();
+    let (dir, f) = fixture("vary-sched", &text);
     let (code, csv, err) = collc(&[
         "compare",
         &f,

@@ -4,8 +4,6 @@
 //! through `collc sim`: what runs, what the report says, and the errors for values that cannot
 //! work.
 
-use std::path::PathBuf;
-
 fn file(schedule: &str, model: &str) -> String {
     format!(
         r#"import fat_tree;
@@ -18,26 +16,12 @@ model m: packet {{ {model} }}
     )
 }
 
-fn write(tag: &str, text: &str) -> (PathBuf, String) {
-    let dir = std::env::temp_dir().join(format!("collc-conc-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let f = dir.join("c.coll");
-    std::fs::write(&f, text).expect("fixture");
-    let s = f.to_string_lossy().into_owned();
-    (dir, s)
-}
+mod cli_support;
+use cli_support::collc;
 
-fn collc(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(["--color", "never"])
-        .args(args)
-        .output()
-        .expect("collc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+/// The fixture `text` in a directory of its own.
+fn write(tag: &str, text: &str) -> (std::path::PathBuf, String) {
+    cli_support::fixture(&format!("conc-{tag}"), text)
 }
 
 /// The goodput of each run in the report's runs table.

@@ -278,11 +278,13 @@ impl Elab<'_> {
                     );
                     return None;
                 };
-                match &args[0].0 {
-                    Value::List(v) => Some(Value::List(v[..n].to_vec())),
-                    Value::Nodes(v) => Some(Value::Nodes(v[..n].to_vec())),
-                    _ => None,
+                let mut taken = args.swap_remove(0).0;
+                match &mut taken {
+                    Value::List(v) => v.truncate(n),
+                    Value::Nodes(v) => v.truncate(n),
+                    _ => {}
                 }
+                Some(taken)
             }
             _ => None,
         }

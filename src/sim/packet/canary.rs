@@ -251,18 +251,7 @@ impl Sim<'_> {
             self.canary_wire(c)
         };
         let pid = self.new_canary_pkt(h, to, wire);
-        self.canary_queue(at, pid, l);
-    }
-
-    /// Queues packet `pid` at `at`'s port `l` from its aggregation memory (the switch's or
-    /// host's own input; no buffer credit held).
-    fn canary_queue(&mut self, at: u32, pid: u32, l: LinkId) {
-        let wire = u64::from(self.pkts[pid as usize].wire);
-        let slot = self.inputs.local(at);
-        let port = &mut self.ports[l as usize];
-        port.push(slot, pid);
-        port.held += wire;
-        self.try_start(l);
+        self.queue_local(at, pid, l);
     }
 
     /// Runs switch `at`'s rule table for `on` (a packet `h` from port `port`, or a timer of
@@ -341,7 +330,7 @@ impl Sim<'_> {
                     let pk = &mut self.pkts[pid as usize];
                     pk.hop = 0;
                     pk.msg = super::port::NONE;
-                    self.canary_queue(at, pid, next);
+                    self.queue_local(at, pid, next);
                 }
                 o => self.canary_out(at, o),
             }

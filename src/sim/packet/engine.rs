@@ -72,8 +72,8 @@ enum Ev {
     Reclaim(u32, u32, u32),
     /// A Canary worker's retransmission timer: (job, rank, block).
     Retry(u32, u32, u32),
-    /// A switch fails (the model's `failure`).
-    Fail(u32),
+    /// The model's `failure` happens (its one switch fails, or the failure is armed).
+    Fail,
     /// A host's packet held back by noise joins its port again: (link, packet).
     Noisy(u32, u32),
 }
@@ -241,7 +241,7 @@ pub fn simulate(
         }
     }
     if let Some(f) = &params.failure {
-        sim.push(f.at, Ev::Fail(f.among.first().copied().unwrap_or(u32::MAX)));
+        sim.push(f.at, Ev::Fail);
     }
     while sim.jobs_left > 0 || sim.canary_live > 0 {
         let Some((key, ev)) = sim.heap.pop() else {
@@ -262,17 +262,9 @@ pub fn simulate(
             Ev::Reclaim(n, slot, id) => sim.canary_timer(Trigger::Reclaim, n, slot, id),
             Ev::Retry(c, r, b) => sim.canary_retry(c, r, b),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
-            Ev::Noisy(l, pid) => {
-                let from = sim.router.link_from(l);
-                let wire = u64::from(sim.pkts[pid as usize].wire);
-                let slot = sim.inputs.local(from);
-                let port = &mut sim.ports[l as usize];
-                port.push(slot, pid);
-                port.held += wire;
-                sim.try_start(l);
-            }
-            Ev::Fail(n) => match params.failure.as_ref().map(|f| f.among.len()) {
-                Some(1) => sim.fail(n),
+            Ev::Noisy(l, pid) => sim.queue_local(sim.router.link_from(l), pid, l),
+            Ev::Fail => match params.failure.as_ref().map(|f| f.among.as_slice()) {
+                Some(&[one]) => sim.fail(one),
                 _ => sim.armed = true,
             },
         }
@@ -467,6 +459,18 @@ impl Sim<'_> {
                 (self.pkts.len() - 1) as u32
             }
         }
+    }
+
+    /// Queues packet `pid` at node `at`'s port `l` from the node's own input: a switch
+    /// process's output or a Canary packet from its aggregation memory, a host's packet held
+    /// back by noise. No buffer credit is held; the bytes count as `held`, not `queued`.
+    pub(super) fn queue_local(&mut self, at: u32, pid: u32, l: LinkId) {
+        let wire = u64::from(self.pkts[pid as usize].wire);
+        let slot = self.inputs.local(at);
+        let port = &mut self.ports[l as usize];
+        port.push(slot, pid);
+        port.held += wire;
+        self.try_start(l);
     }
 
     /// Switch `n` fails: its descriptors are gone and routes avoid it; what reaches or leaves
@@ -793,12 +797,7 @@ impl Sim<'_> {
                 } else if sw {
                     let pid = self.new_pkt(m, i);
                     if let Some(l) = self.next_port(m, src, 0) {
-                        let w = u64::from(self.pkts[pid as usize].wire);
-                        let slot = self.inputs.local(src);
-                        let port = &mut self.ports[l as usize];
-                        port.push(slot, pid);
-                        port.held += w;
-                        self.try_start(l);
+                        self.queue_local(src, pid, l);
                     }
                     self.unit_done(j, g, i);
                 } else if self.params.overhead == 0 {
