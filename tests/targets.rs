@@ -1,7 +1,7 @@
 //! `collc build` through the target seam, as a user runs it: a file's declared target is built
-//! by default, several into `-o DIR`, `--emit` and `--target` do not mix, targets without a
-//! backend (`p4`) or that are simulated rather than built (`sim`) are coded errors in `check`
-//! and `build` alike, and capability checks refuse before anything is lowered.
+//! by default, several into `-o DIR`, `--emit` and `--target` do not mix, targets that are
+//! simulated rather than built (`sim`) are coded errors, `p4` takes in-network schedules only,
+//! and capability checks refuse before anything is lowered.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -92,27 +92,38 @@ fn emit_and_target_do_not_mix() {
 }
 
 #[test]
-fn p4_is_a_coded_error_in_check_and_build() {
+fn p4_builds_in_network_schedules_into_a_directory_and_refuses_host_based_ones() {
     let d = tmp("p4");
     let sw = "topology t { compute h[4]; switch s; for i in 0..4 { link h[i] <-> s : 25 GB/s; } }
 collective allreduce { count: 64; dtype: i32; }
 schedule static_trees { trees: 1; }
 ";
     let declared = write(&d, "p4.coll", &format!("{sw}target p4;\n"));
-    for args in [vec!["check", &declared], vec!["build", &declared]] {
-        let o = collc(&args);
-        assert_eq!(o.status.code(), Some(1), "{args:?}");
-        let e = stderr(&o);
-        assert!(
-            e.contains("E0030") && e.contains("no `p4` backend"),
-            "{args:?}: {e}"
-        );
-    }
+    let o = collc(&["check", &declared]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let o = collc(&["build", &declared]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("-o DIR"), "{}", stderr(&o));
+    let out = d.join("switches");
+    let o = collc(&["build", &declared, "-o", &out.to_string_lossy()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(out.join("static_trees.p4").is_file());
+    assert!(out.join("switches/s.cli.txt").is_file());
     let plain = write(&d, "plain.coll", RING);
-    let o = collc(&["build", &plain, "--target", "p4"]);
+    let o = collc(&[
+        "build",
+        &plain,
+        "--target",
+        "p4",
+        "-o",
+        &out.to_string_lossy(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let e = stderr(&o);
-    assert!(e.contains("E0030") && e.contains("no `p4` backend"), "{e}");
+    assert!(
+        e.contains("E0030") && e.contains("cannot express a `ring` schedule"),
+        "{e}"
+    );
     let o = collc(&["build", &plain, "--target", "sim"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("collc sim FILE"), "{}", stderr(&o));

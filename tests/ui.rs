@@ -159,6 +159,24 @@ fn check_then_lower(sources: &mut SourceMap, id: collc::diag::FileId) -> Vec<Dia
     let checked = check(sources, id, &Options::default());
     match &checked.model {
         Some(m) if checked.diagnostics.is_empty() => {
+            // A declared target's capability check comes first, as in `collc build`; the P4
+            // target emits without lowering.
+            use collc::sema::model::TargetKind;
+            for t in m.targets.iter().filter(|t| t.kind != TargetKind::Sim) {
+                if let Ok(target) = collc::target::get(t.kind, t.span) {
+                    let o = collc::target::Options::from_model(m, t.kind);
+                    let d = target.capable(m, &o);
+                    if !d.is_empty() {
+                        return d;
+                    }
+                    if t.kind == TargetKind::P4 {
+                        return match target.emit(m, &o, &collc::progress::Quiet) {
+                            Ok(e) => e.warnings,
+                            Err(d) => d,
+                        };
+                    }
+                }
+            }
             match collc::lower::lower_and_verify_with(m, &collc::progress::Quiet) {
                 Ok((_, _, warnings)) => warnings,
                 Err(d) => d,

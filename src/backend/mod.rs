@@ -8,7 +8,10 @@
 //!   and checks itself against the MPI library's own collective.
 //! - [`msccl`]: MSCCL XML for NCCL/RCCL with msccl-executor-nccl, its reader, rules and
 //!   symbolic execution.
+//! - [`p4`]: a P4_16 switch program, its P4Info and every switch's table entries for an
+//!   in-network schedule.
 
 pub mod goal;
 pub mod mpi;
 pub mod msccl;
+pub mod p4;

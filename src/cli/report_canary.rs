@@ -60,7 +60,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     lines.extend(closed_forms(p, &net, &topo.name));
     lines.extend(exploration(m, s.span)?);
     lines.push(
-        "no target takes Canary yet (`collc build` to one says E0039); `collc sim` runs it at packet level"
+        "`collc build --target p4 -o DIR` emits the switch program, its entries and the host program; `collc sim` runs it at packet level"
             .into(),
     );
     Ok(Some(Section {

@@ -77,6 +77,7 @@ codes! {
     SimTimeOverflow = "E0047", "a simulated time or size is beyond what the simulator counts";
     Internal = "E0048", "internal compiler error";
     CanaryCounterexample = "E0049", "an execution of the Canary protocol breaks the allreduce's postcondition";
+    P4Limit = "E0050", "the schedule does not fit the P4 target";
 }
 
 impl Serialize for Code {

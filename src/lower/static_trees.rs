@@ -89,6 +89,28 @@ pub(super) fn lower(
     Ok(b.finish())
 }
 
+/// A tree: its root switch and every other node's parent towards it.
+pub(crate) type Rooted = (NodeId, BTreeMap<NodeId, NodeId>);
+
+/// The trees of `trees` static trees rooted as `roots` says, each as its root switch and every
+/// other node's parent towards it (participants and switches): what the P4 target configures
+/// its switches with. Errors are (message, help).
+pub(crate) fn parents(
+    topo: &Topology,
+    c: &Collective,
+    trees: u64,
+    roots: &TreeRoots,
+) -> Result<Vec<Rooted>, Why> {
+    let adj = both_ways(topo);
+    let roots = pick_roots(topo, &adj, c, trees, roots)?;
+    let mut out = Vec::new();
+    for (t, &root) in roots.iter().enumerate() {
+        let shape = tree(topo, &adj, c, root, t as u64)?;
+        out.push((root, orient(&shape, root).parent));
+    }
+    Ok(out)
+}
+
 /// For each node, its neighbours through links present in both directions.
 fn both_ways(topo: &Topology) -> Vec<BTreeSet<NodeId>> {
     let mut out: Vec<BTreeSet<NodeId>> = vec![BTreeSet::new(); topo.nodes.len()];

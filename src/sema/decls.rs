@@ -128,6 +128,22 @@ const MSCCL: &[P] = &[
     count("max_steps", "64"),
 ];
 const SIM: &[P] = &[w("model", &[], None)];
+/// `target p4`: the architecture, the limits the program must fit (`crate::backend::p4`), the
+/// period of the clock packets that fire a switch's timeouts, and the hosts' retransmission
+/// timeout on the target (default: the schedule's).
+const P4: &[P] = &[
+    w("arch", &["v1model"], Some("v1model")),
+    w("limits", &["bmv2", "tofino"], Some("bmv2")),
+    q("clock_period", T, Some("10 us")),
+    P {
+        name: "retransmit",
+        dim: Some(T),
+        default: None,
+        words: &[],
+        at_least_one: false,
+        optional: true,
+    },
+];
 
 fn model_params(k: CostModelKind) -> &'static [P] {
     match k {
@@ -143,7 +159,8 @@ fn target_params(k: TargetKind) -> &'static [P] {
     match k {
         TargetKind::Msccl => MSCCL,
         TargetKind::Sim => SIM,
-        TargetKind::Mpi | TargetKind::P4 | TargetKind::Goal => &[],
+        TargetKind::P4 => P4,
+        TargetKind::Mpi | TargetKind::Goal => &[],
     }
 }
 

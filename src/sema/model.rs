@@ -421,7 +421,10 @@ impl TargetKind {
     /// Whether `collc build` has a backend for this target (`crate::target::REGISTRY`; a test
     /// keeps the two in step). `sim` is run by `collc sim`, not built.
     pub fn has_backend(self) -> bool {
-        matches!(self, TargetKind::Msccl | TargetKind::Mpi | TargetKind::Goal)
+        matches!(
+            self,
+            TargetKind::Msccl | TargetKind::Mpi | TargetKind::Goal | TargetKind::P4
+        )
     }
 }
 

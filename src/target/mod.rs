@@ -13,14 +13,15 @@
 //!   and checks it against the consumer's rules before anything is written.
 //!
 //! The command line dispatches through [`get`]; adding a target is one module here and one line
-//! in [`REGISTRY`]. `sim` is run by `collc sim` (it reports, it writes nothing a system loads)
-//! and `p4` has no backend yet: both are refused by [`get`]'s callers with a coded error
+//! in [`REGISTRY`]. `sim` is run by `collc sim` (it reports, it writes nothing a system loads):
+//! it is refused by [`get`]'s callers with a coded error
 //! ([`TargetKind::cannot_express`] holds which families each target can express, for the
 //! checker and for here).
 
 mod goal;
 mod mpi;
 pub mod msccl;
+mod p4;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::progress::Progress;
@@ -126,7 +127,7 @@ pub trait Target: Sync {
 }
 
 /// Every target collc builds, in `--help` order.
-pub const REGISTRY: &[&dyn Target] = &[&msccl::Msccl, &mpi::Mpi, &goal::Goal];
+pub const REGISTRY: &[&dyn Target] = &[&msccl::Msccl, &mpi::Mpi, &p4::P4, &goal::Goal];
 
 /// The target named `kind`, or why there is none.
 pub fn get(kind: TargetKind, at: Span) -> Result<&'static dyn Target, Box<Diagnostic>> {

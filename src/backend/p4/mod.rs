@@ -1,0 +1,610 @@
+//! The `p4` target: what it takes to run an in-network schedule on P4 switches of the v1model
+//! architecture (BMv2's `simple_switch`; the limits of a Tofino are a profile away).
+//!
+//! - [`canary`]: Canary's switch, compiled from the protocol's rule table.
+//! - [`trees`]: static in-network trees' switch.
+//! - [`schema`]: the program's tables, actions and registers with the P4Runtime ids collc fixes
+//!   (`@id`), and the P4Info that lists them.
+//! - [`project`]: the host program, a Cargo project in `host/` (its sources are in `host/`).
+//! - [`emulate`]: collc's own execution of the switches over UDP, for the host program.
+//! - [`fabric`]: addresses, ports, routes and the sharded multicast groups of the topology.
+//! - [`entries`]: each switch's control-plane state as `simple_switch_CLI` commands and as a
+//!   P4Runtime `WriteRequest`.
+//! - [`textproto`]: a reader of protobuf text, with which the target's validator reads the
+//!   P4Info and the write requests back and checks every entry against the P4Info.
+//!
+//! [`Limits`] are the target's: lanes (elements per packet), descriptors, multicast groups,
+//! ports and frame size; a schedule over one is error E0050 ([`P4Error`]).
+
+pub mod canary;
+pub mod emulate;
+pub mod entries;
+pub mod fabric;
+pub mod project;
+pub mod schema;
+pub mod textproto;
+pub mod trees;
+
+use crate::canary::protocol::Protocol;
+use crate::diag::{Code, Diagnostic, Span};
+use crate::sema::model::{CanaryParams, CollectiveKind, Family, Model};
+use entries::Entry;
+use fabric::{Fabric, Shards};
+use num_traits::ToPrimitive;
+
+/// What a P4 architecture's switches can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub name: &'static str,
+    /// 32-bit elements a switch aggregates per packet.
+    pub lanes: u64,
+    /// Descriptors (register cells per array).
+    pub descriptors: u64,
+    /// Multicast group ids (v1model's `mcast_grp` is 16 bits, 0 meaning none).
+    pub groups: u64,
+    /// Ports per switch besides its clock port.
+    pub ports: u64,
+    /// Largest frame, bytes.
+    pub frame: u64,
+}
+
+/// BMv2 `simple_switch`: groups as v1model numbers them, 64 ports as the descriptor's children
+/// bitmap holds them, frames up to a veth's 9000-byte MTU; lanes and descriptors are memory and
+/// speed, bounded where a software switch still answers in time.
+pub const BMV2: Limits = Limits {
+    name: "bmv2",
+    lanes: 256,
+    descriptors: 65_536,
+    groups: 65_535,
+    ports: 64,
+    frame: 9_000,
+};
+
+/// A Tofino as the paper's prototype (Section 5.1): 32 four-byte elements per packet, 32K
+/// descriptors, 32 ports.
+pub const TOFINO: Limits = Limits {
+    name: "tofino",
+    lanes: 32,
+    descriptors: 32_768,
+    groups: 65_535,
+    ports: 32,
+    frame: 1_518,
+};
+
+/// The Ethernet header in front of the Canary header.
+pub const ETHERNET: u64 = 14;
+
+/// Why the P4 target cannot take a schedule (E0050).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct P4Error {
+    pub message: String,
+    pub label: String,
+    pub help: String,
+    /// The schedule property at fault, if one is.
+    pub prop: Option<&'static str>,
+}
+
+impl P4Error {
+    pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        Diagnostic::error(Code::P4Limit, span, self.message.clone())
+            .label(self.label.clone())
+            .help(self.help.clone())
+    }
+}
+
+/// The target's options, read from the `target p4` block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct P4Options {
+    pub limits: Limits,
+    /// Microseconds between two clock packets into a switch.
+    pub clock_period_us: u64,
+    /// The hosts' retransmission timeout on this target, microseconds (None: the schedule's).
+    pub retransmit_us: Option<u64>,
+}
+
+impl Default for P4Options {
+    fn default() -> P4Options {
+        P4Options {
+            limits: BMV2,
+            clock_period_us: 10,
+            retransmit_us: None,
+        }
+    }
+}
+
+fn err(message: String, label: &str, help: String) -> P4Error {
+    P4Error {
+        message,
+        label: label.into(),
+        help,
+        prop: None,
+    }
+}
+
+impl P4Error {
+    fn at(mut self, prop: &'static str) -> P4Error {
+        self.prop = Some(prop);
+        self
+    }
+}
+
+/// Whole microseconds of `s` seconds, rounded up, at least 1 (BMv2 counts time in
+/// microseconds).
+pub fn micros(s: &num_rational::BigRational) -> u64 {
+    let us = s * num_rational::BigRational::from_integer(1_000_000.into());
+    us.ceil().to_integer().to_u64().unwrap_or(u64::MAX).max(1)
+}
+
+/// Problems that need no lowering: the collective, and the schedule against `o.limits`.
+pub fn check(m: &Model, o: &P4Options) -> Vec<P4Error> {
+    let mut out = Vec::new();
+    let (Some(c), Some(s), Some(topo)) = (&m.collective, &m.schedule, &m.topology) else {
+        return out;
+    };
+    if c.kind != CollectiveKind::Allreduce {
+        out.push(err(
+            format!("the P4 target emits allreduce only, not {}", c.kind.name()),
+            "not an allreduce",
+            "build the allreduce to `p4`; `collc sim` runs Canary's reduce and barrier".into(),
+        ));
+    }
+    let l = &o.limits;
+    let fabric = Fabric::new(topo);
+    let ports = u64::from(fabric.max_ports());
+    if ports > l.ports {
+        out.push(err(
+            format!(
+                "a switch of the topology has {ports} ports, but a {} switch has {} besides its clock port",
+                l.name, l.ports
+            ),
+            "switch too large",
+            "split the switch, or use a target profile with more ports".into(),
+        ));
+    }
+    let mut seen = std::collections::BTreeMap::new();
+    for sw in &fabric.switches {
+        if let Some(other) = seen.insert(file_name(&sw.name), &sw.name) {
+            out.push(err(
+                format!(
+                    "switches `{other}` and `{}` would both write `switches/{}.*`",
+                    sw.name,
+                    file_name(&sw.name)
+                ),
+                "switch names clash as file names",
+                "rename one of the switches".into(),
+            ));
+        }
+    }
+    if topo.nodes.len() > 65_535 {
+        out.push(err(
+            format!(
+                "{} nodes, but Canary's header addresses switches in 16 bits",
+                topo.nodes.len()
+            ),
+            "too many nodes",
+            "use a topology of at most 65,535 nodes".into(),
+        ));
+    }
+    let lanes32 = match &s.family {
+        Family::Canary(cp) => cp.wire_bytes == 4,
+        _ => c.dtype == crate::sema::model::Dtype::I32,
+    };
+    if !lanes32 {
+        out.push(err(
+            format!(
+                "{} elements do not travel as the 32-bit integers a switch adds",
+                c.dtype.name()
+            ),
+            "not 32-bit integers on the wire",
+            match &s.family {
+                Family::Canary(_) => {
+                    "use `dtype: i32`, or a float dtype with `fixed_point: BITS` in the schedule"
+                        .into()
+                }
+                _ => "use `dtype: i32` for static trees on the P4 target".into(),
+            },
+        ));
+    }
+    match &s.family {
+        Family::Canary(cp) => out.extend(check_canary(cp, l, ports)),
+        Family::StaticTrees { trees, .. } if *trees > 255 => out.push(err(
+            format!("{trees} trees, but a switch's tree table holds 255"),
+            "too many trees",
+            "use at most 255 trees".into(),
+        )),
+        Family::StaticTrees { .. } => {}
+        f => out.push(not_emitted(f)),
+    }
+    out
+}
+
+fn check_canary(cp: &CanaryParams, l: &Limits, ports: u64) -> Vec<P4Error> {
+    let mut out = Vec::new();
+    if cp.elements_per_packet > l.lanes {
+        out.push(
+            err(
+                format!(
+                    "{} elements per packet, but a {} switch aggregates at most {}",
+                    cp.elements_per_packet, l.name, l.lanes
+                ),
+                "too many elements per packet",
+                format!("set `elements_per_packet` to {} or fewer", l.lanes),
+            )
+            .at("elements_per_packet"),
+        );
+    }
+    if cp.table_size > l.descriptors {
+        out.push(
+            err(
+                format!(
+                    "a table of {} descriptors, but a {} switch holds at most {}",
+                    cp.table_size, l.name, l.descriptors
+                ),
+                "descriptor table too large",
+                format!("set `table_size` to {} or fewer", l.descriptors),
+            )
+            .at("table_size"),
+        );
+    }
+    let sh = Shards::new(ports as u32, cp.shards as u32);
+    if sh.width > 24 || sh.shards > 255 {
+        out.push(err(
+            format!(
+                "{} shards of {} ports do not fit the header's `children` field (8 bits of shard index, 24 of ports)",
+                sh.shards, sh.width
+            ),
+            "shards too wide",
+            format!("set `shards` to at least {}", ports.div_ceil(24).max(1)),
+        )
+        .at("shards"));
+    }
+    let frame = ETHERNET + CanaryParams::HEADER + cp.elements_per_packet * 4;
+    if frame > l.frame {
+        out.push(err(
+            format!(
+                "a packet of {} elements makes a {frame}-byte frame, over the {}-byte frames of {}",
+                cp.elements_per_packet, l.frame, l.name
+            ),
+            "frame too large",
+            format!(
+                "set `elements_per_packet` to {} or fewer",
+                (l.frame - ETHERNET - CanaryParams::HEADER) / 4
+            ),
+        )
+        .at("elements_per_packet"));
+    }
+    out
+}
+
+/// A program for one family: its source, its control-plane objects, what each switch loads,
+/// and the README's lines about it.
+struct Built {
+    /// File stem of the program and its P4Info (`canary`, `static_trees`).
+    stem: &'static str,
+    source: String,
+    schema: schema::Schema,
+    /// Per switch of the fabric, in order: its entries.
+    entries: Vec<Vec<Entry>>,
+    about: String,
+    /// Elements per packet, and the hosts' retransmission timeout (microseconds).
+    lanes: u64,
+    retransmit_us: u64,
+}
+
+/// Elements per packet of the static-trees program: a Tofino's 32 four-byte elements.
+pub const TREE_LANES: u32 = 32;
+
+/// The hosts' retransmission timeout and the switches' reclaim age, microseconds: the target's
+/// `retransmit` or the schedule's (2 RTT on the declared network by default), and
+/// `retransmit x (retries + 2)`.
+fn timers(m: &Model, o: &P4Options, cp: &CanaryParams) -> (u64, u64) {
+    let retransmit = o.retransmit_us.unwrap_or_else(|| {
+        m.topology
+            .as_ref()
+            .zip(m.collective.as_ref())
+            .and_then(|(t, c)| crate::cost::canary::network(m, t, c))
+            .map_or(1, |net| {
+                micros(&crate::cost::canary::figures(cp, &net).retransmit)
+            })
+    });
+    (retransmit, retransmit.saturating_mul(cp.retries + 2))
+}
+
+/// What [`emulate::start`] needs to run `m`'s switches: the fabric, the program and the lanes.
+pub fn emulation(m: &Model, o: &P4Options) -> Result<(Fabric, emulate::Program, usize), P4Error> {
+    let (Some(s), Some(topo), Some(c)) = (&m.schedule, &m.topology, &m.collective) else {
+        return Err(err(
+            "the file declares no collective on a topology".into(),
+            "nothing to run",
+            "declare a topology, a collective and a schedule".into(),
+        ));
+    };
+    let fabric = Fabric::new(topo);
+    match &s.family {
+        Family::Canary(cp) => {
+            let (_, reclaim) = timers(m, o, cp);
+            let program = emulate::Program::Canary {
+                protocol: Protocol::paper(),
+                timeout_us: micros(&cp.timeout),
+                reclaim_us: reclaim,
+                table_size: cp.table_size as u32,
+                wire: Shards::new(fabric.max_ports(), cp.shards as u32),
+            };
+            Ok((fabric, program, cp.elements_per_packet as usize))
+        }
+        Family::StaticTrees { trees, roots } => {
+            let shapes = crate::lower::static_trees::parents(topo, c, *trees, roots)
+                .map_err(|(msg, help)| err(msg, "static trees cannot be built", help))?;
+            Ok((fabric, emulate::Program::Trees(shapes), TREE_LANES as usize))
+        }
+        f => Err(not_emitted(f)),
+    }
+}
+
+fn build_canary(m: &Model, o: &P4Options, cp: &CanaryParams, fabric: &Fabric) -> Built {
+    let topo = m.topology.as_ref().map_or("", |t| t.name.as_str());
+    let wire = Shards::new(fabric.max_ports(), cp.shards as u32);
+    let shards = Shards {
+        shards: fabric.max_ports().div_ceil(canary::GROUP_WIDTH).max(1),
+        width: canary::GROUP_WIDTH,
+    };
+    let shape = canary::Shape {
+        lanes: cp.elements_per_packet as u32,
+        slots: cp.table_size,
+        shards,
+        wire,
+        nodes: fabric.names.len() as u64,
+    };
+    let schema = canary::schema(&shape);
+    let title = format!(
+        "Canary switch for topology `{topo}`: {} elements per packet, {} descriptors",
+        cp.elements_per_packet, cp.table_size
+    );
+    let timeout = micros(&cp.timeout);
+    let (retransmit, reclaim) = timers(m, o, cp);
+    let mut entries = Vec::new();
+    for sw in &fabric.switches {
+        let mut es = vec![Entry::Default {
+            table: "config".into(),
+            action: "set_switch".into(),
+            args: vec![sw.node as u64, timeout, reclaim],
+        }];
+        for k in 0..sw.ports.len() as u32 {
+            es.push(Entry::Add {
+                table: "port".into(),
+                keys: vec![u64::from(k)],
+                action: "port_bits".into(),
+                args: vec![1u64 << k.min(63), u64::from(wire.wire(k))],
+            });
+        }
+        for &(d, k) in &sw.routes {
+            es.push(Entry::Add {
+                table: "route".into(),
+                keys: vec![d as u64],
+                action: "to_port".into(),
+                args: vec![u64::from(k)],
+            });
+        }
+        for (id, ports) in shards.switch_groups(sw.ports.len() as u32) {
+            es.push(Entry::Group { id, ports });
+        }
+        es.push(Entry::Clone {
+            session: canary::CLONE_SESSION,
+            port: 0,
+        });
+        entries.push(es);
+    }
+    let scan = shape.slots.saturating_mul(o.clock_period_us);
+    let about = format!(
+        "Frames: Ethernet (EtherType 0x{:04X}), the 19-byte Canary header, {} 32-bit elements.\n\
+Timers: a switch scans one descriptor per clock packet (kind {}) arriving on its clock port (its last port); with a clock packet every {} us, a timeout of {timeout} us fires up to {scan} us late. Descriptors older than {reclaim} us are reclaimed (the hosts retransmit after {retransmit} us).\n\
+Multicast: groups of up to {} ports ({} per switch at most); a children bitmap over several shards is sent one shard per pass, recirculating the rest.\n",
+        canary::ETHERTYPE,
+        shape.lanes,
+        canary::CLOCK_KIND,
+        o.clock_period_us,
+        canary::GROUP_WIDTH,
+        shards.switch_groups(fabric.max_ports()).len(),
+    );
+    Built {
+        lanes: cp.elements_per_packet,
+        retransmit_us: retransmit,
+        stem: "canary",
+        source: canary::program(&Protocol::paper(), &shape, &title),
+        schema,
+        entries,
+        about,
+    }
+}
+
+fn build_trees(
+    m: &Model,
+    trees: u64,
+    roots: &crate::sema::model::TreeRoots,
+    fabric: &Fabric,
+) -> Result<Built, P4Error> {
+    let (Some(topo), Some(c)) = (&m.topology, &m.collective) else {
+        return Err(err(
+            "static trees need a topology".into(),
+            "nothing to emit",
+            "declare a topology with switches".into(),
+        ));
+    };
+    let shapes = crate::lower::static_trees::parents(topo, c, trees, roots)
+        .map_err(|(msg, help)| err(msg, "static trees cannot be built", help))?;
+    let mut entries = Vec::new();
+    for sw in &fabric.switches {
+        let mut es = Vec::new();
+        for (t, (root, parent)) in shapes.iter().enumerate() {
+            let children: Vec<u32> = sw
+                .ports
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| parent.get(w) == Some(&sw.node))
+                .map(|(k, _)| k as u32)
+                .collect();
+            let up = parent
+                .get(&sw.node)
+                .and_then(|p| sw.ports.iter().position(|x| x == p));
+            if children.is_empty() || (up.is_none() && *root != sw.node) {
+                continue;
+            }
+            let group = t as u32 + 1;
+            es.push(Entry::Add {
+                table: "tree".into(),
+                keys: vec![t as u64],
+                action: "tree_node".into(),
+                args: vec![
+                    children.len() as u64,
+                    u64::from(*root == sw.node),
+                    up.unwrap_or(0) as u64,
+                    u64::from(group),
+                ],
+            });
+            es.push(Entry::Group {
+                id: group,
+                ports: children,
+            });
+        }
+        entries.push(es);
+    }
+    let names: Vec<&str> = shapes
+        .iter()
+        .map(|(r, _)| fabric.names[*r].as_str())
+        .collect();
+    Ok(Built {
+        lanes: u64::from(TREE_LANES),
+        retransmit_us: 0,
+        stem: "static_trees",
+        source: trees::program(
+            TREE_LANES,
+            &format!(
+                "Static trees for topology `{}`: {} trees rooted at {}",
+                topo.name,
+                shapes.len(),
+                names.join(", ")
+            ),
+        ),
+        schema: trees::schema(TREE_LANES),
+        entries,
+        about: format!(
+            "Frames: Ethernet (EtherType 0x{:04X}), the 19-byte Canary header (its `switch` field names the tree: block b on tree b mod {}), {TREE_LANES} 32-bit elements.\n\
+Trees: rooted at {}; a switch aggregates a block from its tree children, sends the sum to its parent, and the root multicasts the result down. Slots are the block sequence mod {}: hosts keep at most that many blocks in flight.\n",
+            canary::ETHERTYPE,
+            shapes.len(),
+            names.join(", "),
+            trees::SLOTS
+        ),
+    })
+}
+
+/// Everything the target writes for `m` (which passed [`check`]): paths and bytes, in path
+/// order.
+pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error> {
+    let (Some(s), Some(topo), Some(c)) = (&m.schedule, &m.topology, &m.collective) else {
+        return Err(err(
+            "the file declares no collective on a topology".into(),
+            "nothing to emit",
+            "declare a topology, a collective and a schedule".into(),
+        ));
+    };
+    let fabric = Fabric::new(topo);
+    let built = match &s.family {
+        Family::Canary(cp) => build_canary(m, o, cp, &fabric),
+        Family::StaticTrees { trees, roots } => build_trees(m, *trees, roots, &fabric)?,
+        f => return Err(not_emitted(f)),
+    };
+    let mut files = vec![
+        (format!("{}.p4", built.stem), built.source.into_bytes()),
+        (
+            format!("{}.p4info.txtpb", built.stem),
+            built.schema.p4info().into_bytes(),
+        ),
+    ];
+    let mut wiring =
+        String::from("# switch port node (each switch's last port is its clock port)\n");
+    for (sw, es) in fabric.switches.iter().zip(&built.entries) {
+        for (k, &to) in sw.ports.iter().enumerate() {
+            wiring.push_str(&format!("{} {k} {}\n", sw.name, fabric.names[to]));
+        }
+        wiring.push_str(&format!("{} {} clock\n", sw.name, sw.ports.len()));
+        let stem = file_name(&sw.name);
+        files.push((
+            format!("switches/{stem}.cli.txt"),
+            entries::cli(&built.schema, es).into_bytes(),
+        ));
+        files.push((
+            format!("switches/{stem}.p4runtime.txtpb"),
+            entries::p4runtime(&built.schema, es).into_bytes(),
+        ));
+    }
+    files.push(("wiring.txt".into(), wiring.into_bytes()));
+    let plan = project::plan(m, &fabric, built.lanes, built.retransmit_us).map_err(|e| {
+        err(
+            e,
+            "the host program cannot be planned",
+            "link every participant to a switch".into(),
+        )
+    })?;
+    files.extend(project::files(plan));
+    let hosts: Vec<String> = c
+        .ranks
+        .iter()
+        .map(|&r| format!("{} {}", fabric.names[r], r))
+        .collect();
+    files.push((
+        "hosts.txt".into(),
+        format!("# rank order: host node-address\n{}\n", hosts.join("\n")).into_bytes(),
+    ));
+    let readme = format!(
+        "{MARK}\n\n`{}` for topology `{}` ({} switches), v1model, limits of `{}`.\n\n\
+- `{stem}.p4`: the switch program (P4_16, v1model); compile with\n  `p4c --target bmv2 --arch v1model -o build {stem}.p4`.\n\
+- `{stem}.p4info.txtpb`: its P4Info; the program fixes every id with `@id`, so p4c's P4Info lists the same ids.\n\
+- `switches/NAME.cli.txt`: a switch's table entries, multicast groups and clone session for `simple_switch_CLI` (load into a fresh switch: multicast node handles count from 0).\n\
+- `switches/NAME.p4runtime.txtpb`: the same state as a P4Runtime `WriteRequest` (protobuf text).\n\
+- `wiring.txt`: which node each switch port leads to; `hosts.txt`: the ranks' hosts and addresses.\n\
+- `host/`: the hosts' program (a Cargo project; `cargo build --release` in it): `--rank R --iface IF` on a host wired to a switch, `--check` to compare with a host-side reduction, `--bench N`; `clock --iface IF,...` sends the switches' clock packets.\n\n{}",
+        s.family.name(),
+        topo.name,
+        fabric.switches.len(),
+        o.limits.name,
+        built.about,
+        stem = built.stem,
+    );
+    files.push(("README.md".into(), readme.into_bytes()));
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+fn not_emitted(f: &Family) -> P4Error {
+    err(
+        format!("the P4 target does not emit `{}` schedules", f.name()),
+        "no P4 program for this family",
+        "use `schedule canary { ... }` or `schedule static_trees { ... }` for the P4 target".into(),
+    )
+}
+
+/// A node name as a file name: `leaf[0]` is `leaf_0` (brackets and other punctuation become
+/// `_`, trailing ones go).
+pub fn file_name(node: &str) -> String {
+    let s: String = node
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let mut t = String::new();
+    for c in s.chars() {
+        if !(c == '_' && t.ends_with('_')) {
+            t.push(c);
+        }
+    }
+    t.trim_end_matches('_').to_string()
+}
+
+/// The first line of the README, by which an existing output directory is recognised.
+pub const MARK: &str = "# collc P4 target";

@@ -1,0 +1,332 @@
+//! The `p4` target: `collc build FILE --target p4 -o DIR` for Canary and static trees.
+//!
+//! - Every emitted file of the four-host example is a snapshot; every Canary example builds and
+//!   its P4Runtime requests check against its P4Info (the target's validator, run here again on
+//!   the files as written).
+//! - The host program is built with cargo and run, one process per rank with `--check`, against
+//!   collc's own execution of the switch program over UDP ([`collc::backend::p4::emulate`]):
+//!   plain, with a lost packet (the retransmission path), with a one-descriptor table (every
+//!   block collides: tree restoration), and on static trees.
+//! - Limits are E0050.
+
+mod cli_support;
+
+use cli_support::{collc, fixture};
+use collc::backend::p4::{self, P4Options, emulate, textproto};
+use collc::diag::{SourceMap, render as diag_render};
+use collc::sema::{Options, check, model::Model};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::time::{Duration, Instant};
+
+const EXAMPLE: &str = "examples/canary_p4.coll";
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn load(text: &str, params: &[(&str, &str)]) -> Model {
+    let mut sources = SourceMap::new();
+    let id = sources.add("fixture.coll".to_string(), text.to_string());
+    let opts = Options {
+        params: params
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
+        ..Options::default()
+    };
+    let c = check(&mut sources, id, &opts);
+    assert!(
+        c.diagnostics.is_empty(),
+        "{}",
+        diag_render::to_text(&c.diagnostics, &sources)
+    );
+    c.model.expect("a model")
+}
+
+/// `collc build FILE --target p4 -o DIR` with `args`; the directory.
+fn build(tag: &str, text: &str, args: &[&str]) -> PathBuf {
+    let (dir, file) = fixture(tag, text);
+    let out = dir.join("p4");
+    let mut a = vec!["build", file.as_str(), "--target", "p4", "-o"];
+    let o = out.to_string_lossy().into_owned();
+    a.push(&o);
+    a.extend_from_slice(args);
+    let (code, _, err) = collc(&a);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+fn files(dir: &Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                if p.file_name().is_some_and(|n| n != "target") {
+                    stack.push(p);
+                }
+            } else {
+                let rel = p
+                    .strip_prefix(dir)
+                    .expect("inside")
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read_to_string(&p).expect("text")));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_file_of_the_four_host_example_is_a_snapshot() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
+    let dir = build("p4-snap", &text, &[]);
+    for (path, body) in files(&dir) {
+        if path.starts_with("host/src/") {
+            continue; // fixed text, the same for every schedule (src/backend/p4/host)
+        }
+        insta::assert_snapshot!(format!("canary_p4__{}", path.replace('/', "__")), body);
+    }
+    let trees = on_trees(&text);
+    let dir = build("p4-snap-trees", &trees, &[]);
+    for (path, body) in files(&dir) {
+        if path.starts_with("host/src/") {
+            continue;
+        }
+        insta::assert_snapshot!(format!("trees_p4__{}", path.replace('/', "__")), body);
+    }
+}
+
+#[test]
+fn the_canary_examples_build_and_their_requests_check_against_the_p4info() {
+    for ex in [
+        "examples/canary_small.coll",
+        "examples/canary_fig7.coll",
+        EXAMPLE,
+    ] {
+        let text = std::fs::read_to_string(root().join(ex)).expect("example");
+        let tag = format!("p4-ex-{}", ex.len());
+        let dir = build(&tag, &text, &[]);
+        let all = files(&dir);
+        let info_text = &all
+            .iter()
+            .find(|(p, _)| p.ends_with(".p4info.txtpb"))
+            .expect("a P4Info")
+            .1;
+        let info = textproto::info(info_text).expect("P4Info parses");
+        let mut updates = 0;
+        for (p, body) in &all {
+            if p.ends_with(".p4runtime.txtpb") {
+                updates +=
+                    textproto::check(&info, body).unwrap_or_else(|e| panic!("{ex} {p}: {e}"));
+            }
+        }
+        assert!(updates > 0, "{ex}: no updates");
+        assert!(all.iter().any(|(p, _)| p == "host/Cargo.toml"), "{ex}");
+    }
+}
+
+#[test]
+fn limits_are_e0050() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
+    let tofino = text
+        .replace("limits: bmv2;", "limits: tofino;")
+        .replace("elements_per_packet: 32;", "elements_per_packet: 64;");
+    let (dir, file) = fixture("p4-limits", &tofino);
+    let out = dir.join("p4");
+    let (code, _, err) = collc(&[
+        "build",
+        &file,
+        "--target",
+        "p4",
+        "-o",
+        &out.to_string_lossy(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("error[E0050]"), "{err}");
+    assert!(
+        err.contains("64 elements per packet, but a tofino switch aggregates at most 32"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing written");
+    let i64s = text.replace("dtype: i32;", "dtype: i64;");
+    let (_, file) = fixture("p4-limits-i64", &i64s);
+    let (code, _, err) = collc(&[
+        "build",
+        &file,
+        "--target",
+        "p4",
+        "-o",
+        &out.to_string_lossy(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("i64 elements do not travel as the 32-bit integers"),
+        "{err}"
+    );
+}
+
+/// Builds the host program of `dir` (one shared target directory) and returns its binary.
+fn host_binary(dir: &Path) -> PathBuf {
+    let target = root().join("target").join("p4-host");
+    let out = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet"])
+        .current_dir(dir.join("host"))
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "the host program builds: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    target.join("release").join(p4::project::PACKAGE)
+}
+
+/// `text` with its Canary schedule replaced by two static trees.
+fn on_trees(text: &str) -> String {
+    let from = text.find("\nschedule canary").expect("schedule");
+    let to = text.find("\ntarget p4 {").expect("target");
+    text.replace(&text[from..to], "\nschedule static_trees { trees: 2; }\n")
+}
+
+static PORTS: AtomicU16 = AtomicU16::new(0);
+
+/// Runs the ranks of `text` (with `params`) against the emulated switches; rank r gets
+/// `extra(r)`. Returns the switches' counts and every rank's output.
+fn run_udp(
+    tag: &str,
+    text: &str,
+    params: &[(&str, &str)],
+    extra: impl Fn(u32) -> Vec<String>,
+) -> (emulate::Counts, Vec<String>) {
+    let args: Vec<String> = params
+        .iter()
+        .flat_map(|(a, b)| ["--param".to_string(), format!("{a}={b}")])
+        .collect();
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let dir = build(tag, text, &argv);
+    let bin = host_binary(&dir);
+    let m = load(text, params);
+    let (fabric, program, lanes) = p4::emulation(&m, &P4Options::default()).expect("emulation");
+    let ranks = m.collective.as_ref().expect("collective").ranks.len() as u32;
+    let base = 20_000
+        + (std::process::id() % 400) as u16 * 100
+        + PORTS.fetch_add(20, Ordering::Relaxed) % 100;
+    let emu = emulate::start(fabric, program, lanes, base).expect("switches start");
+    let kids: Vec<_> = (0..ranks)
+        .map(|r| {
+            Command::new(&bin)
+                .args([
+                    "--rank",
+                    &r.to_string(),
+                    "--udp",
+                    &base.to_string(),
+                    "--check",
+                    "--deadline",
+                    "30",
+                ])
+                .args(extra(r))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("host starts")
+        })
+        .collect();
+    let start = Instant::now();
+    let mut outs = Vec::new();
+    for k in kids {
+        let o = k.wait_with_output().expect("host ends");
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{tag}: {text}");
+        outs.push(text);
+    }
+    assert!(start.elapsed() < Duration::from_secs(60));
+    (emu.stop().expect("switches ran"), outs)
+}
+
+fn passed(outs: &[String]) {
+    for (r, o) in outs.iter().enumerate() {
+        assert!(
+            o.contains(&format!("rank {r}: check passed: 1024 elements")),
+            "{o}"
+        );
+    }
+}
+
+#[test]
+fn the_host_program_completes_an_allreduce_on_the_emulated_switches() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
+    let (counts, outs) = run_udp("p4-udp", &text, &[], |_| Vec::new());
+    passed(&outs);
+    assert!(
+        counts.rules.get("broadcast").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
+    assert!(
+        counts.rules.get("allocate").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn a_lost_packet_is_recovered_by_retransmission() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE))
+        .expect("example")
+        .replace("retransmit: 300 ms;", "retransmit: 100 ms;");
+    // Rank 1 loses its packet of blocks 0 and 2 (led by ranks 0 and 2).
+    let (_, outs) = run_udp("p4-udp-drop", &text, &[], |r| {
+        if r == 1 {
+            vec!["--drop".into(), "0,2".into()]
+        } else {
+            Vec::new()
+        }
+    });
+    passed(&outs);
+    let count = |o: &String, what: &str| -> u64 {
+        o.split(what)
+            .next()
+            .and_then(|x| x.rsplit(' ').next())
+            .and_then(|x| x.parse().ok())
+            .unwrap_or(0)
+    };
+    assert!(count(&outs[1], " requests") >= 2, "{}", outs[1]);
+    let failed: u64 = outs.iter().map(|o| count(o, " failed generations")).sum();
+    assert!(
+        failed >= 2,
+        "the leaders failed the blocks' first generation: {outs:?}"
+    );
+}
+
+#[test]
+fn a_one_descriptor_table_collides_and_restores() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
+    let (counts, outs) = run_udp("p4-udp-collide", &text, &[("table", "1")], |_| Vec::new());
+    passed(&outs);
+    assert!(
+        counts.rules.get("collision").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
+    assert!(
+        counts.rules.get("restore").copied().unwrap_or(0) > 0,
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn static_trees_complete_an_allreduce_on_the_emulated_switches() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
+    let trees = on_trees(&text);
+    let (counts, outs) = run_udp("p4-udp-trees", &trees, &[], |_| Vec::new());
+    passed(&outs);
+    assert!(counts.packets > 0);
+}
