@@ -32,6 +32,12 @@ fn write_files(root: &Path, files: &Files) -> io::Result<()> {
             std::fs::create_dir_all(d)?;
         }
         std::fs::write(&p, bytes)?;
+        // Scripts (a `#!` first line) are executable.
+        #[cfg(unix)]
+        if bytes.starts_with(b"#!") {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+        }
     }
     Ok(())
 }

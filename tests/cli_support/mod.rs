@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 /// Writes `text` to `NAME.coll` in a fresh temporary directory named after `tag`; the
 /// directory (to remove afterwards) and the file's path as text.
+#[allow(dead_code)] // not every test that shares this module writes fixtures
 pub fn fixture(tag: &str, text: &str) -> (PathBuf, String) {
     let dir = std::env::temp_dir().join(format!("collc-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

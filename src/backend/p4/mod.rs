@@ -7,6 +7,7 @@
 //!   (`@id`), and the P4Info that lists them.
 //! - [`project`]: the host program, a Cargo project in `host/` (its sources are in `host/`).
 //! - [`emulate`]: collc's own execution of the switches over UDP, for the host program.
+//! - [`run`]: `run.sh`, which runs it all on BMv2 in network namespaces.
 //! - [`fabric`]: addresses, ports, routes and the sharded multicast groups of the topology.
 //! - [`entries`]: each switch's control-plane state as `simple_switch_CLI` commands and as a
 //!   P4Runtime `WriteRequest`.
@@ -21,6 +22,7 @@ pub mod emulate;
 pub mod entries;
 pub mod fabric;
 pub mod project;
+pub mod run;
 pub mod schema;
 pub mod textproto;
 pub mod trees;
@@ -547,6 +549,19 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
         )
     })?;
     files.extend(project::files(plan));
+    let clock_us = matches!(s.family, Family::Canary(_)).then_some(o.clock_period_us);
+    files.push((
+        "run.sh".into(),
+        run::script(
+            &fabric,
+            &run::Run {
+                stem: built.stem,
+                ranks: &c.ranks,
+                clock_us,
+            },
+        )
+        .into_bytes(),
+    ));
     let hosts: Vec<String> = c
         .ranks
         .iter()
@@ -563,6 +578,7 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
 - `switches/NAME.cli.txt`: a switch's table entries, multicast groups and clone session for `simple_switch_CLI` (load into a fresh switch: multicast node handles count from 0).\n\
 - `switches/NAME.p4runtime.txtpb`: the same state as a P4Runtime `WriteRequest` (protobuf text).\n\
 - `wiring.txt`: which node each switch port leads to; `hosts.txt`: the ranks' hosts and addresses.\n\
+- `run.sh`: runs it on BMv2 (as root): compiles the program, builds the host program, wires one network namespace per host to one `simple_switch` per switch, loads the entries, starts the clock packets and every rank with `--check`.\n\
 - `host/`: the hosts' program (a Cargo project; `cargo build --release` in it): `--rank R --iface IF` on a host wired to a switch, `--check` to compare with a host-side reduction, `--bench N`; `clock --iface IF,...` sends the switches' clock packets.\n\n{}",
         s.family.name(),
         topo.name,

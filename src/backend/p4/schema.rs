@@ -128,7 +128,9 @@ impl Schema {
     /// The P4Info of the program, as protobuf text (p4.config.v1.P4Info), in the layout p4c's
     /// `--p4runtime-files` writes: tables, then actions, then registers.
     pub fn p4info(&self) -> String {
-        let mut s = String::from("pkg_info {\n  arch: \"v1model\"\n}\n");
+        let mut s = String::from(
+            "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\npkg_info {\n  arch: \"v1model\"\n}\n",
+        );
         for t in &self.tables {
             s.push_str("tables {\n");
             preamble(&mut s, t.id, &self.qualified(&t.name), &t.name);

@@ -77,7 +77,8 @@ impl<'p> Rank<'p> {
             .map_err(|e| format!("send: {e}"))
     }
 
-    fn contribution(&self, b: u32, g: u32, fallen: bool) -> Packet {
+    /// The packet carrying this rank's contribution to generation `g` of block `b`.
+    pub fn contribution(&self, b: u32, g: u32, fallen: bool) -> Packet {
         let p = self.plan;
         Packet {
             h: Header {

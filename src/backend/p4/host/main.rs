@@ -3,11 +3,13 @@
 //!     HOST --rank R (--iface IF | --udp BASE) [--check] [--bench N] [--drop B,...]
 //!          [--window W] [--deadline SECONDS]
 //!     HOST clock --iface IF,... [--period MICROSECONDS] [--count N]
+//!     HOST frame --rank R
 //!
 //! A rank sends its deterministic input (`--check` recomputes every rank's to compare the
 //! result with a host-side reduction), over raw Ethernet on interface IF or over UDP on the
 //! loopback. `clock` sends Canary clock packets into switches' clock ports, which fire their
-//! timeouts (v1model switches have no timers).
+//! timeouts (v1model switches have no timers). `frame` prints, in hex, the first frame rank R
+//! sends (for checking the layout with other tools).
 
 mod canary;
 mod frame;
@@ -31,6 +33,7 @@ struct Args {
     window: usize,
     deadline: Duration,
     clock: bool,
+    frame: bool,
     period: Duration,
     count: Option<u64>,
 }
@@ -46,6 +49,7 @@ fn args() -> Result<Args, String> {
         window: 64,
         deadline: Duration::from_secs(60),
         clock: false,
+        frame: false,
         period: Duration::from_micros(1000),
         count: None,
     };
@@ -54,6 +58,7 @@ fn args() -> Result<Args, String> {
         let mut val = |name: &str| it.next().ok_or(format!("`{name}` needs a value"));
         match x.as_str() {
             "clock" => a.clock = true,
+            "frame" => a.frame = true,
             "--rank" => a.rank = val("--rank")?.parse().map_err(|_| "bad --rank")?,
             "--iface" => a.iface = val("--iface")?.split(',').map(String::from).collect(),
             "--udp" => a.udp = Some(val("--udp")?.parse().map_err(|_| "bad --udp")?),
@@ -86,7 +91,7 @@ fn args() -> Result<Args, String> {
     Ok(a)
 }
 
-const HELP: &str = "usage: HOST --rank R (--iface IF | --udp BASE) [--check] [--bench N] [--drop B,...] [--window W] [--deadline S]\n       HOST clock --iface IF,... [--period US] [--count N]";
+const HELP: &str = "usage: HOST --rank R (--iface IF | --udp BASE) [--check] [--bench N] [--drop B,...] [--window W] [--deadline S]\n       HOST clock --iface IF,... [--period US] [--count N]\n       HOST frame --rank R";
 
 /// A fixed mix of two numbers (splitmix64).
 fn mix(a: u64, b: u64) -> u64 {
@@ -210,6 +215,21 @@ fn run(a: &Args) -> Result<(), String> {
     }
     if a.rank >= p.ranks() {
         return Err(format!("rank {} of {}", a.rank, p.ranks()));
+    }
+    if a.frame {
+        let data = input(&p, a.rank);
+        let b = (0..p.blocks())
+            .find(|&b| p.family == Family::Trees || p.leader(b) != a.rank)
+            .ok_or("this rank leads every block")?;
+        let pkt = match p.family {
+            Family::Canary => canary::Rank::new(&p, a.rank, data).contribution(b, 0, false),
+            Family::Trees => trees::packet(&p, b, &data),
+        };
+        let mut src = [0x02, 0, 0, 0, 0, 0];
+        src[2..].copy_from_slice(&p.hosts[a.rank as usize].0.to_be_bytes());
+        let hex: String = pkt.encode(src).iter().map(|x| format!("{x:02x}")).collect();
+        println!("block {b}\n{hex}");
+        return Ok(());
     }
     let (node, attach) = p.hosts[a.rank as usize];
     let mut l = link(a, &p, node, attach)?;

@@ -10,6 +10,24 @@ use crate::net::Link;
 use crate::plan::Plan;
 use std::time::{Duration, Instant};
 
+/// The packet carrying a rank's `input` for block `b`, on tree `b mod trees`.
+pub fn packet(plan: &Plan, b: u32, input: &[Vec<u32>]) -> Packet {
+    Packet {
+        h: Header {
+            dst: 0,
+            id: plan.id(b, 0),
+            counter: 1,
+            hosts: plan.ranks() as u16,
+            children: 0,
+            sw: (b % plan.trees.max(1)) as u16,
+            bypass: false,
+            multicast: false,
+            kind: DATA,
+        },
+        data: input[b as usize].clone(),
+    }
+}
+
 pub fn run(
     plan: &Plan,
     rank: u32,
@@ -31,20 +49,7 @@ pub fn run(
         while next < blocks
             && (next < plan.window || results[(next - plan.window) as usize].is_some())
         {
-            let pkt = Packet {
-                h: Header {
-                    dst: 0,
-                    id: plan.id(next, 0),
-                    counter: 1,
-                    hosts: plan.ranks() as u16,
-                    children: 0,
-                    sw: (next % plan.trees.max(1)) as u16,
-                    bypass: false,
-                    multicast: false,
-                    kind: DATA,
-                },
-                data: input[next as usize].clone(),
-            };
+            let pkt = packet(plan, next, input);
             link.send(&pkt.encode(src))
                 .map_err(|e| format!("send: {e}"))?;
             stats.sent += 1;
