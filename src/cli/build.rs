@@ -19,7 +19,8 @@ pub(super) struct BuildArgs {
     #[arg(long, value_enum, conflicts_with = "target")]
     emit: Option<Emit>,
     /// Build this target (default: the one the file's `target` block names): `msccl` (MSCCL
-    /// XML), `mpi` (a Cargo project, `-o DIR`), `goal` (GOAL text for LogGOPSim).
+    /// XML), `mpi` (a Cargo project, `-o DIR`), `p4` (switch program, entries and host
+    /// program, `-o DIR`), `goal` (GOAL text for LogGOPSim).
     #[arg(long, value_parser = targets::parse_kind, value_name = "TARGET")]
     target: Option<TargetKind>,
     /// Write to this file instead of standard output.

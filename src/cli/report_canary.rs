@@ -1,8 +1,8 @@
 //! The report section "canary": the parameters `schedule canary` resolved to and the closed
 //! forms that follow from them on the file's network ([`crate::cost::canary`]): descriptor
 //! memory per switch, multicast entries, bytes per packet and the goodput ceiling, each with
-//! the parameters that made it. It needs no lowering, so it appears while building a Canary
-//! schedule is still E0039.
+//! the parameters that made it, the fixed-point error bound, and what the P4 target's clock
+//! packets and multicast groups cost. It needs no lowering (Canary is not lowered into the IR).
 
 use super::report::Section;
 use crate::cost::canary::{Network, figures, network};
@@ -11,6 +11,7 @@ use crate::sema::model::{AutoOr, CanaryParams, CanaryRoots, Family, Model};
 use crate::sema::units::{Dim, Quantity, fmt_rational};
 use num_bigint::BigInt;
 use num_rational::BigRational;
+use num_traits::ToPrimitive;
 
 fn time(v: &BigRational) -> String {
     if v == &BigRational::from_integer(0.into()) {
@@ -59,6 +60,11 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     }
     lines.extend(closed_forms(p, &net, &topo.name));
     lines.extend(exploration(m, s.span)?);
+    if let Some(f) = p.fixed_point {
+        lines.push(fixed_point(f, c.ranks.len()));
+    }
+    let o = crate::target::Options::from_model(m, crate::sema::model::TargetKind::P4);
+    lines.extend(crate::backend::p4::report(m, &crate::target::p4::options(&o)));
     lines.push(
         "`collc build --target p4 -o DIR` emits the switch program, its entries and the host program; `collc sim` runs it at packet level"
             .into(),
@@ -148,6 +154,25 @@ fn exploration_of(
         ),
         format!("rules run: {}", rules.join(", ")),
     ])
+}
+
+/// The error bound of float data carried as 32-bit fixed point with `f` fractional bits,
+/// summed over `hosts` hosts (Section 6): each host rounds each element to the nearest multiple
+/// of 2^-f, so a sum is within hosts x 2^-(f+1) of the exact sum of the inputs, and sums must
+/// stay below 2^(31-f) in magnitude.
+fn fixed_point(f: u32, hosts: usize) -> String {
+    let one = BigRational::from_integer(1.into());
+    let step = one / BigRational::from_integer(BigInt::from(2u64) << f);
+    let bound = &step * BigRational::from_integer(hosts.into());
+    format!(
+        "fixed point (Section 6): {f} fractional bits; each host rounds an element by at most 2^-{} = {:.4e}, so a sum over {hosts} hosts is within {hosts} x 2^-{} = {:.4e} of the exact sum, and sums must stay within +-2^{} = {}",
+        f + 1,
+        step.to_f64().unwrap_or(0.0),
+        f + 1,
+        bound.to_f64().unwrap_or(0.0),
+        31 - f.min(31),
+        1u64 << (31 - f.min(31))
+    )
 }
 
 fn parameters(p: &CanaryParams, dtype: &str) -> String {

@@ -21,7 +21,7 @@
 mod goal;
 mod mpi;
 pub mod msccl;
-mod p4;
+pub(crate) mod p4;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::progress::Progress;

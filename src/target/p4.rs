@@ -18,7 +18,7 @@ use crate::sema::model::{Model, ModelParam, TargetKind};
 pub(super) struct P4;
 
 /// The backend's options from the target block (or flags).
-fn options(o: &Options) -> P4Options {
+pub(crate) fn options(o: &Options) -> P4Options {
     let mut p = P4Options::default();
     if o.word("limits") == Some("tofino") {
         p.limits = TOFINO;

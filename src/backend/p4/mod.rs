@@ -130,6 +130,53 @@ impl P4Error {
     }
 }
 
+/// The report's lines about building `m`'s Canary schedule for P4 switches under `o`: whether
+/// it fits, what the clock packets that stand in for timers cost, and the multicast groups.
+pub fn report(m: &Model, o: &P4Options) -> Vec<String> {
+    let (Some(s), Some(topo)) = (&m.schedule, &m.topology) else {
+        return Vec::new();
+    };
+    let Family::Canary(cp) = &s.family else {
+        return Vec::new();
+    };
+    let fabric = Fabric::new(topo);
+    let problems = check(m, o);
+    let fits = if problems.is_empty() {
+        format!("fits the `{}` limits", o.limits.name)
+    } else {
+        format!(
+            "does not fit the `{}` limits (E0050): {}",
+            o.limits.name,
+            problems
+                .iter()
+                .map(|p| p.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    };
+    let period = o.clock_period_us.max(1);
+    let rate = 1_000_000 / period;
+    let groups = Shards {
+        shards: fabric.max_ports().div_ceil(canary::GROUP_WIDTH).max(1),
+        width: canary::GROUP_WIDTH,
+    }
+    .switch_groups(fabric.max_ports())
+    .len();
+    vec![
+        format!("P4 target (v1model): {fits}"),
+        format!(
+            "  timers as clock packets (Section 4.3): one every {period} us into each switch's clock port, {rate} packets/s of 64 B minimum frames ({} kb/s) per switch, each scanning one descriptor; a timeout fires up to {} slots x {period} us = {} us late",
+            rate * 64 * 8 / 1000,
+            cp.table_size,
+            cp.table_size.saturating_mul(period)
+        ),
+        format!(
+            "  multicast: groups of up to {} ports, {groups} on the largest switch; a children bitmap spanning several groups takes one recirculation per further group",
+            canary::GROUP_WIDTH
+        ),
+    ]
+}
+
 /// Whole microseconds of `s` seconds, rounded up, at least 1 (BMv2 counts time in
 /// microseconds).
 pub fn micros(s: &num_rational::BigRational) -> u64 {
