@@ -289,3 +289,41 @@ model m: packet {{ placement: random; }}
             .expect("canary");
     assert!(x.failure.is_none(), "{:?}", x.failure);
 }
+
+#[test]
+fn a_run_past_its_event_limit_fails_instead_of_running_on() {
+    // The exploration caps every run's events, so a livelocking protocol is a failing run with
+    // its seed; here a limit far below what the allreduce needs shows the failure it gives.
+    let m = model(&file("timeout: 1 us;", "64 KiB", ""));
+    let mut params = PacketParams::from_model(&m.models[0]).expect("a packet model");
+    let whole = run_file_with(
+        &m,
+        Span::default(),
+        &params,
+        1,
+        1,
+        false,
+        &Protocol::paper(),
+    )
+    .expect("runs")
+    .remove(0);
+    params.max_events = whole.events / 2;
+    let d = run_file_with(
+        &m,
+        Span::default(),
+        &params,
+        1,
+        1,
+        false,
+        &Protocol::paper(),
+    )
+    .expect_err("stops at the limit");
+    let w = why(&d);
+    assert!(
+        w.contains(&format!(
+            "did not finish within {} events",
+            whole.events / 2
+        )),
+        "{w}"
+    );
+}

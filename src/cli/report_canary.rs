@@ -64,7 +64,10 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
         lines.push(fixed_point(f, c.ranks.len()));
     }
     let o = crate::target::Options::from_model(m, crate::sema::model::TargetKind::P4);
-    lines.extend(crate::backend::p4::report(m, &crate::target::p4::options(&o)));
+    lines.extend(crate::backend::p4::report(
+        m,
+        &crate::target::p4::options(&o),
+    ));
     lines.push(
         "`collc build --target p4 -o DIR` emits the switch program, its entries and the host program; `collc sim` runs it at packet level"
             .into(),

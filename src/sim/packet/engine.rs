@@ -279,6 +279,16 @@ pub fn simulate(
         if sim.unroutable.is_some() {
             break;
         }
+        if params.max_events > 0 && sim.events >= params.max_events {
+            return Err(Stuck {
+                job: 0,
+                ops_left: sim.jobs.iter().map(|j| j.left).sum(),
+                why: format!(
+                    "the run did not finish within {} events (at {} ps of simulated time): packets and timers keep coming without the collective completing",
+                    params.max_events, sim.now
+                ),
+            });
+        }
     }
     sim.finish(setup)
 }

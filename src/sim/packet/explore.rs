@@ -33,6 +33,11 @@ use std::collections::BTreeMap;
 /// of the declared, or as many placed at random).
 pub const BLOCKS: u64 = 32;
 pub const HOSTS: usize = 32;
+/// Events after which an exploration run is a livelock (see [`super::PacketParams::max_events`]):
+/// the largest run of the examples' explorations, a 1,024-host fat tree with background traffic
+/// from every other host (examples/fat_tree_1024.coll), takes about 6.2 M; a livelock is
+/// stopped after some 20 s instead of running until memory runs out.
+pub const MAX_EVENTS: u64 = 50_000_000;
 
 /// One run's setting.
 #[derive(Debug, Clone, PartialEq)]
@@ -209,6 +214,7 @@ pub fn explore(
                 p.timeout = &cp.timeout * &st.timeout;
             }
             let mut pp = params.clone();
+            pp.max_events = MAX_EVENTS;
             pp.routing = st.routing;
             pp.random_placement = free;
             pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });

@@ -102,6 +102,10 @@ pub struct PacketParams {
     /// runs with its fault tolerance on (Section 3.3); set by the exploration, not by the
     /// language.
     pub failure: Option<Failure>,
+    /// Events after which a run stops and fails (0: no limit). The exploration sets it, so a
+    /// protocol that livelocks (packets and timers without end, no progress) is a failing run
+    /// with its seed instead of a run that never ends or fills memory.
+    pub max_events: u64,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
 }
@@ -126,6 +130,7 @@ impl Default for PacketParams {
             noise: 0.0,
             noise_delay: 1_000_000,
             failure: None,
+            max_events: 0,
             declared: None,
         }
     }
@@ -203,6 +208,7 @@ impl PacketParams {
             noise: q("noise").and_then(|v| v.to_f64()).unwrap_or(0.0),
             noise_delay: time("noise_delay", d.noise_delay),
             failure: None,
+            max_events: 0,
             declared: Some(m.name.clone()),
         })
     }
