@@ -48,7 +48,7 @@ fn load(text: &str, params: &[(&str, &str)]) -> Model {
 /// `collc build FILE --target p4 -o DIR` with `args`; the directory.
 fn build(tag: &str, text: &str, args: &[&str]) -> PathBuf {
     let (dir, file) = fixture(tag, text);
-    let out = dir.join("p4");
+    let out = dir.join(tag);
     let mut a = vec!["build", file.as_str(), "--target", "p4", "-o"];
     let o = out.to_string_lossy().into_owned();
     a.push(&o);
@@ -171,8 +171,12 @@ fn limits_are_e0050() {
     );
 }
 
-/// Builds the host program of `dir` (one shared target directory) and returns its binary.
+/// Builds the host program of `dir` and returns its binary, copied into `dir`: every project
+/// shares one target directory (and its package name), so builds take turns and each binary
+/// is taken away before the next build replaces it.
 fn host_binary(dir: &Path) -> PathBuf {
+    static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = BUILD.lock().unwrap_or_else(|e| e.into_inner());
     let target = root().join("target").join("p4-host");
     let out = Command::new(env!("CARGO"))
         .args(["build", "--release", "--quiet"])
@@ -185,7 +189,10 @@ fn host_binary(dir: &Path) -> PathBuf {
         "the host program builds: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    target.join("release").join(p4::project::PACKAGE)
+    let bin = dir.join("host-program");
+    let name = p4::project::package(&dir.file_name().expect("a name").to_string_lossy());
+    std::fs::copy(target.join("release").join(name), &bin).expect("copy");
+    bin
 }
 
 /// `text` with its Canary schedule replaced by two static trees.

@@ -2,6 +2,11 @@
 //! which host leads and which switch roots each block, the packet each worker sends, and the
 //! leader's state machine (Sections 3.1.3, 3.1.4 and 3.2.1).
 //!
+//! - **Broadcast** (Section 6): the source leads every block and the other ranks contribute
+//!   nothing: their header-only packets build each block's tree (the counters reach the host
+//!   count, the children bitmaps fill) and the source's data goes down it as the result. (The
+//!   paper has the source send its data to the leader; with the source as the leader that hop
+//!   is empty.)
 //! - **Blocks.** The data is cut into blocks of `elements_per_packet` elements, one packet each
 //!   per host. Block `b` has id `app << 20 | (b mod 2^20)` (Section 3.4: an application id and
 //!   a per-application sequence), its root is `roots[b mod R]` and its leader rank is `b mod H`
@@ -53,6 +58,10 @@ pub struct Plan {
     /// A reduce's root rank (Section 6: it leads every block, and what goes down the tree is
     /// a header-only release of the descriptors, not the result); None for an allreduce.
     pub reduce_root: Option<u32>,
+    /// A broadcast's root rank (Section 6): it leads every block; the others send header-only
+    /// packets that build the trees (contributing nothing), and the root's data goes down
+    /// them as the result.
+    pub broadcast_root: Option<u32>,
 }
 
 impl Plan {
@@ -84,7 +93,7 @@ impl Plan {
     }
 
     pub fn leader(&self, b: u32) -> u32 {
-        if let Some(r) = self.reduce_root {
+        if let Some(r) = self.reduce_root.or(self.broadcast_root) {
             return r;
         }
         let h = self.ranks().max(1);
@@ -103,8 +112,12 @@ impl Plan {
         }
     }
 
-    /// Rank `r`'s contribution to block `b` (a fingerprint; see [`super::switch`]).
+    /// Rank `r`'s contribution to block `b` (a fingerprint; see [`super::switch`]); in a
+    /// broadcast only the root contributes.
     pub fn value(&self, r: u32, b: u32) -> u64 {
+        if self.broadcast_root.is_some_and(|root| root != r) {
+            return 0;
+        }
         crate::sim::packet::route::mix(
             self.seed ^ u64::from(self.app),
             u64::from(b) << 32 | u64::from(r),
@@ -299,6 +312,7 @@ mod tests {
             leader,
             seed: 9,
             reduce_root: None,
+            broadcast_root: None,
         }
     }
 

@@ -52,6 +52,12 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
             net.overhead
         ));
     }
+    if c.kind == crate::sema::model::CollectiveKind::Broadcast {
+        lines.push(format!(
+            "broadcast (Section 6): the root rank leads every block; the other ranks send header-only packets ({} B) that build each block's tree, and the root's data goes down it; nothing is reduced, so no fixed point is needed",
+            net.overhead
+        ));
+    }
     if c.kind == crate::sema::model::CollectiveKind::Barrier {
         lines.push(format!(
             "barrier as a 0-byte allreduce (Section 6): one block, each host sending one header-only packet of {} B; done when every host has the block's result (every host counted); the closed forms below are those of the allreduce's data packets",
@@ -132,12 +138,14 @@ fn exploration_of(
             x.runs,
             explore::BLOCKS,
             explore::HOSTS,
-            if m.collective.as_ref().map(|c| c.kind)
-                == Some(crate::sema::model::CollectiveKind::Reduce)
-            {
-                "the root holding every block's full reduction and every other rank its release"
-            } else {
-                "every rank holding every block's full reduction"
+            match m.collective.as_ref().map(|c| c.kind) {
+                Some(crate::sema::model::CollectiveKind::Reduce) => {
+                    "the root holding every block's full reduction and every other rank its release"
+                }
+                Some(crate::sema::model::CollectiveKind::Broadcast) => {
+                    "every rank holding every block of the root's data"
+                }
+                _ => "every rank holding every block's full reduction",
             }
         ),
         format!(

@@ -33,6 +33,9 @@ pub(crate) fn options(o: &Options) -> P4Options {
         p.clock_period_us = c;
     }
     p.retransmit_us = us("retransmit");
+    if let Some(n) = o.output_name.as_deref().filter(|n| !n.is_empty()) {
+        p.package = p4::project::package(n);
+    }
     p
 }
 

@@ -102,6 +102,8 @@ pub struct P4Options {
     pub clock_period_us: u64,
     /// The hosts' retransmission timeout on this target, microseconds (None: the schedule's).
     pub retransmit_us: Option<u64>,
+    /// The host program's package name ([`project::package`]).
+    pub package: String,
 }
 
 impl Default for P4Options {
@@ -110,6 +112,7 @@ impl Default for P4Options {
             limits: BMV2,
             clock_period_us: 10,
             retransmit_us: None,
+            package: project::package("collc-p4"),
         }
     }
 }
@@ -595,13 +598,14 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
             "link every participant to a switch".into(),
         )
     })?;
-    files.extend(project::files(plan));
+    files.extend(project::files(plan, &o.package));
     let clock_us = matches!(s.family, Family::Canary(_)).then_some(o.clock_period_us);
     files.push((
         "run.sh".into(),
         run::script(
             &fabric,
             &run::Run {
+                package: &o.package,
                 stem: built.stem,
                 ranks: &c.ranks,
                 clock_us,

@@ -12,6 +12,8 @@ use std::fmt::Write;
 
 /// What the script runs.
 pub struct Run<'a> {
+    /// The host program's package (and binary) name.
+    pub package: &'a str,
     /// The program's file stem (`canary`, `static_trees`).
     pub stem: &'a str,
     /// Ranks' host nodes.
@@ -22,7 +24,7 @@ pub struct Run<'a> {
 
 /// The script for `f`.
 pub fn script(f: &Fabric, r: &Run) -> String {
-    let stem = r.stem;
+    let (stem, package) = (r.stem, r.package);
     let mut o = String::new();
     let _ = write!(
         o,
@@ -64,7 +66,7 @@ p4c --target bmv2 --arch v1model -o build {stem}.p4
 (cd host && cargo build --release --quiet)
 TARGET=${{CARGO_TARGET_DIR:-target}}
 [[ "$TARGET" = /* ]] || TARGET="$(pwd)/host/$TARGET"
-BIN=$TARGET/release/collc-p4-host
+BIN=$TARGET/release/{package}
 ip netns add "$SW"
 ip -n "$SW" link set lo up
 "#

@@ -260,10 +260,14 @@ impl Elab<'_> {
                 Some(s)
             }
         };
-        // A barrier carries no data, so no fixed-point conversion.
+        // A barrier carries no data and a broadcast reduces none, so no fixed-point conversion.
         let float = coll.is_some_and(|c| {
             !matches!(c.dtype, Dtype::I32 | Dtype::I64)
-                && c.kind != crate::sema::model::CollectiveKind::Barrier
+                && !matches!(
+                    c.kind,
+                    crate::sema::model::CollectiveKind::Barrier
+                        | crate::sema::model::CollectiveKind::Broadcast
+                )
         });
         let fixed_point = match (p.get("fixed_point"), coll) {
             (Some(x), Some(c)) if !float => {

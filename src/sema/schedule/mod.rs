@@ -70,7 +70,7 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
             kind,
             Allreduce | Allgather | ReduceScatter | Broadcast | Reduce
         ),
-        Family::Canary(_) => matches!(kind, Allreduce | Barrier | Reduce),
+        Family::Canary(_) => matches!(kind, Allreduce | Barrier | Reduce | Broadcast),
         Family::StaticTrees { .. } => matches!(kind, Allreduce | Reduce | Broadcast),
         Family::Auto => true,
     }

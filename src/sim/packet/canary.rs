@@ -181,11 +181,13 @@ impl Sim<'_> {
             }
             let first = self.canary[c as usize].sends[r as usize][0];
             let job = &self.cjobs[c as usize];
-            let (src, dst, payload) = (
-                job.plan.hosts[r as usize],
-                job.plan.root(first),
-                job.payload,
-            );
+            // A broadcast's contributions are header-only: the trees carry only the root's data.
+            let up = if job.plan.broadcast_root.is_some() {
+                0
+            } else {
+                job.payload
+            };
+            let (src, dst, payload) = (job.plan.hosts[r as usize], job.plan.root(first), up);
             let m = self.new_msg(src, dst, u64::from(n) * payload, CANARY | c, r, true);
             self.msgs[m as usize].npk = n;
             self.canary_streams += 1;
@@ -239,12 +241,12 @@ impl Sim<'_> {
             return;
         };
         let c = Plan::app_of(h.id);
-        // A reduce sends nothing down the tree but header-only releases (Section 6).
-        let release = h.multicast
-            && self
-                .cjobs
-                .get(c as usize)
-                .is_some_and(|j| j.plan.reduce_root.is_some());
+        // A reduce sends nothing down the tree but header-only releases, a broadcast nothing
+        // up it but header-only packets (Section 6).
+        let release = self.cjobs.get(c as usize).is_some_and(|j| {
+            (h.multicast && j.plan.reduce_root.is_some())
+                || (!h.multicast && j.plan.broadcast_root.is_some())
+        });
         let wire = if release {
             self.params.header
         } else {

@@ -129,6 +129,11 @@ pub fn canary_job<'p>(
             } else {
                 None
             },
+            broadcast_root: if c.kind == crate::sema::model::CollectiveKind::Broadcast {
+                Some(c.root.unwrap_or(0) as u32)
+            } else {
+                None
+            },
         },
         protocol,
         timeout: ps_of(&cp.timeout),

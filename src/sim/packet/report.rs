@@ -440,10 +440,12 @@ pub fn render(
             out,
             "canary switch rules run (first run): {}; postcondition checked: {}, no descriptor left",
             hits.join(", "),
-            if kind == CollectiveKind::Reduce {
-                "the root has every block's full reduction, every other rank its release"
-            } else {
-                "every rank has every block's full reduction"
+            match kind {
+                CollectiveKind::Reduce => {
+                    "the root has every block's full reduction, every other rank its release"
+                }
+                CollectiveKind::Broadcast => "every rank has every block of the root's data",
+                _ => "every rank has every block's full reduction",
             }
         );
     }
