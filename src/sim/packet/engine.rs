@@ -394,7 +394,9 @@ impl Sim<'_> {
     /// Wire bytes of packet `i` of message `m`.
     fn msg_wire(&self, m: &Msg, i: u64) -> u64 {
         if is_canary(m.owner) {
-            self.canary_wire(m.owner & !CANARY)
+            // A Canary stream's packets are alike: its payload per packet (none for a
+            // broadcast's header-only contributions) and the header.
+            m.bytes / u64::from(m.npk.max(1)) + self.params.header
         } else {
             self.params.wire(m.bytes, i)
         }
