@@ -6,7 +6,7 @@
 //! - The host program is built with cargo and run, one process per rank with `--check`, against
 //!   collc's own execution of the switch program over UDP ([`collc::backend::p4::emulate`]):
 //!   plain, with a lost packet (the retransmission path), with a one-descriptor table (every
-//!   block collides: tree restoration), and on static trees.
+//!   block collides: tree restoration), with f32 data as fixed point, and on static trees.
 //! - Limits are E0050.
 
 mod cli_support;
@@ -376,5 +376,18 @@ fn p4runtime_and_scapy_read_the_output_back() {
             String::from_utf8_lossy(&py.stdout).starts_with("ok: "),
             "{tag}"
         );
+    }
+}
+
+#[test]
+fn float_data_travels_as_fixed_point_within_the_reported_bound() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE))
+        .expect("example")
+        .replace("dtype: i32;", "dtype: f32;")
+        .replace("retries: 3;", "retries: 3;\n    fixed_point: 16;");
+    let (_, outs) = run_udp("p4-udp-float", &text, &[], |_| Vec::new());
+    passed(&outs);
+    for o in &outs {
+        assert!(o.contains("largest fixed-point error"), "{o}");
     }
 }
