@@ -36,6 +36,12 @@ fn run(src: &str, protocol: &Protocol, runs: u64) -> Result<Vec<PacketRun>, Vec<
     run_file_with(&m, Span::default(), &params, 1, runs, false, protocol)
 }
 
+/// One run of `m` (seed 1) under `params` with the paper's protocol.
+fn once(m: &Model, params: &PacketParams) -> Result<PacketRun, Vec<Diagnostic>> {
+    run_file_with(m, Span::default(), params, 1, 1, false, &Protocol::paper())
+        .map(|mut v| v.remove(0))
+}
+
 fn hits(r: &PacketRun, rule: &str) -> u64 {
     r.rules
         .iter()
@@ -197,32 +203,12 @@ fn a_spine_failing_mid_run_loses_packets_and_every_block_still_completes() {
         .and_then(|t| t.nodes.iter().position(|n| n.name == "spine[0]"))
         .expect("spine[0]") as u32;
     let mut params = PacketParams::from_model(&m.models[0]).expect("a packet model");
-    let quiet = run_file_with(
-        &m,
-        Span::default(),
-        &params,
-        1,
-        1,
-        false,
-        &Protocol::paper(),
-    )
-    .expect("runs")
-    .remove(0);
+    let quiet = once(&m, &params).expect("runs");
     params.failure = Some(collc::sim::packet::Failure {
         at: 2_000_000,
         among: vec![spine],
     });
-    let failed = run_file_with(
-        &m,
-        Span::default(),
-        &params,
-        1,
-        1,
-        false,
-        &Protocol::paper(),
-    )
-    .unwrap_or_else(|d| panic!("{}", why(&d)))
-    .remove(0);
+    let failed = once(&m, &params).unwrap_or_else(|d| panic!("{}", why(&d)));
     assert_eq!(quiet.drops, 0);
     assert!(failed.drops > 0, "packets through spine[0] are lost");
     assert!(
@@ -296,28 +282,9 @@ fn a_run_past_its_event_limit_fails_instead_of_running_on() {
     // its seed; here a limit far below what the allreduce needs shows the failure it gives.
     let m = model(&file("timeout: 1 us;", "64 KiB", ""));
     let mut params = PacketParams::from_model(&m.models[0]).expect("a packet model");
-    let whole = run_file_with(
-        &m,
-        Span::default(),
-        &params,
-        1,
-        1,
-        false,
-        &Protocol::paper(),
-    )
-    .expect("runs")
-    .remove(0);
+    let whole = once(&m, &params).expect("runs");
     params.max_events = whole.events / 2;
-    let d = run_file_with(
-        &m,
-        Span::default(),
-        &params,
-        1,
-        1,
-        false,
-        &Protocol::paper(),
-    )
-    .expect_err("stops at the limit");
+    let d = once(&m, &params).expect_err("stops at the limit");
     let w = why(&d);
     assert!(
         w.contains(&format!(

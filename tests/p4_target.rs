@@ -261,6 +261,14 @@ fn run_udp(
     (emu.stop().expect("switches ran"), outs)
 }
 
+/// Asserts that the switches ran `rule`.
+fn fired(counts: &emulate::Counts, rule: &str) {
+    assert!(
+        counts.rules.get(rule).copied().unwrap_or(0) > 0,
+        "`{rule}` never ran: {counts:?}"
+    );
+}
+
 fn passed(outs: &[String]) {
     for (r, o) in outs.iter().enumerate() {
         assert!(
@@ -275,14 +283,8 @@ fn the_host_program_completes_an_allreduce_on_the_emulated_switches() {
     let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
     let (counts, outs) = run_udp("p4-udp", &text, &[], |_| Vec::new());
     passed(&outs);
-    assert!(
-        counts.rules.get("broadcast").copied().unwrap_or(0) > 0,
-        "{counts:?}"
-    );
-    assert!(
-        counts.rules.get("allocate").copied().unwrap_or(0) > 0,
-        "{counts:?}"
-    );
+    fired(&counts, "broadcast");
+    fired(&counts, "allocate");
 }
 
 #[test]
@@ -319,14 +321,8 @@ fn a_one_descriptor_table_collides_and_restores() {
     let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
     let (counts, outs) = run_udp("p4-udp-collide", &text, &[("table", "1")], |_| Vec::new());
     passed(&outs);
-    assert!(
-        counts.rules.get("collision").copied().unwrap_or(0) > 0,
-        "{counts:?}"
-    );
-    assert!(
-        counts.rules.get("restore").copied().unwrap_or(0) > 0,
-        "{counts:?}"
-    );
+    fired(&counts, "collision");
+    fired(&counts, "restore");
 }
 
 #[test]

@@ -675,3 +675,69 @@ pub fn file_name(node: &str) -> String {
 
 /// The first line of the README, by which an existing output directory is recognised.
 pub const MARK: &str = "# collc P4 target";
+
+/// The host program's plan, compiled here too so a test can hold it to the simulator's.
+#[cfg(test)]
+#[path = "host/plan.rs"]
+#[allow(dead_code)]
+mod host_plan;
+
+#[cfg(test)]
+mod tests {
+    use super::host_plan;
+    use crate::canary::host::Plan;
+    use crate::sema::model::LeaderPolicy;
+
+    #[test]
+    fn the_host_program_cuts_leads_and_roots_blocks_as_the_simulator_does() {
+        for (policy, word) in [
+            (LeaderPolicy::RoundRobin, "round_robin"),
+            (LeaderPolicy::First, "first"),
+            (LeaderPolicy::Hash, "hash"),
+        ] {
+            for leader_roots in [false, true] {
+                let sim = Plan {
+                    app: 5,
+                    hosts: vec![0, 1, 2, 3],
+                    blocks: 37,
+                    roots: if leader_roots {
+                        vec![4, 4, 5, 5]
+                    } else {
+                        vec![6, 7, 8]
+                    },
+                    leader_roots,
+                    leader: policy,
+                    seed: 0,
+                    reduce_root: None,
+                    broadcast_root: None,
+                };
+                let roots: Vec<String> = sim.roots.iter().map(|r| r.to_string()).collect();
+                let text = format!(
+                    "family canary\nhost 0 0 4\nhost 1 1 4\nhost 2 2 5\nhost 3 3 5\nelements {}\nlanes 32\napp 5\nleader {word}\nroots {} {}\n",
+                    37 * 32 - 5,
+                    if leader_roots {
+                        "per_leader"
+                    } else {
+                        "in_turn"
+                    },
+                    roots.join(" ")
+                );
+                let host = host_plan::Plan::parse(&text).expect("parses");
+                assert_eq!(host.blocks(), sim.blocks);
+                for b in 0..sim.blocks {
+                    for g in 0..3 {
+                        assert_eq!(host.id(b, g), sim.id_gen(b, g));
+                        assert_eq!(host.block_of(sim.id_gen(b, g)), b);
+                        assert_eq!(host.gen_of(sim.id_gen(b, g)), g);
+                    }
+                    assert_eq!(host.leader(b), sim.leader(b), "{word} block {b}");
+                    assert_eq!(host.root(b), sim.root(b), "{word} block {b}");
+                    assert_eq!(
+                        host_plan::crc32(sim.id(b)),
+                        crate::canary::switch::crc32(sim.id(b))
+                    );
+                }
+            }
+        }
+    }
+}
