@@ -47,6 +47,13 @@ fn load(text: &str, params: &[(&str, &str)]) -> Model {
 
 /// `collc build FILE --target p4 -o DIR` with `args`; the directory.
 fn build(tag: &str, text: &str, args: &[&str]) -> PathBuf {
+    let (code, err, out) = try_build(tag, text, args);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+/// `collc build FILE --target p4 -o DIR` with `args`: exit code, standard error, the directory.
+fn try_build(tag: &str, text: &str, args: &[&str]) -> (i32, String, PathBuf) {
     let (dir, file) = fixture(tag, text);
     let out = dir.join(tag);
     let mut a = vec!["build", file.as_str(), "--target", "p4", "-o"];
@@ -54,8 +61,7 @@ fn build(tag: &str, text: &str, args: &[&str]) -> PathBuf {
     a.push(&o);
     a.extend_from_slice(args);
     let (code, _, err) = collc(&a);
-    assert_eq!(code, 0, "{err}");
-    out
+    (code, err, out)
 }
 
 fn files(dir: &Path) -> Vec<(String, String)> {
@@ -137,16 +143,7 @@ fn limits_are_e0050() {
     let tofino = text
         .replace("limits: bmv2;", "limits: tofino;")
         .replace("elements_per_packet: 32;", "elements_per_packet: 64;");
-    let (dir, file) = fixture("p4-limits", &tofino);
-    let out = dir.join("p4");
-    let (code, _, err) = collc(&[
-        "build",
-        &file,
-        "--target",
-        "p4",
-        "-o",
-        &out.to_string_lossy(),
-    ]);
+    let (code, err, out) = try_build("p4-limits", &tofino, &[]);
     assert_eq!(code, 1);
     assert!(err.contains("error[E0050]"), "{err}");
     assert!(
@@ -155,15 +152,7 @@ fn limits_are_e0050() {
     );
     assert!(!out.exists(), "nothing written");
     let i64s = text.replace("dtype: i32;", "dtype: i64;");
-    let (_, file) = fixture("p4-limits-i64", &i64s);
-    let (code, _, err) = collc(&[
-        "build",
-        &file,
-        "--target",
-        "p4",
-        "-o",
-        &out.to_string_lossy(),
-    ]);
+    let (code, err, _) = try_build("p4-limits-i64", &i64s, &[]);
     assert_eq!(code, 1);
     assert!(
         err.contains("i64 elements do not travel as the 32-bit integers"),

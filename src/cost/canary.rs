@@ -129,6 +129,19 @@ fn quantity(m: &CostModel, key: &str) -> Option<BigRational> {
     }
 }
 
+/// The hosts' retransmission timeout of `cp` on `m`'s network (Section 3.3; `auto` is 2 RTT),
+/// seconds; None without a topology, a collective or participants.
+pub fn retransmit(m: &Model, cp: &CanaryParams) -> Option<BigRational> {
+    let (t, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
+    network(m, t, c).map(|net| figures(cp, &net).retransmit)
+}
+
+/// A switch's reclaim age for descriptors, in the unit of `retransmit`: `retries + 2`
+/// retransmission timeouts, by when every generation of a block has failed or completed.
+pub fn reclaim_after(retransmit: u64, cp: &CanaryParams) -> u64 {
+    retransmit.saturating_mul(cp.retries + 2)
+}
+
 /// b, d and l for the file's collective on its topology (None without participants).
 pub fn network(m: &Model, t: &Topology, c: &Collective) -> Option<Network> {
     let hosts: Vec<NodeId> = c.ranks.clone();

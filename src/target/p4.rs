@@ -39,10 +39,9 @@ pub(crate) fn options(o: &Options) -> P4Options {
     p
 }
 
+/// An internal error about the files made: the targets' shared form, with E0050.
 fn internal(o: &Options, what: String) -> Diagnostic {
-    Diagnostic::error(Code::P4Limit, o.span, format!("internal: {what}"))
-        .label("the P4 files collc made for this schedule")
-        .help("this is a bug in collc; please report it with the file")
+    super::msccl::internal(Code::P4Limit, o, &what)
 }
 
 impl Target for P4 {

@@ -177,7 +177,7 @@ impl State {
         self.counts.packets += 1;
         match &self.program {
             Program::Canary { .. } => self.canary(i, Some(port as u32), p, Trigger::Packet),
-            Program::Trees(_) => self.tree(i, port, p),
+            Program::Trees(_) => self.tree(i, p),
         }
     }
 
@@ -304,7 +304,7 @@ impl State {
         Ok(())
     }
 
-    fn tree(&mut self, i: usize, port: usize, mut p: Packet) -> Result<(), String> {
+    fn tree(&mut self, i: usize, mut p: Packet) -> Result<(), String> {
         let Program::Trees(trees) = &self.program else {
             return Ok(());
         };
@@ -326,7 +326,6 @@ impl State {
             }
             return Ok(());
         }
-        let _ = port;
         let key = (v as u32, p.h.id & (super::trees::SLOTS as u32 - 1));
         let entry = self.acc.entry(key).or_insert((vec![0; p.data.len()], 0, 0));
         for (x, y) in entry.0.iter_mut().zip(&p.data) {

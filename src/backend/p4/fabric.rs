@@ -110,6 +110,15 @@ impl Shards {
         }
     }
 
+    /// The multicast geometry of switches of up to `ports` ports: shards of `width` ports, as
+    /// many as cover them.
+    pub fn multicast(ports: u32, width: u32) -> Shards {
+        Shards {
+            shards: ports.div_ceil(width.max(1)).max(1),
+            width: width.max(1),
+        }
+    }
+
     /// Multicast groups a switch with every port needs: `2^w - 1` per shard.
     pub fn groups(&self) -> u64 {
         u64::from(self.shards) * ((1u64 << self.width.min(63)) - 1)

@@ -8,6 +8,7 @@
 //! - [`project`]: the host program, a Cargo project in `host/` (its sources are in `host/`).
 //! - [`emulate`]: collc's own execution of the switches over UDP, for the host program.
 //! - [`run`]: `run.sh`, which runs it all on BMv2 in network namespaces.
+//! - [`limits`]: the capability check (E0050) against a switch profile, and the report's lines.
 //! - [`fabric`]: addresses, ports, routes and the sharded multicast groups of the topology.
 //! - [`entries`]: each switch's control-plane state as `simple_switch_CLI` commands and as a
 //!   P4Runtime `WriteRequest`.
@@ -21,6 +22,7 @@ pub mod canary;
 pub mod emulate;
 pub mod entries;
 pub mod fabric;
+pub mod limits;
 pub mod project;
 pub mod run;
 pub mod schema;
@@ -28,304 +30,18 @@ pub mod textproto;
 pub mod trees;
 
 use crate::canary::protocol::Protocol;
-use crate::diag::{Code, Diagnostic, Span};
-use crate::sema::model::{CanaryParams, CollectiveKind, Family, Model};
+use crate::sema::model::{CanaryParams, Collective, Family, Model, Schedule, Topology};
 use entries::Entry;
 use fabric::{Fabric, Shards};
+pub use limits::{BMV2, ETHERNET, Limits, P4Error, P4Options, TOFINO, check, report};
+use limits::{err, not_emitted};
 use num_traits::ToPrimitive;
-
-/// What a P4 architecture's switches can hold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    pub name: &'static str,
-    /// 32-bit elements a switch aggregates per packet.
-    pub lanes: u64,
-    /// Descriptors (register cells per array).
-    pub descriptors: u64,
-    /// Multicast group ids (v1model's `mcast_grp` is 16 bits, 0 meaning none).
-    pub groups: u64,
-    /// Ports per switch besides its clock port.
-    pub ports: u64,
-    /// Largest frame, bytes.
-    pub frame: u64,
-}
-
-/// BMv2 `simple_switch`: groups as v1model numbers them, 64 ports as the descriptor's children
-/// bitmap holds them, frames up to a veth's 9000-byte MTU; lanes and descriptors are memory and
-/// speed, bounded where a software switch still answers in time.
-pub const BMV2: Limits = Limits {
-    name: "bmv2",
-    lanes: 256,
-    descriptors: 65_536,
-    groups: 65_535,
-    ports: 64,
-    frame: 9_000,
-};
-
-/// A Tofino as the paper's prototype (Section 5.1): 32 four-byte elements per packet, 32K
-/// descriptors, 32 ports.
-pub const TOFINO: Limits = Limits {
-    name: "tofino",
-    lanes: 32,
-    descriptors: 32_768,
-    groups: 65_535,
-    ports: 32,
-    frame: 1_518,
-};
-
-/// The Ethernet header in front of the Canary header.
-pub const ETHERNET: u64 = 14;
-
-/// Why the P4 target cannot take a schedule (E0050).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct P4Error {
-    pub message: String,
-    pub label: String,
-    pub help: String,
-    /// The schedule property at fault, if one is.
-    pub prop: Option<&'static str>,
-}
-
-impl P4Error {
-    pub fn diagnostic(&self, span: Span) -> Diagnostic {
-        Diagnostic::error(Code::P4Limit, span, self.message.clone())
-            .label(self.label.clone())
-            .help(self.help.clone())
-    }
-}
-
-/// The target's options, read from the `target p4` block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct P4Options {
-    pub limits: Limits,
-    /// Microseconds between two clock packets into a switch.
-    pub clock_period_us: u64,
-    /// The hosts' retransmission timeout on this target, microseconds (None: the schedule's).
-    pub retransmit_us: Option<u64>,
-    /// The host program's package name ([`project::package`]).
-    pub package: String,
-}
-
-impl Default for P4Options {
-    fn default() -> P4Options {
-        P4Options {
-            limits: BMV2,
-            clock_period_us: 10,
-            retransmit_us: None,
-            package: project::package("collc-p4"),
-        }
-    }
-}
-
-fn err(message: String, label: &str, help: String) -> P4Error {
-    P4Error {
-        message,
-        label: label.into(),
-        help,
-        prop: None,
-    }
-}
-
-impl P4Error {
-    fn at(mut self, prop: &'static str) -> P4Error {
-        self.prop = Some(prop);
-        self
-    }
-}
-
-/// The report's lines about building `m`'s Canary schedule for P4 switches under `o`: whether
-/// it fits, what the clock packets that stand in for timers cost, and the multicast groups.
-pub fn report(m: &Model, o: &P4Options) -> Vec<String> {
-    let (Some(s), Some(topo)) = (&m.schedule, &m.topology) else {
-        return Vec::new();
-    };
-    let Family::Canary(cp) = &s.family else {
-        return Vec::new();
-    };
-    let fabric = Fabric::new(topo);
-    let problems = check(m, o);
-    let fits = if problems.is_empty() {
-        format!("fits the `{}` limits", o.limits.name)
-    } else {
-        format!(
-            "does not fit the `{}` limits (E0050): {}",
-            o.limits.name,
-            problems
-                .iter()
-                .map(|p| p.message.as_str())
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
-    };
-    let period = o.clock_period_us.max(1);
-    let rate = 1_000_000 / period;
-    let groups = Shards {
-        shards: fabric.max_ports().div_ceil(canary::GROUP_WIDTH).max(1),
-        width: canary::GROUP_WIDTH,
-    }
-    .switch_groups(fabric.max_ports())
-    .len();
-    vec![
-        format!("P4 target (v1model): {fits}"),
-        format!(
-            "  timers as clock packets (Section 4.3): one every {period} us into each switch's clock port, {rate} packets/s of 64 B minimum frames ({} kb/s) per switch, each scanning one descriptor; a timeout fires up to {} slots x {period} us = {} us late",
-            rate * 64 * 8 / 1000,
-            cp.table_size,
-            cp.table_size.saturating_mul(period)
-        ),
-        format!(
-            "  multicast: groups of up to {} ports, {groups} on the largest switch; a children bitmap spanning several groups takes one recirculation per further group",
-            canary::GROUP_WIDTH
-        ),
-    ]
-}
 
 /// Whole microseconds of `s` seconds, rounded up, at least 1 (BMv2 counts time in
 /// microseconds).
 pub fn micros(s: &num_rational::BigRational) -> u64 {
     let us = s * num_rational::BigRational::from_integer(1_000_000.into());
     us.ceil().to_integer().to_u64().unwrap_or(u64::MAX).max(1)
-}
-
-/// Problems that need no lowering: the collective, and the schedule against `o.limits`.
-pub fn check(m: &Model, o: &P4Options) -> Vec<P4Error> {
-    let mut out = Vec::new();
-    let (Some(c), Some(s), Some(topo)) = (&m.collective, &m.schedule, &m.topology) else {
-        return out;
-    };
-    if c.kind != CollectiveKind::Allreduce {
-        out.push(err(
-            format!("the P4 target emits allreduce only, not {}", c.kind.name()),
-            "not an allreduce",
-            "build the allreduce to `p4`; `collc sim` runs Canary's reduce and barrier".into(),
-        ));
-    }
-    let l = &o.limits;
-    let fabric = Fabric::new(topo);
-    let ports = u64::from(fabric.max_ports());
-    if ports > l.ports {
-        out.push(err(
-            format!(
-                "a switch of the topology has {ports} ports, but a {} switch has {} besides its clock port",
-                l.name, l.ports
-            ),
-            "switch too large",
-            "split the switch, or use a target profile with more ports".into(),
-        ));
-    }
-    let mut seen = std::collections::BTreeMap::new();
-    for sw in &fabric.switches {
-        if let Some(other) = seen.insert(file_name(&sw.name), &sw.name) {
-            out.push(err(
-                format!(
-                    "switches `{other}` and `{}` would both write `switches/{}.*`",
-                    sw.name,
-                    file_name(&sw.name)
-                ),
-                "switch names clash as file names",
-                "rename one of the switches".into(),
-            ));
-        }
-    }
-    if topo.nodes.len() > 65_535 {
-        out.push(err(
-            format!(
-                "{} nodes, but Canary's header addresses switches in 16 bits",
-                topo.nodes.len()
-            ),
-            "too many nodes",
-            "use a topology of at most 65,535 nodes".into(),
-        ));
-    }
-    let lanes32 = match &s.family {
-        Family::Canary(cp) => cp.wire_bytes == 4,
-        _ => c.dtype == crate::sema::model::Dtype::I32,
-    };
-    if !lanes32 {
-        out.push(err(
-            format!(
-                "{} elements do not travel as the 32-bit integers a switch adds",
-                c.dtype.name()
-            ),
-            "not 32-bit integers on the wire",
-            match &s.family {
-                Family::Canary(_) => {
-                    "use `dtype: i32`, or a float dtype with `fixed_point: BITS` in the schedule"
-                        .into()
-                }
-                _ => "use `dtype: i32` for static trees on the P4 target".into(),
-            },
-        ));
-    }
-    match &s.family {
-        Family::Canary(cp) => out.extend(check_canary(cp, l, ports)),
-        Family::StaticTrees { trees, .. } if *trees > 255 => out.push(err(
-            format!("{trees} trees, but a switch's tree table holds 255"),
-            "too many trees",
-            "use at most 255 trees".into(),
-        )),
-        Family::StaticTrees { .. } => {}
-        f => out.push(not_emitted(f)),
-    }
-    out
-}
-
-fn check_canary(cp: &CanaryParams, l: &Limits, ports: u64) -> Vec<P4Error> {
-    let mut out = Vec::new();
-    if cp.elements_per_packet > l.lanes {
-        out.push(
-            err(
-                format!(
-                    "{} elements per packet, but a {} switch aggregates at most {}",
-                    cp.elements_per_packet, l.name, l.lanes
-                ),
-                "too many elements per packet",
-                format!("set `elements_per_packet` to {} or fewer", l.lanes),
-            )
-            .at("elements_per_packet"),
-        );
-    }
-    if cp.table_size > l.descriptors {
-        out.push(
-            err(
-                format!(
-                    "a table of {} descriptors, but a {} switch holds at most {}",
-                    cp.table_size, l.name, l.descriptors
-                ),
-                "descriptor table too large",
-                format!("set `table_size` to {} or fewer", l.descriptors),
-            )
-            .at("table_size"),
-        );
-    }
-    let sh = Shards::new(ports as u32, cp.shards as u32);
-    if sh.width > 24 || sh.shards > 255 {
-        out.push(err(
-            format!(
-                "{} shards of {} ports do not fit the header's `children` field (8 bits of shard index, 24 of ports)",
-                sh.shards, sh.width
-            ),
-            "shards too wide",
-            format!("set `shards` to at least {}", ports.div_ceil(24).max(1)),
-        )
-        .at("shards"));
-    }
-    let frame = ETHERNET + CanaryParams::HEADER + cp.elements_per_packet * 4;
-    if frame > l.frame {
-        out.push(err(
-            format!(
-                "a packet of {} elements makes a {frame}-byte frame, over the {}-byte frames of {}",
-                cp.elements_per_packet, l.frame, l.name
-            ),
-            "frame too large",
-            format!(
-                "set `elements_per_packet` to {} or fewer",
-                (l.frame - ETHERNET - CanaryParams::HEADER) / 4
-            ),
-        )
-        .at("elements_per_packet"));
-    }
-    out
 }
 
 /// A program for one family: its source, its control-plane objects, what each switch loads,
@@ -350,27 +66,41 @@ pub const TREE_LANES: u32 = 32;
 /// `retransmit` or the schedule's (2 RTT on the declared network by default), and
 /// `retransmit x (retries + 2)`.
 fn timers(m: &Model, o: &P4Options, cp: &CanaryParams) -> (u64, u64) {
-    let retransmit = o.retransmit_us.unwrap_or_else(|| {
-        m.topology
-            .as_ref()
-            .zip(m.collective.as_ref())
-            .and_then(|(t, c)| crate::cost::canary::network(m, t, c))
-            .map_or(1, |net| {
-                micros(&crate::cost::canary::figures(cp, &net).retransmit)
-            })
-    });
-    (retransmit, retransmit.saturating_mul(cp.retries + 2))
+    let retransmit = o
+        .retransmit_us
+        .unwrap_or_else(|| crate::cost::canary::retransmit(m, cp).map_or(1, |r| micros(&r)));
+    (
+        retransmit,
+        crate::cost::canary::reclaim_after(retransmit, cp),
+    )
+}
+
+/// The schedule, topology and collective the target needs, or why `m` has none to emit.
+fn parts(m: &Model) -> Result<(&Schedule, &Topology, &Collective), P4Error> {
+    match (&m.schedule, &m.topology, &m.collective) {
+        (Some(s), Some(t), Some(c)) => Ok((s, t, c)),
+        _ => Err(err(
+            "the file declares no collective on a topology".into(),
+            "nothing to emit",
+            "declare a topology, a collective and a schedule".into(),
+        )),
+    }
+}
+
+/// The trees of a static-trees schedule (E0050 when they cannot be built).
+fn trees_of(
+    topo: &Topology,
+    c: &Collective,
+    trees: u64,
+    roots: &crate::sema::model::TreeRoots,
+) -> Result<Vec<crate::lower::static_trees::Rooted>, P4Error> {
+    crate::lower::static_trees::parents(topo, c, trees, roots)
+        .map_err(|(msg, help)| err(msg, "static trees cannot be built", help))
 }
 
 /// What [`emulate::start`] needs to run `m`'s switches: the fabric, the program and the lanes.
 pub fn emulation(m: &Model, o: &P4Options) -> Result<(Fabric, emulate::Program, usize), P4Error> {
-    let (Some(s), Some(topo), Some(c)) = (&m.schedule, &m.topology, &m.collective) else {
-        return Err(err(
-            "the file declares no collective on a topology".into(),
-            "nothing to run",
-            "declare a topology, a collective and a schedule".into(),
-        ));
-    };
+    let (s, topo, c) = parts(m)?;
     let fabric = Fabric::new(topo);
     match &s.family {
         Family::Canary(cp) => {
@@ -385,8 +115,7 @@ pub fn emulation(m: &Model, o: &P4Options) -> Result<(Fabric, emulate::Program, 
             Ok((fabric, program, cp.elements_per_packet as usize))
         }
         Family::StaticTrees { trees, roots } => {
-            let shapes = crate::lower::static_trees::parents(topo, c, *trees, roots)
-                .map_err(|(msg, help)| err(msg, "static trees cannot be built", help))?;
+            let shapes = trees_of(topo, c, *trees, roots)?;
             Ok((fabric, emulate::Program::Trees(shapes), TREE_LANES as usize))
         }
         f => Err(not_emitted(f)),
@@ -396,10 +125,7 @@ pub fn emulation(m: &Model, o: &P4Options) -> Result<(Fabric, emulate::Program, 
 fn build_canary(m: &Model, o: &P4Options, cp: &CanaryParams, fabric: &Fabric) -> Built {
     let topo = m.topology.as_ref().map_or("", |t| t.name.as_str());
     let wire = Shards::new(fabric.max_ports(), cp.shards as u32);
-    let shards = Shards {
-        shards: fabric.max_ports().div_ceil(canary::GROUP_WIDTH).max(1),
-        width: canary::GROUP_WIDTH,
-    };
+    let shards = Shards::multicast(fabric.max_ports(), canary::GROUP_WIDTH);
     let shape = canary::Shape {
         lanes: cp.elements_per_packet as u32,
         slots: cp.table_size,
@@ -470,20 +196,13 @@ Multicast: groups of up to {} ports ({} per switch at most); a children bitmap o
 }
 
 fn build_trees(
-    m: &Model,
+    topo: &Topology,
+    c: &Collective,
     trees: u64,
     roots: &crate::sema::model::TreeRoots,
     fabric: &Fabric,
 ) -> Result<Built, P4Error> {
-    let (Some(topo), Some(c)) = (&m.topology, &m.collective) else {
-        return Err(err(
-            "static trees need a topology".into(),
-            "nothing to emit",
-            "declare a topology with switches".into(),
-        ));
-    };
-    let shapes = crate::lower::static_trees::parents(topo, c, trees, roots)
-        .map_err(|(msg, help)| err(msg, "static trees cannot be built", help))?;
+    let shapes = trees_of(topo, c, trees, roots)?;
     let mut entries = Vec::new();
     for sw in &fabric.switches {
         let mut es = Vec::new();
@@ -553,17 +272,11 @@ Trees: rooted at {}; a switch aggregates a block from its tree children, sends t
 /// Everything the target writes for `m` (which passed [`check`]): paths and bytes, in path
 /// order.
 pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error> {
-    let (Some(s), Some(topo), Some(c)) = (&m.schedule, &m.topology, &m.collective) else {
-        return Err(err(
-            "the file declares no collective on a topology".into(),
-            "nothing to emit",
-            "declare a topology, a collective and a schedule".into(),
-        ));
-    };
+    let (s, topo, c) = parts(m)?;
     let fabric = Fabric::new(topo);
     let built = match &s.family {
         Family::Canary(cp) => build_canary(m, o, cp, &fabric),
-        Family::StaticTrees { trees, roots } => build_trees(m, *trees, roots, &fabric)?,
+        Family::StaticTrees { trees, roots } => build_trees(topo, c, *trees, roots, &fabric)?,
         f => return Err(not_emitted(f)),
     };
     let mut files = vec![
@@ -641,14 +354,6 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
     files.push(("README.md".into(), readme.into_bytes()));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
-}
-
-fn not_emitted(f: &Family) -> P4Error {
-    err(
-        format!("the P4 target does not emit `{}` schedules", f.name()),
-        "no P4 program for this family",
-        "use `schedule canary { ... }` or `schedule static_trees { ... }` for the P4 target".into(),
-    )
 }
 
 /// A node name as a file name: `leaf[0]` is `leaf_0` (brackets and other punctuation become

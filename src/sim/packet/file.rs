@@ -73,8 +73,8 @@ pub fn canary_job<'p>(
             (1u64 << SEQ_BITS) - 1
         ));
     }
-    let retransmit = crate::cost::canary::network(m, topo, c)
-        .map(|net| ps_of(&crate::cost::canary::figures(cp, &net).retransmit))
+    let retransmit = crate::cost::canary::retransmit(m, cp)
+        .map(|r| ps_of(&r))
         .unwrap_or(0)
         .max(1);
     let ranks: Vec<NodeId> = hosts.iter().map(|&h| h as NodeId).collect();
@@ -151,7 +151,7 @@ pub fn canary_job<'p>(
         retransmit,
         retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
         reclaim: if faults {
-            retransmit.saturating_mul(cp.retries + 2)
+            crate::cost::canary::reclaim_after(retransmit, cp)
         } else {
             0
         },

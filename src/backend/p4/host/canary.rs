@@ -56,8 +56,7 @@ impl<'p> Rank<'p> {
     /// Rank `rank` of `plan` with its `input` cut into blocks.
     pub fn new(plan: &'p Plan, rank: u32, input: Vec<Vec<u32>>) -> Rank<'p> {
         let addr = plan.hosts[rank as usize].0;
-        let mut src = [0x02, 0, 0, 0, 0, 0];
-        src[2..].copy_from_slice(&addr.to_be_bytes());
+        let src = crate::frame::mac(addr);
         Rank {
             plan,
             rank,

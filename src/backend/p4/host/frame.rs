@@ -22,6 +22,13 @@ pub struct Header {
     pub kind: u8,
 }
 
+/// The source MAC of host `addr`: locally administered, the address in its last four bytes.
+pub fn mac(addr: u32) -> [u8; 6] {
+    let mut m = [0x02, 0, 0, 0, 0, 0];
+    m[2..].copy_from_slice(&addr.to_be_bytes());
+    m
+}
+
 /// A packet: its header and, for data packets, its elements.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Packet {

@@ -225,8 +225,7 @@ fn run(a: &Args) -> Result<(), String> {
             Family::Canary => canary::Rank::new(&p, a.rank, data).contribution(b, 0, false),
             Family::Trees => trees::packet(&p, b, &data),
         };
-        let mut src = [0x02, 0, 0, 0, 0, 0];
-        src[2..].copy_from_slice(&p.hosts[a.rank as usize].0.to_be_bytes());
+        let src = frame::mac(p.hosts[a.rank as usize].0);
         let hex: String = pkt.encode(src).iter().map(|x| format!("{x:02x}")).collect();
         println!("block {b}\n{hex}");
         return Ok(());

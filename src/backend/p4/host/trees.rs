@@ -36,8 +36,7 @@ pub fn run(
     deadline: Duration,
 ) -> Result<(Vec<Option<Vec<u32>>>, Stats), String> {
     let addr = plan.hosts[rank as usize].0;
-    let mut src = [0x02, 0, 0, 0, 0, 0];
-    src[2..].copy_from_slice(&addr.to_be_bytes());
+    let src = crate::frame::mac(addr);
     let blocks = plan.blocks();
     let mut results: Vec<Option<Vec<u32>>> = vec![None; blocks as usize];
     let mut stats = Stats::default();
