@@ -10,19 +10,21 @@
 //! absent. Peak memory comes from `/usr/bin/time -f '%e %M'` when it exists. Run with
 //! `cargo bench --bench loggopsim`; `cargo test --benches` runs a 64-rank case once.
 //!
-//! 2026-11-24, this 2-core machine shared with builds (load 3 to 6), `cargo bench --bench
-//! loggopsim`, LogGOPSim built from its public source with -O3, medians of three runs:
+//! 2026-11-25, this 2-core machine (otherwise idle), `cargo bench --bench loggopsim`, LogGOPSim
+//! built from its public source with -O3, medians of three runs:
 //!
 //! | GOAL | collc | LogGOPSim (txt2bin) | time collc/LogGOPSim | memory collc/LogGOPSim |
 //! |---|---|---|---|---|
-//! | recursive doubling, 65,536 ranks, 8 B | 2.73 s, 1276 MB | 2.44 s, 180 MB (3.65 s) | 1.12 | 7.09 |
-//! | `[a4 x 8]`, 65,536 ranks, 8 B | 7.66 s, 2006 MB | 7.55 s, 310 MB (3.72 s) | 1.01 | 6.48 |
-//! | ring, 1,024 ranks, 1 MiB | 5.21 s, 2124 MB | 4.67 s, 457 MB (3.32 s) | 1.12 | 4.65 |
+//! | recursive doubling, 65,536 ranks, 8 B | 0.86 s, 164 MB | 2.23 s, 180 MB (2.68 s) | 0.39 | 0.91 |
+//! | `[a4 x 8]`, 65,536 ranks, 8 B | 3.11 s, 287 MB | 7.93 s, 310 MB (3.61 s) | 0.39 | 0.93 |
+//! | ring, 1,024 ranks, 1 MiB | 1.80 s, 416 MB | 5.02 s, 457 MB (3.10 s) | 0.36 | 0.91 |
 //!
 //! Both give the same finishing times (88,672 ns, 93,008 ns, 23,811,348 ns). collc's time
-//! includes reading the text, LogGOPSim's not its txt2bin. Short of the target (at most
-//! LogGOPSim's memory, twice its speed): collc keeps the source text, per-op labels and spans
-//! for diagnostics, and per-rank op vectors.
+//! includes reading the text (on both cores, `crate::sim::read`), LogGOPSim's not its txt2bin.
+//! The day before, with the full reader (text, spans, labels and a schedule held beside the
+//! graph) and per-host queues, collc took 1.01 to 1.12 times LogGOPSim's time and 4.65 to 7.09
+//! times its memory. The ring's memory varies between runs (350 to 430 MB): the allocator's
+//! per-thread caches after the parallel read.
 
 use std::path::Path;
 use std::process::Command;

@@ -41,6 +41,7 @@ pub mod engine;
 pub mod flow;
 pub mod fluid;
 pub mod packet;
+pub mod read;
 pub mod stdsort;
 pub mod trace;
 

@@ -12,12 +12,15 @@
 //! `--trace OUT.json` writes a Chrome trace (Perfetto); `-o FILE` writes the report to FILE
 //! (atomically, nothing on error) instead of standard output; `-b` prints only the time. A schedule that cannot finish (unmatched
 //! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
+//! A `.goal` file is first streamed into the simulator ([`fast`]); the full reader below runs
+//! only when that path leaves the file (to diagnose it, or for `--trace`).
 //! When no rule names such a model and the file has a topology, or a `flow` model is asked for,
 //! the schedule runs on the file's network under the flow-level model instead: host schedules
 //! in [`fluid`], forests in [`super::flow`]; LogGP flags are then an error, not ignored.
 //! Under a `packet` model (named, the `sim` target's, or the only one declared) it runs on the
 //! network at packet level ([`packet`]), with `--seed N` and `--runs N`.
 
+mod fast;
 pub(in crate::cli) mod fluid;
 mod packet;
 mod prepare;
@@ -142,6 +145,9 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
     if let Some(d) = output_is_a_number(a.output.as_deref(), &mut files) {
         out.diags(&[d], &files);
         return 1;
+    }
+    if let Some(code) = fast::run(&a, &opts, diags.is_empty(), &rep) {
+        return code;
     }
     rep.phase(Phase::Check, None);
     let id = match read_source(&a.file, &mut files) {
@@ -324,7 +330,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         out.diags(&[d], &files);
         return 1;
     }
-    let text = chose + &report(&schedule, &result, &model, unit, a.batch);
+    let text = chose + &report(schedule.ranks.len(), &result, &model, unit, a.batch);
     if !result.complete() {
         // The queues go to standard output, as LogGOPSim prints them; no file on error.
         let code = super::write_output(None, text.as_bytes());

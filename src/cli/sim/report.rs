@@ -29,9 +29,9 @@ pub(in crate::cli) fn fmt_g(v: f64) -> String {
 
 /// The report printed on standard output; with `batch` (`-b`, LogGOPSim's batch mode) only the
 /// line with the maximum finishing time, or the queues of a run that did not finish.
-pub fn report(s: &GoalSchedule, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -> String {
+/// `p` is the schedule's number of ranks.
+pub fn report(p: usize, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -> String {
     let mut out = String::new();
-    let p = s.ranks.len();
     if !(batch && r.complete()) {
         out.push_str(&format!(
             "{}\nsize: {p} ({} CPUs, {} NICs)\nEvents: {}\n",

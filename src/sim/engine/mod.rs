@@ -18,14 +18,16 @@
 //!   [`crate::backend::goal::matching`].
 
 mod graph;
+mod matchq;
 mod queue;
 mod timeline;
 
 use super::stdsort;
 use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
 use crate::backend::goal::GoalSchedule;
-use crate::backend::goal::matching::Queue;
+pub use graph::{Builder, Compiled};
 use graph::{CALC, MSG, RECV, SEND, State, build};
+use matchq::Queues;
 use queue::{Ev, Events, Unexpected};
 use timeline::{complete_send, record, span};
 
@@ -33,6 +35,9 @@ use timeline::{complete_send, record, span};
 pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     simulate_bounded(s, opts, crate::sema::elab::Limits::MAX_EVENTS)
 }
+
+/// How many events ahead the loop touches an op's record ([`graph::Graph::touch`]).
+const AHEAD: usize = 16;
 
 /// Simulated-time arithmetic. LogGOPSim computes times in wrapping 64-bit integers, so a
 /// 2^64-1 byte send "finishes" early; here every time is computed exactly and the first op
@@ -59,13 +64,19 @@ impl Clock {
 
 /// [`simulate`], stopping after `max_events` events (the result says so).
 pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) -> SimResult {
-    let p = s.ranks.len();
-    let (nodes, mut g) = build(s);
-    let ncpus = nodes.iter().map(|n| usize::from(n.cpu)).max().unwrap_or(0) + 1;
-    let nnics = nodes.iter().map(|n| usize::from(n.nic)).max().unwrap_or(0) + 1;
-    let total = nodes.len();
-    let base = g.base.clone();
-    let node = |h: u32, i: u32| nodes[base[h as usize] + i as usize];
+    simulate_compiled(build(s), opts, max_events)
+}
+
+/// [`simulate_bounded`] on a schedule already compiled for the loop (what
+/// [`crate::sim::read`] makes from GOAL text without a [`GoalSchedule`]).
+pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> SimResult {
+    let p = c.ranks();
+    let total = c.ops();
+    let g = c.graph;
+    let ncpus = usize::from(g.max_cpu) + 1;
+    let nnics = usize::from(g.max_nic) + 1;
+    let base = &g.base;
+    let node = |h: u32, i: u32| g.node(base[h as usize] + i as usize);
     let (loggp, postal) = match opts.model {
         Model::LogGP(m) => (Some(m), None),
         Model::Postal(m) => (None, Some(m)),
@@ -74,28 +85,27 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
     let mut nextgr = vec![0u64; p * nnics];
     let mut nextgs = vec![0u64; p * nnics];
     let mut last_done = vec![0u64; p];
-    let mut rq: Vec<Queue<u32>> = (0..p).map(|_| Queue::default()).collect();
-    let mut uq: Vec<Queue<Unexpected>> = (0..p).map(|_| Queue::default()).collect();
+    let mut rq: Queues<u32> = Queues::new(p, g.wild);
+    let mut uq: Queues<Unexpected> = Queues::new(p, g.wild);
     let mut timeline: Option<Vec<Vec<Option<OpSpan>>>> = opts
         .trace
-        .then(|| s.ranks.iter().map(|r| vec![None; r.ops.len()]).collect());
+        .then(|| g.base.windows(2).map(|w| vec![None; w[1] - w[0]]).collect());
     let mut aq = Events::default();
     let mut aqtime: u64 = 0;
     let mut messages = 0u64;
     let mut ops_run = 0usize;
     let mut st = State {
-        g: &mut g,
-        ready: vec![Vec::new(); p],
-        check: Vec::new(),
+        g: &g,
+        ready: Vec::new(),
     };
     let o_idx = |h: u32, cpu: u8| h as usize * ncpus + usize::from(cpu);
     let n_idx = |h: u32, nic: u8| h as usize * nnics + usize::from(nic);
     let by_type = |a: &(u8, u32), b: &(u8, u32)| a.0 < b.0;
     // Initially executable ops: each host's roots in op order.
     for h in 0..p as u32 {
-        let r = &st.g.links[base[h as usize]..base[h as usize + 1]];
-        let mut free: Vec<(u8, u32)> = (0..r.len() as u32)
-            .filter(|i| r[*i as usize].remaining == 0)
+        let b = base[h as usize];
+        let mut free: Vec<(u8, u32)> = (0..(base[h as usize + 1] - b) as u32)
+            .filter(|i| g.remaining(b + *i as usize) == 0)
             .map(|i| (node(h, i).ty, i))
             .collect();
         stdsort::sort(&mut free, by_type);
@@ -116,6 +126,11 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
     let mut clock = Clock::default();
     let mut stopped = false;
     while let Some(mut ev) = aq.pop() {
+        if let Some(e) = aq.ahead(AHEAD) {
+            // A message's op is its send, at the source.
+            let h = if e.ty == MSG { e.src } else { e.host };
+            g.touch(base[h as usize] + e.node as usize);
+        }
         if aqtime > max_events || clock.overflow.is_some() {
             stopped = aqtime > max_events;
             break;
@@ -206,7 +221,7 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
             RECV => {
                 let n = node(h, ev.node);
                 st.started(h, ev.node);
-                match uq[h as usize].take(n.peer, n.tag) {
+                match uq.take(h, n.peer, n.tag) {
                     Some(m) => {
                         if loggp.is_some_and(|lg| n.size > lg.S) {
                             st.done(m.src, m.node);
@@ -231,7 +246,7 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
                             span(h, ev.node, n.cpu, a, b, t, t),
                         );
                     }
-                    None => rq[h as usize].push(n.peer, n.tag, ev.node),
+                    None => rq.push(h, n.peer, n.tag, ev.node),
                 }
                 if let Some(tl) = timeline.as_mut() {
                     // Remember when the receive was posted, for its span when it completes.
@@ -263,7 +278,7 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
                     }
                     None => (t, t),
                 };
-                match rq[h as usize].take(ev.src, sn.tag) {
+                match rq.take(h, ev.src, sn.tag) {
                     Some(r) => {
                         if loggp.is_some_and(|m| sn.size > m.S) {
                             st.done(ev.src, ev.node);
@@ -283,7 +298,8 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
                                 Some(span(h, r, rn.cpu, o_start, o_end, posted, t));
                         }
                     }
-                    None => uq[h as usize].push(
+                    None => uq.push(
+                        h,
                         ev.src,
                         sn.tag,
                         Unexpected {
@@ -297,19 +313,16 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
             }
         }
         // Queue what became executable, host by host.
-        if st.check.is_empty() {
+        if st.ready.is_empty() {
             continue;
         }
-        let mut hosts = std::mem::take(&mut st.check);
-        hosts.sort_unstable();
-        hosts.dedup();
-        for host in hosts.iter().copied() {
+        let mut ready = std::mem::take(&mut st.ready);
+        // Stable: each host's ops stay in release order.
+        ready.sort_by_key(|r| r.0);
+        for group in ready.chunk_by(|a, b| a.0 == b.0) {
+            let host = group[0].0;
             free.clear();
-            free.extend(
-                st.ready[host as usize]
-                    .drain(..)
-                    .map(|i| (node(host, i).ty, i)),
-            );
+            free.extend(group.iter().map(|&(h, i)| (node(h, i).ty, i)));
             stdsort::sort(&mut free, by_type);
             for &(ty, i) in &free {
                 let n = node(host, i);
@@ -333,8 +346,8 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
                 aqtime += 1;
             }
         }
-        hosts.clear();
-        st.check = hosts;
+        ready.clear();
+        st.ready = ready;
     }
     let finish: Vec<u64> = (0..p)
         .map(|h| {
@@ -357,37 +370,31 @@ pub fn simulate_bounded(s: &GoalSchedule, opts: &SimOptions, max_events: u64) ->
             max_rank = h as u32;
         }
     }
-    let leftovers = |q: &Vec<Queue<u32>>| -> Vec<Leftover> {
-        q.iter()
-            .enumerate()
-            .flat_map(|(h, q)| {
-                q.items().into_iter().map(move |(peer, tag, i)| Leftover {
-                    host: h as u32,
-                    peer,
-                    tag,
-                    op: (h as u32, *i),
-                })
-            })
-            .collect()
-    };
-    let unmatched = leftovers(&rq);
+    let unmatched = rq
+        .items()
+        .into_iter()
+        .map(|(host, peer, tag, i)| Leftover {
+            host,
+            peer,
+            tag,
+            op: (host, *i),
+        })
+        .collect();
     let unexpected = uq
-        .iter()
-        .enumerate()
-        .flat_map(|(h, q)| {
-            q.items().into_iter().map(move |(peer, tag, m)| Leftover {
-                host: h as u32,
-                peer,
-                tag,
-                op: (m.src, m.node),
-            })
+        .items()
+        .into_iter()
+        .map(|(host, peer, tag, m)| Leftover {
+            host,
+            peer,
+            tag,
+            op: (m.src, m.node),
         })
         .collect();
     if let Some(tl) = timeline.as_mut() {
         // Receives posted but never completed did not run.
         for (h, ops) in tl.iter_mut().enumerate() {
             for (i, x) in ops.iter_mut().enumerate() {
-                if x.is_some_and(|x| x.completed == u64::MAX && nodes[base[h] + i].ty == RECV) {
+                if x.is_some_and(|x| x.completed == u64::MAX && g.node(base[h] + i).ty == RECV) {
                     *x = None;
                 }
             }
