@@ -929,15 +929,18 @@ fn forest_advice_names_settings_that_fit() {
     };
     let e = build("f.coll", &text, Some(five)).expect("fits");
     assert!(e.algo.nchannels <= 5, "{}", e.algo.nchannels);
-    // Two steps per thread block: two chunks per tree fit on enough channels.
+    // Two steps per thread block: fewer chunks per tree fit on enough channels.
     let two = Options {
         max_steps: 2,
         ..base.clone()
     };
+    // Every smaller count is tried, so the advice is the most chunks that fit (5), and they do.
     let err = build("f.coll", &text, Some(two.clone())).expect_err("too many steps");
-    assert!(err.contains("`chunks: 2;`"), "{err}");
-    let two_chunks = text.replace("chunks: 8;", "chunks: 2;");
-    assert!(build("f.coll", &two_chunks, Some(two)).is_ok());
+    assert!(err.contains("`chunks: 5;`"), "{err}");
+    let fewer = text.replace("chunks: 8;", "chunks: 5;");
+    assert!(build("f.coll", &fewer, Some(two.clone())).is_ok());
+    let six = text.replace("chunks: 8;", "chunks: 6;");
+    assert!(build("f.coll", &six, Some(two)).is_err());
     // One step per thread block: no channels, chunks or k fit; a runtime with four does.
     let one = Options {
         max_steps: 1,

@@ -200,6 +200,13 @@ fn apply(help: &str, text: &str, opts: &Options) -> Option<(String, Options)> {
             changed = true;
         }
     }
+    if let Some(i) = help.find("`schedule ") {
+        let name: String = help[i + 10..].chars().take_while(|c| *c != ';').collect();
+        let at = t.find("\nschedule ").expect("a schedule") + 1;
+        let end = t[at..].find('\n').map_or(t.len(), |e| at + e);
+        t.replace_range(at..end, &format!("schedule {name};"));
+        changed = true;
+    }
     changed.then_some((t, o))
 }
 
@@ -258,7 +265,10 @@ fn every_limit_help_names_a_change_that_builds() {
 
 /// Point 16: MI250 2x16 at its optimal k (83 trees per rank, 235 distinct trees) reaches the
 /// 354.13 GB/s optimum and, with trees sharing channels, fits the executor's 32 channels; the
-/// example uses it.
+/// example uses it, at a size the runtime takes the XML for, with as many chunks per tree as
+/// the executor runs (2) in the fewest channels that hold them (17: 16 leave 67 steps in a
+/// thread block, and 17 is a count the channel search's first ladder skips). `chunks: auto`
+/// for MSCCL finds the same 2 (tested in `msccl_auto_chunks_are_the_most_that_fit`).
 #[test]
 fn mi250_2x16_at_the_optimum_fits_32_channels() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
@@ -267,6 +277,7 @@ fn mi250_2x16_at_the_optimum_fits_32_channels() {
         .output()
         .expect("collc runs");
     let report = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{report}");
     let ag = report
         .lines()
@@ -280,12 +291,144 @@ fn mi250_2x16_at_the_optimum_fits_32_channels() {
         .lines()
         .find(|l| l.starts_with("XML: "))
         .expect("an XML line");
-    let n: u32 = xml
-        .split("nchannels=")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
-        .expect("nchannels");
-    assert!((2..=32).contains(&n), "{xml}");
+    assert!(xml.contains("nchannels=17 nchunksperloop=5312"), "{xml}");
     assert!(report.contains("validated: read back"), "{report}");
+    assert!(
+        report.contains("selects this XML") && !report.contains("[NO ]"),
+        "the runtime takes the XML for the file's own call: {report}"
+    );
+    assert!(
+        stderr.contains("warning[E0045]: `chunks: 2` reaches")
+            && stderr
+                .contains("for MSCCL, `chunks: auto` becomes the most chunks the executor runs"),
+        "E0045 says what the chunk count costs, and what auto means for MSCCL: {stderr}"
+    );
+}
+
+/// The channel search finds the fewest: 16 channels leave a thread block over 64 steps.
+#[test]
+fn mi250_2x16_needs_17_channels_not_16() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"),
+    )
+    .expect("the example");
+    let mut files = SourceMap::new();
+    let id = files.add("x.coll", text.as_str());
+    let c = check(&mut files, id, &SemaOptions::default());
+    let m = c.model.expect("a model");
+    let sixteen = Options {
+        channels: 16,
+        ..Options::default()
+    };
+    let d = msccl::build(&m, &sixteen).expect_err("16 channels do not hold it");
+    assert!(
+        d[0].message.contains("steps in one thread block"),
+        "{}",
+        d[0].message
+    );
+    let e = msccl::build(&m, &Options::default()).expect("the fewest channels that fit");
+    assert_eq!(e.algo.nchannels, 17);
+}
+
+/// Point 14: a forest with three chunks per tree over the executor's limits is told the next
+/// smaller count that fits (2), not half of it (1).
+#[test]
+fn chunk_advice_tries_every_smaller_count() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"),
+    )
+    .expect("the example")
+    .replace("chunks: 2;", "chunks: 3;");
+    let h = advice_works(&text, &Options::default());
+    assert!(h.contains("`chunks: 2;`"), "{h}");
+}
+
+/// Point 14: too many instances are told the most that fit (not just one instance), and a
+/// count over the executor's channels is an error with a setting that builds.
+#[test]
+fn instance_and_channel_limits_name_what_fits() {
+    let o = Options {
+        channels: 2,
+        instances: 40,
+        ..Options::default()
+    };
+    let text = source(8, "allreduce", "", "ring;");
+    let h = advice_works(&text, &o);
+    // The most instances that fit (16 at two channels, or 32 at one), not one.
+    assert!(
+        h.contains("`--instances 32`") || h.contains("`--instances 16`"),
+        "{h}"
+    );
+    let one = Options {
+        channels: 1,
+        instances: 40,
+        ..Options::default()
+    };
+    let d = build(&text, &one).expect_err("40 channels");
+    assert!(
+        d[0].message
+            .starts_with("1 channel per instance times 40 instances"),
+        "{}",
+        d[0].message
+    );
+    // 33 channels: refused before lowering, with no file written.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let src = dir.path().join("r.coll");
+    std::fs::write(&src, &text).expect("write");
+    let out = dir.path().join("r.xml");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args([
+            "build",
+            src.to_str().expect("utf-8"),
+            "--target",
+            "msccl",
+            "--channels",
+            "33",
+            "-o",
+        ])
+        .arg(&out)
+        .output()
+        .expect("collc runs");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("error[E0040]: 33 channels asked for; the executor has 32"),
+        "{err}"
+    );
+    assert!(err.contains("leave `channels` out"), "{err}");
+    assert!(!out.exists());
+    let ok = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args([
+            "build",
+            src.to_str().expect("utf-8"),
+            "--target",
+            "msccl",
+            "-o",
+        ])
+        .arg(&out)
+        .status()
+        .expect("collc runs");
+    assert!(ok.success() && out.exists());
+}
+
+/// `chunks: auto` on the MSCCL target is the most chunks the executor runs (2 for MI250 2x16
+/// at k = 83, found upwards from one chunk), and E0045 says so instead of asking for
+/// `chunks: auto`.
+#[test]
+fn msccl_auto_chunks_are_the_most_that_fit() {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"),
+    )
+    .expect("the example")
+    .replace("chunks: 2;", "chunks: auto;");
+    let e = build(&text, &Options::default()).expect("builds");
+    assert_eq!(e.algo.nchannels, 17);
+    assert!(e.text.contains("name=\"forest (chunks 2)\""));
+    let w = e
+        .warnings
+        .iter()
+        .find(|w| w.code == Code::ForestChunksLose)
+        .expect("E0045");
+    let help = w.help.as_deref().unwrap_or_default();
+    assert!(help.contains("for MSCCL, `chunks: auto` chose 2"), "{help}");
 }

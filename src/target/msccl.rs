@@ -45,7 +45,26 @@ impl Target for Msccl {
                 ),
             );
         }
-        // `channels: 0` (or none) asks for the fewest that fit; no instances is wrong.
+        // `channels: 0` (or none) asks for the fewest that fit; more than the executor has,
+        // or no instances, is wrong.
+        let asked = options(o).channels;
+        if asked > msccl::limits::MAX_CHANNELS {
+            d.push(
+                Diagnostic::error(
+                    Code::MscclLimit,
+                    o.span,
+                    format!(
+                        "{asked} channels asked for; the executor has {} (MAXCHANNELS)",
+                        msccl::limits::MAX_CHANNELS
+                    ),
+                )
+                .label(format!("channels: {asked}"))
+                .help(format!(
+                    "leave `channels` out (collc then takes the fewest that fit), or give at most {}",
+                    msccl::limits::MAX_CHANNELS
+                )),
+            );
+        }
         if options(o).instances == 0 {
             d.push(
                 Diagnostic::error(

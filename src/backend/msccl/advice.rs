@@ -4,12 +4,15 @@
 //!
 //! The knobs, cheapest first, for every family: more channels (`channels` in `target msccl`
 //! or `--channels`: a rank's messages spread over more thread blocks, so fewer steps each),
-//! fewer channels or instances (when the XML needs more than the executor's 32 channels), and
-//! one instance instead of several. For ForestColl also fewer pipelined chunks (fewer steps per
-//! thread block) and a smaller `k` (fewer trees; `k` is scanned upwards from 1, the paper's
-//! practical rule, and the largest `k` that builds is the advice). Last, a runtime built with
-//! a larger `MSCCL_MAX_NUM_STEPS` (`--max-steps`, up to the legacy runtime's 256), when the
-//! steps per thread block are what does not fit.
+//! fewer channels or instances (when the XML needs more than the executor's 32 channels: the
+//! most instances that fit at each channel width, 32, 16, 10, 8, ..., 1). For ForestColl also
+//! fewer pipelined chunks (fewer steps per thread block; every smaller count when there are at
+//! most 8, else halving) and a smaller `k` (fewer trees; `k` is scanned upwards from 1, the
+//! paper's practical rule, and the largest `k` that builds is the advice). Then a runtime
+//! built with a larger `MSCCL_MAX_NUM_STEPS` (`--max-steps`, up to the legacy runtime's 256),
+//! when the steps per thread block are what does not fit. Last, another schedule: ring, then
+//! recursive doubling, each built and validated like the others; when none fits, the help
+//! names the `mpi` target, which has none of these limits.
 
 use super::{AUTO_CHANNELS, Options, emit, limits};
 use crate::ir::Program;
@@ -66,12 +69,16 @@ fn settings(asked: &Options) -> Vec<Options> {
         chans.clear();
     }
     let mut out = Vec::new();
-    let insts: &[u32] = if asked.instances > 1 {
-        &[asked.instances, 1]
-    } else {
-        &[1]
-    };
-    for &inst in insts {
+    // The instances asked for, then the most that fit 32 channels at each channel width
+    // (32, 16, 10, 8, ... 1), fewer than asked.
+    let mut insts = vec![asked.instances.max(1)];
+    for w in 1..=limits::MAX_CHANNELS {
+        let i = limits::MAX_CHANNELS / w;
+        if i < asked.instances && !insts.contains(&i) {
+            insts.push(i);
+        }
+    }
+    for inst in insts {
         if inst != asked.instances {
             out.push(Options {
                 instances: inst,
@@ -119,7 +126,31 @@ pub(super) fn advise(m: &Model, p: &Program, opts: &Options) -> String {
             s *= 2;
         }
     }
-    "no setting of channels, instances, chunks or k that collc tried fits; use another schedule for MSCCL, or another target".into()
+    // Another schedule.
+    for (name, family) in [
+        ("ring", Family::Ring),
+        ("recursive_doubling", Family::RecursiveDoubling),
+    ] {
+        let mut m2 = m.clone();
+        let Some(s) = m2.schedule.as_mut() else {
+            break;
+        };
+        if s.family == family {
+            continue;
+        }
+        s.family = family;
+        if let Ok(q) = crate::lower::lower(&m2)
+            && let Some(o) = std::iter::once(opts.clone())
+                .chain(settings(opts))
+                .find(|o| fits(&q, o))
+        {
+            let more = knobs(&o, opts).map_or(String::new(), |k| format!(" with {k}"));
+            return format!(
+                "no setting of channels, instances, chunks or k that collc tried fits this schedule; `schedule {name};`{more} fits the executor"
+            );
+        }
+    }
+    "no setting of channels, instances, chunks or k, and no ring or recursive doubling schedule, fits the executor; the `mpi` target (`--target mpi -o DIR`) has none of its limits".into()
 }
 
 /// Forest knobs: fewer pipelined chunks, then fewer trees.
@@ -130,8 +161,16 @@ fn forest(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>, opts: &Options) -> Opt
         instances: 1,
         ..opts.clone()
     };
-    let mut c = lowered_chunks(m, k, chunks) / 2;
-    while c >= 1 {
+    let lowered = lowered_chunks(m, k, chunks);
+    // Every smaller count when there are few, else halving.
+    let counts: Vec<u64> = if lowered <= 8 {
+        (1..lowered).rev().collect()
+    } else {
+        std::iter::successors(Some(lowered / 2), |c| Some(c / 2))
+            .take_while(|c| *c >= 1)
+            .collect()
+    };
+    for c in counts {
         if let Some(q) = lower_with(m, k, AutoOr::Fixed(c)) {
             for o in std::iter::once(one.clone()).chain(settings(&one)) {
                 if fits(&q, &o) {
@@ -140,7 +179,6 @@ fn forest(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>, opts: &Options) -> Opt
                 }
             }
         }
-        c /= 2;
     }
     // Fewer trees.
     let top = match k {

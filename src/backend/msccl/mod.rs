@@ -198,29 +198,75 @@ pub fn build_with(
     }
     // `chunks: auto` on a forest means the best count the executor can run: the model's choice
     // is often hundreds of chunks (src/forest/chunking.rs), far over the steps a thread block
-    // may take, so try at most `max_steps` chunks, halving until the XML fits, before lowering
-    // the model's count only to be refused.
+    // may take. Counts are tried upwards (1, 2, 4, ... up to the model's choice and
+    // `max_steps`), then between the last that fits and the first that does not: a count that
+    // does not fit is the costliest to try (the largest program, every channel count), so the
+    // search meets one or two of them.
     if let Some(Family::Forest {
         k,
         chunks: AutoOr::Auto,
     }) = m.schedule.as_ref().map(|s| s.family.clone())
     {
-        let mut c = advice::lowered_chunks(m, k, AutoOr::Auto).min(u64::from(opts.max_steps));
-        loop {
+        let model_count = advice::lowered_chunks(m, k, AutoOr::Auto);
+        let top = model_count.min(u64::from(opts.max_steps)).max(1);
+        let try_count = |c: u64| {
             let mut fixed = m.clone();
             if let Some(s) = fixed.schedule.as_mut() {
                 s.family = Family::Forest {
                     k,
-                    chunks: AutoOr::Fixed(c.max(1)),
+                    chunks: AutoOr::Fixed(c),
                 };
             }
-            match build_fixed(&fixed, opts, progress) {
-                Err(_) if c > 1 => c /= 2,
-                done => return done,
+            // Only the error of one chunk is shown (with advice); the others are dropped.
+            build_fixed(&fixed, opts, progress, c == 1)
+        };
+        let mut best = match try_count(1) {
+            Ok(e) => (1, e),
+            err => return err,
+        };
+        let mut fails = None;
+        while best.0 < top {
+            let c = (best.0 * 2).min(top);
+            match try_count(c) {
+                Ok(e) => best = (c, e),
+                Err(_) => {
+                    fails = Some(c);
+                    break;
+                }
             }
         }
+        // Bisect between the last count that fits and the first that does not.
+        if let Some(mut hi) = fails {
+            while hi - best.0 > 1 {
+                let mid = best.0 + (hi - best.0) / 2;
+                match try_count(mid) {
+                    Ok(e) => best = (mid, e),
+                    Err(_) => hi = mid,
+                }
+            }
+        }
+        let (c, mut e) = best;
+        if c < model_count {
+            capped(&mut e.warnings, c, opts);
+        }
+        return Ok(e);
     }
-    build_fixed(m, opts, progress)
+    build_fixed(m, opts, progress, true)
+}
+
+/// E0045 under `chunks: auto` cut to `c` chunks for the executor: the model's count does not
+/// fit, so the warning says why the count is `c` instead of asking for `chunks: auto`.
+fn capped(warnings: &mut [Diagnostic], c: u64, opts: &Options) {
+    for w in warnings
+        .iter_mut()
+        .filter(|w| w.code == Code::ForestChunksLose)
+    {
+        w.help = Some(format!(
+            "for MSCCL, `chunks: auto` chose {c}: the most chunks that fit the executor's {} steps per thread block within its {} channels",
+            opts.max_steps,
+            limits::MAX_CHANNELS
+        ));
+    }
 }
 
 /// [`build_with`] for the model's schedule as written.
@@ -228,14 +274,28 @@ fn build_fixed(
     m: &Model,
     opts: &Options,
     progress: &dyn crate::progress::Progress,
+    with_advice: bool,
 ) -> Result<Emitted, Vec<Diagnostic>> {
     let (program, _, warnings) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
+    let mut warnings = warnings;
+    if with_advice {
+        for w in warnings
+            .iter_mut()
+            .filter(|w| w.code == Code::ForestChunksLose)
+        {
+            w.notes.push(format!(
+                "for MSCCL, `chunks: auto` becomes the most chunks the executor runs ({} steps per thread block, {} channels), which may be far fewer",
+                opts.max_steps,
+                limits::MAX_CHANNELS
+            ));
+        }
+    }
     let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
     emitted.map_err(|mut ps| {
         // Over a limit: settings that fit, found by building them.
-        if ps.iter().any(|p| p.code == Code::MscclLimit) {
+        if with_advice && ps.iter().any(|p| p.code == Code::MscclLimit) {
             let help = advice::advise(m, &program, opts);
             for p in ps.iter_mut().filter(|p| p.code == Code::MscclLimit) {
                 p.help = help.clone();
@@ -334,28 +394,63 @@ pub struct Emitted {
 }
 
 /// Lowers, writes, reads back, checks and symbolically executes; the XML text on success.
-/// With [`AUTO_CHANNELS`], the first of 1, 2, 3, ... 32 channels under which the XML fits;
-/// when none does, the problems with one channel.
+/// With [`AUTO_CHANNELS`], the fewest channels (at most 32) under which the XML fits: the
+/// counts of [`AUTO_TRIES`] first, then, below the first that fits, the counts the ladder
+/// skipped (so the answer is the fewest). When no rung fits, the skipped counts between the
+/// widest rung that failed only on steps per thread block and the next rung (which failed on
+/// something more channels bring, such as dependency ids) are tried: more channels mean
+/// fewer steps per thread block, so a count in that window may fit. When none does, the
+/// problems with the most channels tried (what does not fit even then).
 pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     if opts.channels != AUTO_CHANNELS {
         return emit_fixed(p, opts);
     }
-    let mut first = None;
+    let with = |c: u32| {
+        emit_fixed(
+            p,
+            &Options {
+                channels: c,
+                ..opts.clone()
+            },
+        )
+    };
+    let skipped = |r: std::ops::Range<u32>| r.filter(|c| !AUTO_TRIES.contains(c));
+    let steps_only = |ps: &[Problem]| {
+        ps.iter()
+            .all(|x| x.message.contains("steps in one thread block"))
+    };
+    let mut widest = None;
+    let mut below = 1;
+    let mut window = None;
     for &c in AUTO_TRIES {
-        let o = Options {
-            channels: c,
-            ..opts.clone()
-        };
-        match emit_fixed(p, &o) {
-            Ok(e) => return Ok(e),
+        match with(c) {
+            Ok(e) => {
+                // A count the ladder skipped may fit too.
+                for s in skipped(below..c) {
+                    if let Ok(e) = with(s) {
+                        return Ok(e);
+                    }
+                }
+                return Ok(e);
+            }
             // Only a limit can be met with more channels.
             Err(ps) if ps.iter().all(|x| x.code == Code::MscclLimit) => {
-                first.get_or_insert(ps);
+                window = if steps_only(&ps) { Some(c) } else { window };
+                widest = Some(ps);
+                below = c + 1;
             }
             Err(ps) => return Err(ps),
         }
     }
-    Err(first.unwrap_or_default())
+    if let Some(w) = window {
+        let next = AUTO_TRIES.iter().copied().find(|c| *c > w).unwrap_or(w);
+        for s in skipped(w + 1..next) {
+            if let Ok(e) = with(s) {
+                return Ok(e);
+            }
+        }
+    }
+    Err(widest.unwrap_or_default())
 }
 
 /// [`emit`] with the channel count fixed.

@@ -176,8 +176,9 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
             Code::MscclLimit,
             super::At::Algo,
             format!(
-                "{} channels per instance times {} instances need {} channels; the executor has {}",
+                "{} channel{} per instance times {} instances need {} channels; the executor has {}",
                 chans.width,
+                if chans.width == 1 { "" } else { "s" },
                 opts.instances,
                 chans.width.saturating_mul(opts.instances),
                 limits::MAX_CHANNELS
