@@ -174,6 +174,12 @@ fn param_errors_point_at_the_command_line() {
         "{err}"
     );
     assert!(!err.contains("quickstart.coll"), "{err}");
+    // The help is about the command line, not about declaring `ten` in the file.
+    assert!(
+        err.contains("help: a `--param` value is a value, not a name")
+            && !err.contains("declare it with"),
+        "{err}"
+    );
 
     let r = collc(&[
         "check",
@@ -282,6 +288,12 @@ fn collectives_that_reduce_nothing_have_no_op() {
         text(&r.stderr)
     );
     assert!(!model.contains(", op "), "{model}");
+    // A barrier moves no data: no "0 elements of f32 (0 B)".
+    assert!(
+        model.contains("collective barrier\n  no data (a barrier only synchronizes)"),
+        "{model}"
+    );
+    assert!(!model.contains("0 elements"), "{model}");
 }
 
 #[test]
@@ -429,7 +441,19 @@ fn counts_agree_with_their_nouns() {
         report.contains("a positive multiple of 1 element "),
         "{report}"
     );
-    for r in [&report] {
+    // A forest pipelined with one chunk.
+    let one = std::fs::read_to_string(root().join("examples/forestcoll_fig2.coll"))
+        .expect("example")
+        .replace("chunks: 8;", "chunks: 1;");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("one.coll");
+    std::fs::write(&f, one).expect("write");
+    let forest = text(&collc(&["build", f.to_str().expect("utf-8"), "--emit", "report"]).stdout);
+    assert!(
+        forest.contains("achievable algbw with 1 chunk: "),
+        "{forest}"
+    );
+    for r in [&report, &forest] {
         for bad in [" 1 thread blocks", " 1 steps", " 1 elements", " 1 chunks"] {
             assert!(!r.contains(bad), "{bad}: {r}");
         }

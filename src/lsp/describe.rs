@@ -221,14 +221,21 @@ pub fn array_count(model: &Model, name: &str) -> Option<usize> {
 /// The collective: kind, ranks, size, type and operation.
 pub fn collective_summary(model: &Model) -> Option<String> {
     let c = model.collective.as_ref()?;
+    let data = if c.kind == crate::sema::model::CollectiveKind::Barrier {
+        "no data".to_string()
+    } else {
+        format!(
+            "{} elements of {} ({} B)",
+            c.count,
+            c.dtype.name(),
+            c.bytes()
+        )
+    };
     let mut s = format!(
-        "{} over {} rank{}: {} elements of {} ({} B)",
+        "{} over {} rank{}: {data}",
         c.kind.name(),
         c.ranks.len(),
         if c.ranks.len() == 1 { "" } else { "s" },
-        c.count,
-        c.dtype.name(),
-        c.bytes()
     );
     if c.kind.reduces() {
         s.push_str(&format!(", op {}", c.op.name()));

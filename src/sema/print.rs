@@ -79,16 +79,20 @@ pub fn model_text(m: &Model) -> String {
     }
     if let (Some(c), Some(t)) = (&m.collective, &m.topology) {
         let _ = writeln!(s, "collective {}", c.kind.name());
-        let _ = write!(
-            s,
-            "  {} elements of {} ({})",
-            c.count,
-            c.dtype.name(),
-            Quantity {
-                value: num_rational::BigRational::from_integer(c.bytes().into()),
-                dim: Dim::SIZE
-            },
-        );
+        if c.kind == crate::sema::model::CollectiveKind::Barrier {
+            let _ = write!(s, "  no data (a barrier only synchronizes)");
+        } else {
+            let _ = write!(
+                s,
+                "  {} elements of {} ({})",
+                c.count,
+                c.dtype.name(),
+                Quantity {
+                    value: num_rational::BigRational::from_integer(c.bytes().into()),
+                    dim: Dim::SIZE
+                },
+            );
+        }
         // Only a reduction has an op: allgather, broadcast and barrier combine nothing.
         if c.kind.reduces() {
             let _ = write!(s, ", op {}", c.op.name());

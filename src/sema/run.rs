@@ -169,7 +169,7 @@ pub(super) fn run<'a>(
             if !once(elab, "topology", head(*span, name.span)) {
                 continue;
             }
-            let before = elab.diags.len();
+            let before = elab.diags.list.len();
             topology = Some(match body {
                 ast::TopologyBody::Block(stmts) => elab.topology_block(name, stmts, *span),
                 ast::TopologyBody::Call(call) => elab.topology_call(name, call, *span),
@@ -307,7 +307,19 @@ pub(super) fn run<'a>(
 /// Parses and evaluates a `--param` value in its "<command line>" file.
 fn override_value(elab: &mut Elab<'_>, p: &CmdParam) -> Option<super::value::Value> {
     match syntax::parse_expr(p.file, &p.padded_value()) {
-        Ok(e) => elab.eval(&e),
+        Ok(e) => {
+            let before = elab.diags.list.len();
+            let v = elab.eval(&e);
+            // A name on the command line is a value that was meant, not one to declare.
+            for d in &mut elab.diags.list[before..] {
+                if d.code == Code::UnknownName && d.primary.span.file == p.file {
+                    d.help = Some(
+                        "a `--param` value is a value, not a name: write a number (`--param n=16`), a quantity or string in quotes (`--param bw=\"25 GB/s\"`), or `true`/`false`".into(),
+                    );
+                }
+            }
+            v
+        }
         Err(msg) => {
             elab.err(
                 Diagnostic::error(Code::Syntax, p.value_span, format!("`{}` is not a valid value: {msg}", p.line))

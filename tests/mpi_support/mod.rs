@@ -75,7 +75,7 @@ pub const EXAMPLE_PROGRAMS: &[(&str, &str, u32, Edits)] = &[
         "mi250_2x16.coll",
         32,
         &[
-            ("size: 256 MiB", "size: 2 MiB"),
+            ("size: 332 MiB", "size: 2 MiB"),
             ("dtype: bf16", "dtype: f32"),
         ],
     ),
