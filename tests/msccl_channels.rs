@@ -240,6 +240,9 @@ fn every_limit_help_names_a_change_that_builds() {
     // Ring allgather on 66 ranks: 65 steps; the parts spread over channels, so more helps.
     let h = advice_works(&source(66, "allgather", "", "ring;"), &one);
     assert!(h.contains("--channels"), "{h}");
+    // Ring allreduce on 66 ranks: the fewest channels that fit (3), not the next power of two.
+    let h = advice_works(&source(66, "allreduce", "", "ring;"), &one);
+    assert!(h.contains("`--channels 3`"), "{h}");
     // Channels x instances over 32: recursive schedules are not told about `k`.
     let wide = Options {
         channels: 8,

@@ -59,8 +59,10 @@ fn knobs(o: &Options, asked: &Options) -> Option<String> {
 /// With automatic channels (every count was tried) only the instances change.
 fn settings(asked: &Options) -> Vec<Options> {
     let c = asked.channels;
-    let mut chans: Vec<u32> = [c + 1, 2 * c, 4 * c, 8 * c, limits::MAX_CHANNELS]
-        .into_iter()
+    // Every count up to about twice the asked one (so the advice is the fewest nearby), then
+    // farther steps.
+    let mut chans: Vec<u32> = (c + 1..=(2 * c).max(c + 3))
+        .chain([4 * c, 8 * c, limits::MAX_CHANNELS])
         .filter(|g| *g > c && *g <= limits::MAX_CHANNELS)
         .collect();
     chans.extend([c / 2, c / 4, 1].into_iter().filter(|g| *g >= 1 && *g < c));
