@@ -9,8 +9,21 @@
 pub enum Phase {
     /// Reading, parsing, elaborating and checking the file.
     Check,
-    /// ForestColl's solver: the optimum, switch removal and tree packing.
+    /// ForestColl's solver: the optimum, switch removal and tree packing (its steps follow
+    /// as the `Solve*` phases when the solver is given a progress hook).
     Solve,
+    /// The solver's exact integer capacities (Appendix C's scaling).
+    SolveCapacities,
+    /// The solver's optimum 1/x* and bottleneck cut (Algorithm 1).
+    SolveOptimum,
+    /// The solver's k and y (Proposition 3, or Algorithm 3 for a fixed k).
+    SolvePlan,
+    /// Switch removal and tree packing, fast paths first (Algorithms 2 and 5).
+    SolvePacking,
+    /// The trees mapped back to physical routes.
+    SolveRoutes,
+    /// The pipelined chunk count (`chunks: auto`'s model, or the fixed count's cost).
+    SolveChunks,
     /// Lowering the schedule into the dataflow IR.
     Lower,
     /// Proving the program with `ir::verify`.
@@ -29,6 +42,12 @@ impl Phase {
         match self {
             Phase::Check => "parse/check",
             Phase::Solve => "solve",
+            Phase::SolveCapacities => "solve: capacities",
+            Phase::SolveOptimum => "solve: optimum",
+            Phase::SolvePlan => "solve: k and y",
+            Phase::SolvePacking => "solve: switch removal and packing",
+            Phase::SolveRoutes => "solve: routes",
+            Phase::SolveChunks => "solve: chunks",
             Phase::Lower => "lower",
             Phase::Verify => "verify",
             Phase::Emit => "emit",

@@ -177,3 +177,36 @@ proptest! {
         compare(&topo, &ranks, Roots::One(ranks[0]), dir);
     }
 }
+
+/// `collc build -v` splits the solver's time by step (issue 19), in the solver's order.
+#[test]
+fn verbose_build_reports_the_solver_steps() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(["build", "examples/dgx_a100_2x8.coll", "--emit", "ir", "-o"])
+        .arg(dir.path().join("x.ir"))
+        .arg("-v")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("collc runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let steps = [
+        "solve: capacities",
+        "solve: optimum",
+        "solve: k and y",
+        "solve: switch removal and packing",
+        "solve: routes",
+        "solve: chunks",
+        "lower",
+        "verify",
+    ];
+    let at: Vec<usize> = steps
+        .iter()
+        .map(|s| {
+            err.find(&format!("collc: {s} "))
+                .unwrap_or_else(|| panic!("no `{s}` line: {err}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{err}");
+}

@@ -71,7 +71,7 @@ impl Reporter {
         if let (true, Some((phase, start))) = (self.verbose, done) {
             let ms = start.elapsed().as_secs_f64() * 1e3;
             self.bar
-                .suspend(|| eprintln!("collc: {:<12} {ms:>10.2} ms", phase.name()));
+                .suspend(|| eprintln!("collc: {:<33} {ms:>10.2} ms", phase.name()));
         }
     }
 }

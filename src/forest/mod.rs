@@ -27,6 +27,7 @@ pub mod report;
 
 pub use types::{Cut, Direction, Forest, ForestEdge, ForestError, KChoice, Roots, Tree};
 
+use crate::progress::{Phase, Progress};
 use crate::sema::model::{NodeId, Topology};
 use num_bigint::BigInt;
 use num_rational::BigRational;
@@ -45,6 +46,21 @@ pub fn solve(
     k: KChoice,
     dir: Direction,
 ) -> Result<Forest, ForestError> {
+    solve_with(topo, ranks, roots, k, dir, &crate::progress::Quiet)
+}
+
+/// [`solve`], telling `progress` as each step begins ([`Phase::SolveCapacities`] to
+/// [`Phase::SolveRoutes`]), so that `collc build -v` and the benchmarks report the time of
+/// each.
+pub fn solve_with(
+    topo: &Topology,
+    ranks: &[NodeId],
+    roots: Roots,
+    k: KChoice,
+    dir: Direction,
+    progress: &dyn Progress,
+) -> Result<Forest, ForestError> {
+    progress.phase(Phase::SolveCapacities, None);
     if let KChoice::Fixed(k) = k
         && (k == 0 || k > plan::MAX_K)
     {
@@ -59,11 +75,14 @@ pub fn solve(
     if net.ranks.len() < 2 {
         return Ok(trivial(&net));
     }
+    progress.phase(Phase::SolveOptimum, None);
     let opt = optimum::optimum(&net);
+    progress.phase(Phase::SolvePlan, None);
     let mut plan = match k {
         KChoice::Auto => plan::auto(&net, &opt),
         KChoice::Fixed(k) => plan::fixed(&net, &opt, k),
     };
+    progress.phase(Phase::SolvePacking, None);
     let (mut lg, batches) = match switch_free_forest(&net, &plan) {
         Some(found) => found,
         None => {
@@ -78,6 +97,7 @@ pub fn solve(
     let int = |v: i128| BigRational::from_integer(BigInt::from(v));
     // One tree carries 1/U units: unit * u_den / u_num bytes per second.
     let y = &net.unit * int(plan.u_den) / int(plan.u_num);
+    progress.phase(Phase::SolveRoutes, None);
     let trees = routes::trees(&net, &plan.copy_caps(&net), &mut lg, &batches, &y, &rank_of);
     let inv_rate = int(plan.u_num) / (int(plan.u_den) * int(plan.k as i128) * &net.unit);
     let optimum = int(opt.p as i128) / (int(opt.q as i128) * &net.unit);

@@ -223,6 +223,17 @@ pub fn solve(
     k: AutoOr<u64>,
     span: Span,
 ) -> Result<Vec<Forest>, Vec<Diagnostic>> {
+    solve_with(model, c, k, span, &crate::progress::Quiet)
+}
+
+/// [`solve`], with the solver's steps told to `progress`.
+pub fn solve_with(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    span: Span,
+    progress: &dyn Progress,
+) -> Result<Vec<Forest>, Vec<Diagnostic>> {
     let Some(topo) = model.topology.as_ref() else {
         return Err(vec![
             Diagnostic::error(
@@ -246,7 +257,7 @@ pub fn solve(
     needs(c)
         .into_iter()
         .map(|(roots, dir)| {
-            crate::forest::solve(topo, &c.ranks, roots, kc, dir)
+            crate::forest::solve_with(topo, &c.ranks, roots, kc, dir, progress)
                 .map_err(|e| vec![solver_error(&e, c, &names, span)])
         })
         .collect()
@@ -262,7 +273,20 @@ pub fn solve_chunked(
     chunks: AutoOr<u64>,
     span: Span,
 ) -> Result<(Vec<Forest>, Chunking), Vec<Diagnostic>> {
-    let forests = solve(model, c, k, span)?;
+    solve_chunked_with(model, c, k, chunks, span, &crate::progress::Quiet)
+}
+
+/// [`solve_chunked`], with the solver's steps told to `progress`.
+pub fn solve_chunked_with(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    chunks: AutoOr<u64>,
+    span: Span,
+    progress: &dyn Progress,
+) -> Result<(Vec<Forest>, Chunking), Vec<Diagnostic>> {
+    let forests = solve_with(model, c, k, span, progress)?;
+    progress.phase(crate::progress::Phase::SolveChunks, None);
     let refs: Vec<&Forest> = forests.iter().collect();
     let chunking = match model.topology.as_ref() {
         Some(topo) => {
@@ -288,7 +312,7 @@ pub(super) fn lower(
 ) -> Result<(Program, Vec<Diagnostic>), Vec<Diagnostic>> {
     precheck(c, k, chunks, span).map_err(|d| vec![d])?;
     progress.phase(Phase::Solve, None);
-    let (forests, ch) = solve_chunked(model, c, k, chunks, span)?;
+    let (forests, ch) = solve_chunked_with(model, c, k, chunks, span, progress)?;
     progress.phase(Phase::Lower, None);
     let refs: Vec<&Forest> = forests.iter().collect();
     let at = model
