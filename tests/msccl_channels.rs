@@ -311,10 +311,7 @@ fn mi250_2x16_at_the_optimum_fits_32_channels() {
 /// The channel search finds the fewest: 16 channels leave a thread block over 64 steps.
 #[test]
 fn mi250_2x16_needs_17_channels_not_16() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"),
-    )
-    .expect("the example");
+    let text = mi250();
     let mut files = SourceMap::new();
     let id = files.add("x.coll", text.as_str());
     let c = check(&mut files, id, &SemaOptions::default());
@@ -337,11 +334,7 @@ fn mi250_2x16_needs_17_channels_not_16() {
 /// smaller count that fits (2), not half of it (1).
 #[test]
 fn chunk_advice_tries_every_smaller_count() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"),
-    )
-    .expect("the example")
-    .replace("chunks: 2;", "chunks: 3;");
+    let text = mi250().replace("chunks: 2;", "chunks: 3;");
     let h = advice_works(&text, &Options::default());
     assert!(h.contains("`chunks: 2;`"), "{h}");
 }
@@ -419,11 +412,7 @@ fn instance_and_channel_limits_name_what_fits() {
 /// `chunks: auto`.
 #[test]
 fn msccl_auto_chunks_are_the_most_that_fit() {
-    let text = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"),
-    )
-    .expect("the example")
-    .replace("chunks: 2;", "chunks: auto;");
+    let text = mi250().replace("chunks: 2;", "chunks: auto;");
     let e = build(&text, &Options::default()).expect("builds");
     assert_eq!(e.algo.nchannels, 17);
     assert!(e.text.contains("name=\"forest (chunks 2)\""));
@@ -434,4 +423,10 @@ fn msccl_auto_chunks_are_the_most_that_fit() {
         .expect("E0045");
     let help = w.help.as_deref().unwrap_or_default();
     assert!(help.contains("for MSCCL, `chunks: auto` chose 2"), "{help}");
+}
+
+/// The MI250 2x16 example's text.
+fn mi250() -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"))
+        .expect("the example")
 }
