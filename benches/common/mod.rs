@@ -3,11 +3,16 @@
 
 use collc::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model, ReduceOp, Stage};
 
+/// Timing the binary as a user runs it (the benchmarks of whole commands).
+#[allow(dead_code)]
+pub mod process;
+
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// A sum allreduce of `count` elements of `dtype` on ranks 0..n, scheduled by `family`, with no
 /// topology, cost model or target.
+#[allow(dead_code)]
 pub fn allreduce(n: usize, count: u64, dtype: Dtype, family: Family) -> Model {
     Model::bare(
         CollectiveKind::Allreduce,

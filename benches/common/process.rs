@@ -1,0 +1,73 @@
+//! Benchmarks that time the `collc` binary as a user runs it: a source of a star network, a
+//! command under `/usr/bin/time` (wall time and peak memory), medians.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_collc");
+
+/// A star of `n` hosts with an allreduce of `size` and `schedule` (a family name, or a
+/// family with a `{ ... }` block).
+pub fn source(n: u32, size: &str, schedule: &str) -> String {
+    let end = if schedule.ends_with('}') { "" } else { ";" };
+    format!(
+        "topology t {{\n    compute host[{n}];\n    switch s;\n    for i in 0..{n} {{ link host[i] <-> s : 25 GB/s; }}\n}}\ncollective allreduce {{ size: {size}; dtype: f32; op: sum; }}\nschedule {schedule}{end}\n"
+    )
+}
+
+pub fn on_path(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `cmd args`, under `/usr/bin/time` when it exists: (seconds, peak KB if known, stdout).
+pub fn measure(cmd: &str, args: &[&str], dir: &Path) -> (f64, Option<u64>, String) {
+    let timed = Path::new("/usr/bin/time").exists();
+    let start = Instant::now();
+    let out = if timed {
+        Command::new("/usr/bin/time")
+            .args(["-f", "%e %M"])
+            .arg(cmd)
+            .args(args)
+            .current_dir(dir)
+            .output()
+    } else {
+        Command::new(cmd).args(args).current_dir(dir).output()
+    }
+    .unwrap_or_else(|e| panic!("{cmd} runs: {e}"));
+    let secs = start.elapsed().as_secs_f64();
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kb = timed
+        .then(|| {
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .last()
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|k| k.parse().ok())
+        })
+        .flatten();
+    (secs, kb, String::from_utf8_lossy(&out.stdout).to_string())
+}
+
+/// The finishing time in a `-b` output (`Maximum finishing time at host 0: 88672 (...)`, as
+/// collc and LogGOPSim both print it).
+pub fn finish(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("Maximum finishing time at host "))
+        .and_then(|l| l.split(": ").nth(1))
+        .and_then(|t| t.split_whitespace().next())
+        .unwrap_or(out.trim())
+        .to_string()
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
