@@ -6,12 +6,15 @@
 //! when it exists, so the disk is not timed. Run with `cargo bench --bench scale` (about four
 //! minutes and 11 GB of memory); `cargo test --benches` runs 4,096 ranks once.
 //!
-//! 2026-11-25, this 2-core machine (24 GB), one run each (by hand, the same commands):
+//! 2026-11-25, this 2-core machine (24 GB), one run each: by hand on an idle machine, and
+//! `cargo bench --bench scale` while a ForestColl solve held the other core:
 //!
 //! | 2^20 ranks | build --target goal | sim FILE.goal |
 //! |---|---|---|
-//! | recursive doubling | 29 s, 6.4 GB | 26 s, 2.2 GB |
-//! | `[a4 x 10]` | 27 s, 10.6 GB | 89 s, 4.8 GB |
+//! | recursive doubling, by hand | 29 s, 6.4 GB | 26 s, 2.2 GB |
+//! | recursive doubling, bench | 33.0 s, 6.1 GB | 28.5 s, 2.0 GB |
+//! | `[a4 x 10]`, by hand | 27 s, 10.6 GB | 89 s, 4.8 GB |
+//! | `[a4 x 10]`, bench | 46.5 s, 10.0 GB | 100.7 s, 4.5 GB |
 //!
 //! Recursive doubling meets the target; recursive multiplying does not: its build holds the
 //! whole IR program (56 bytes an op, 73 M ops) beside the verifier's state, and its simulation
