@@ -15,9 +15,12 @@
 //!
 //! | GOAL | collc | LogGOPSim (txt2bin) | time collc/LogGOPSim | memory collc/LogGOPSim |
 //! |---|---|---|---|---|
-//! | recursive doubling, 65,536 ranks, 8 B | 0.86 s, 164 MB | 2.23 s, 180 MB (2.68 s) | 0.39 | 0.91 |
-//! | `[a4 x 8]`, 65,536 ranks, 8 B | 3.11 s, 287 MB | 7.93 s, 310 MB (3.61 s) | 0.39 | 0.93 |
-//! | ring, 1,024 ranks, 1 MiB | 1.80 s, 416 MB | 5.02 s, 457 MB (3.10 s) | 0.36 | 0.91 |
+//! | recursive doubling, 65,536 ranks, 8 B | 0.74 s, 164 MB | 2.08 s, 180 MB (2.65 s) | 0.35 | 0.91 |
+//! | `[a4 x 8]`, 65,536 ranks, 8 B | 3.13 s, 289 MB | 7.30 s, 310 MB (3.45 s) | 0.43 | 0.93 |
+//! | ring, 1,024 ranks, 1 MiB | 1.83 s, 416 MB | 4.53 s, 457 MB (3.04 s) | 0.40 | 0.91 |
+//!
+//! (An earlier run the same day, with a record read a few events ahead as a prefetch, gave
+//! 0.39, 0.39 and 0.36: no measurable gain, so the prefetch is not in the code.)
 //!
 //! Both give the same finishing times (88,672 ns, 93,008 ns, 23,811,348 ns). collc's time
 //! includes reading the text (on both cores, `crate::sim::read`), LogGOPSim's not its txt2bin.

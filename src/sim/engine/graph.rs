@@ -79,14 +79,6 @@ impl Graph {
             size,
         }
     }
-    /// Loads op `i`'s record without waiting for it, so that it is in the cache when the loop
-    /// reaches the op (a prefetch in safe code: the value goes nowhere).
-    #[inline]
-    pub(super) fn touch(&self, i: usize) {
-        if let Some(r) = self.recs.get(i) {
-            std::hint::black_box(r.meta);
-        }
-    }
     /// The dependencies op `i` still waits for.
     pub(super) fn remaining(&self, i: usize) -> u32 {
         self.recs[i].remaining.get()

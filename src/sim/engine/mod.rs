@@ -36,9 +36,6 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     simulate_bounded(s, opts, crate::sema::elab::Limits::MAX_EVENTS)
 }
 
-/// How many events ahead the loop touches an op's record ([`graph::Graph::touch`]).
-const AHEAD: usize = 16;
-
 /// Simulated-time arithmetic. LogGOPSim computes times in wrapping 64-bit integers, so a
 /// 2^64-1 byte send "finishes" early; here every time is computed exactly and the first op
 /// whose time leaves `0..=u64::MAX` is remembered (and the run stops: E0047 for the caller).
@@ -126,11 +123,6 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     let mut clock = Clock::default();
     let mut stopped = false;
     while let Some(mut ev) = aq.pop() {
-        if let Some(e) = aq.ahead(AHEAD) {
-            // A message's op is its send, at the source.
-            let h = if e.ty == MSG { e.src } else { e.host };
-            g.touch(base[h as usize] + e.node as usize);
-        }
         if aqtime > max_events || clock.overflow.is_some() {
             stopped = aqtime > max_events;
             break;

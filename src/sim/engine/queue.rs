@@ -112,13 +112,6 @@ impl Events {
         self.buckets[b as usize].push(ev);
     }
 
-    /// The event `k` places behind the next one to pop, when it is known cheaply (in the
-    /// earliest time's run): for touching its op's memory ahead of time.
-    pub(super) fn ahead(&self, k: usize) -> Option<&Ev> {
-        let (_, b) = self.first?;
-        self.buckets[b as usize].run.get(k)
-    }
-
     pub(super) fn pop(&mut self) -> Option<Ev> {
         let (t, b) = match self.first {
             Some(f) => f,
