@@ -430,3 +430,29 @@ fn mi250() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mi250_2x16.coll"))
         .expect("the example")
 }
+
+/// Point 14: over 1,024 ranks no XML can run; the help names the `mpi` target only after
+/// checking that it builds the schedule, and it does.
+#[test]
+fn over_1024_ranks_the_help_names_a_target_that_builds() {
+    let text = source(1025, "allreduce", "", "recursive_doubling;");
+    let d = build(&text, &Options::default()).expect_err("too many ranks");
+    let help = d[0].help.clone().unwrap_or_default();
+    assert!(
+        help.contains("the `mpi` target builds this schedule (`--target mpi -o DIR`)"),
+        "{help}"
+    );
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("big.coll");
+    std::fs::write(&f, &text).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+        .args(["build", f.to_str().expect("utf-8"), "--target", "mpi", "-o"])
+        .arg(dir.path().join("big"))
+        .output()
+        .expect("collc runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -12,7 +12,7 @@
 //! built with a larger `MSCCL_MAX_NUM_STEPS` (`--max-steps`, up to the legacy runtime's 256),
 //! when the steps per thread block are what does not fit. Last, another schedule: ring, then
 //! recursive doubling, each built and validated like the others; when none fits, the help
-//! names the `mpi` target, which has none of these limits.
+//! names the `mpi` target if it builds the program.
 
 use super::{AUTO_CHANNELS, Options, emit, limits};
 use crate::ir::Program;
@@ -152,7 +152,10 @@ pub(super) fn advise(m: &Model, p: &Program, opts: &Options) -> String {
             );
         }
     }
-    "no setting of channels, instances, chunks or k, and no ring or recursive doubling schedule, fits the executor; the `mpi` target (`--target mpi -o DIR`) has none of its limits".into()
+    if crate::backend::mpi::emit(p, "check").is_ok() {
+        return "no setting of channels, instances, chunks or k, and no ring or recursive doubling schedule, fits the executor; the `mpi` target builds this schedule (`--target mpi -o DIR`)".into();
+    }
+    "no setting of channels, instances, chunks or k, and no ring or recursive doubling schedule, that collc tried fits the executor".into()
 }
 
 /// Forest knobs: fewer pipelined chunks, then fewer trees.

@@ -89,6 +89,10 @@ pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
 /// `channels` when none was asked for: the fewest that fit ([`emit`] tries these counts).
 pub const AUTO_CHANNELS: u32 = 0;
 
+/// Up to this many ranks, an E0040 for too many ranks checks that the `mpi` target builds the
+/// schedule before naming it.
+const MPI_CHECK_RANKS: usize = 16384;
+
 /// The channel counts `channels: auto` tries, in order.
 const AUTO_TRIES: &[u32] = &[1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
 
@@ -186,12 +190,22 @@ pub fn build_with(
     // One <gpu> per rank: over the reader's limit no XML can run, so say so before lowering.
     let ranks = m.collective.as_ref().map_or(0, |c| c.ranks.len());
     if ranks > limits::MAX_SUBS as usize {
+        // The other target this schedule builds for, checked (up to a size where checking is
+        // quick next to the error it explains).
+        let mpi = ranks <= MPI_CHECK_RANKS
+            && crate::lower::lower_and_verify(m)
+                .is_ok_and(|(p, _)| crate::backend::mpi::emit(&p, "check").is_ok());
+        let help = if mpi {
+            "MSCCL cannot run on more than 1024 ranks with one XML; the `mpi` target builds this schedule (`--target mpi -o DIR`)"
+        } else {
+            "MSCCL cannot run on more than 1024 ranks with one XML; build it for fewer ranks"
+        };
         return Err(vec![
             Problem::new(
                 Code::MscclLimit,
                 At::Algo,
                 format!("{ranks} gpus, but the executor's reader keeps at most {} children per element (MAX_SUBS, unchecked: it overflows)", limits::MAX_SUBS),
-                "MSCCL cannot run on more than 1024 ranks with one XML; use the `mpi` target or fewer ranks",
+                help,
             )
             .diagnostic(build_span(m)),
         ]);
