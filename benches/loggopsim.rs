@@ -31,27 +31,16 @@
 
 mod common;
 
-use common::process::{BIN, finish, measure, median, on_path, source};
+use common::process::{build_goal, finish, measure, median, on_path, sim_goal, source};
 
 fn case(name: &str, src: &str, runs: usize, lgs: bool) {
     let dir = tempfile::tempdir().expect("temp dir");
     let d = dir.path();
-    std::fs::write(d.join("f.coll"), src).expect("write");
-    let limits = [
-        "--max-nodes",
-        "2000000",
-        "--max-links",
-        "4000000",
-        "--max-ops",
-        "200000000",
-    ];
-    let mut args = vec!["build", "f.coll", "--target", "goal", "-o", "f.goal"];
-    args.extend(limits);
-    measure(BIN, &args, d);
+    build_goal(src, d);
     let (mut ct, mut cm, mut lt, mut lm) = (vec![], vec![], vec![], vec![]);
     let mut answers = Vec::new();
     for _ in 0..runs {
-        let (t, m, out) = measure(BIN, &["sim", "f.goal", "-b"], d);
+        let (t, m, out) = sim_goal(d);
         ct.push(t);
         cm.push(m.unwrap_or(0) as f64);
         answers.push(finish(&out));

@@ -22,7 +22,7 @@
 
 mod common;
 
-use common::process::{BIN, measure, source};
+use common::process::{build_goal, sim_goal, source};
 use std::path::Path;
 
 fn main() {
@@ -40,27 +40,12 @@ fn main() {
         "recursive_multiplying {{ stages: [{}]; }}",
         vec!["a4"; stages].join(", ")
     );
-    let limits = [
-        "--max-nodes",
-        "2000000",
-        "--max-links",
-        "4000000",
-        "--max-ops",
-        "200000000",
-        "--max-events",
-        "1000000000",
-    ];
     for (name, schedule) in [
         ("recursive doubling", "recursive_doubling"),
         ("[a4 x N]", &a4),
     ] {
-        std::fs::write(d.join("f.coll"), source(n, "8 B", schedule)).expect("write");
-        let mut args = vec!["build", "f.coll", "--target", "goal", "-o", "f.goal"];
-        args.extend(&limits[..6]);
-        let (bt, bm, _) = measure(BIN, &args, d);
-        let mut sim = vec!["sim", "f.goal", "-b"];
-        sim.extend(&limits[6..]);
-        let (st, sm, out) = measure(BIN, &sim, d);
+        let (bt, bm) = build_goal(&source(n, "8 B", schedule), d);
+        let (st, sm, out) = sim_goal(d);
         let gb =
             |kb: Option<u64>| kb.map_or("?".into(), |k| format!("{:.1} GB", k as f64 / 1048576.0));
         println!(

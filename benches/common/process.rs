@@ -16,6 +16,40 @@ pub fn source(n: u32, size: &str, schedule: &str) -> String {
     )
 }
 
+/// Writes `src` to `dir/f.coll` and builds it into `dir/f.goal` under limits raised for
+/// millions of ranks; (seconds, peak KB if known) as [`measure`] gives them.
+pub fn build_goal(src: &str, dir: &Path) -> (f64, Option<u64>) {
+    std::fs::write(dir.join("f.coll"), src).expect("write");
+    let (t, kb, _) = measure(
+        BIN,
+        &[
+            "build",
+            "f.coll",
+            "--target",
+            "goal",
+            "-o",
+            "f.goal",
+            "--max-nodes",
+            "2000000",
+            "--max-links",
+            "4000000",
+            "--max-ops",
+            "200000000",
+        ],
+        dir,
+    );
+    (t, kb)
+}
+
+/// Simulates `dir/f.goal` (`-b`, events up to 10^9): (seconds, peak KB if known, stdout).
+pub fn sim_goal(dir: &Path) -> (f64, Option<u64>, String) {
+    measure(
+        BIN,
+        &["sim", "f.goal", "-b", "--max-events", "1000000000"],
+        dir,
+    )
+}
+
 pub fn on_path(tool: &str) -> bool {
     Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])

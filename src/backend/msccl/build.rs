@@ -109,7 +109,21 @@ pub fn build_with(
         }
         return Ok(e);
     }
-    build_fixed(m, opts, progress, true)
+    // A fixed count: E0045's `chunks: auto` means something else for MSCCL.
+    build_fixed(m, opts, progress, true).map(|mut e| {
+        for w in e
+            .warnings
+            .iter_mut()
+            .filter(|w| w.code == Code::ForestChunksLose)
+        {
+            w.notes.push(format!(
+                "for MSCCL, `chunks: auto` becomes the most chunks the executor runs ({} steps per thread block, {} channels), which may be far fewer",
+                opts.max_steps,
+                limits::MAX_CHANNELS
+            ));
+        }
+        e
+    })
 }
 
 /// E0045 under `chunks: auto` cut to `c` chunks for the executor: the model's count does not
@@ -137,19 +151,6 @@ fn build_fixed(
     let (program, _, warnings) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
-    let mut warnings = warnings;
-    if with_advice {
-        for w in warnings
-            .iter_mut()
-            .filter(|w| w.code == Code::ForestChunksLose)
-        {
-            w.notes.push(format!(
-                "for MSCCL, `chunks: auto` becomes the most chunks the executor runs ({} steps per thread block, {} channels), which may be far fewer",
-                opts.max_steps,
-                limits::MAX_CHANNELS
-            ));
-        }
-    }
     let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
     emitted.map_err(|mut ps| {
         // Over a limit: settings that fit, found by building them.
@@ -220,7 +221,7 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let skipped = |r: std::ops::Range<u32>| r.filter(|c| !AUTO_TRIES.contains(c));
     let steps_only = |ps: &[Problem]| {
         ps.iter()
-            .all(|x| x.message.contains("steps in one thread block"))
+            .all(|x| x.message.contains(super::rules::TOO_MANY_STEPS))
     };
     let mut widest = None;
     let mut below = 1;

@@ -11,6 +11,10 @@ use super::{Algo, At, Problem, StepType, coll_kind, limits, size_multiplier};
 use crate::diag::Code;
 use rustc_hash::FxHashMap;
 
+/// The words of the steps-per-thread-block limit's message, which the channel search reads to
+/// tell that limit (more channels help) from the others.
+pub(super) const TOO_MANY_STEPS: &str = "steps in one thread block";
+
 const MAX_PROBLEMS: usize = 32;
 
 /// Every `coll` the current executor accepts.
@@ -289,7 +293,7 @@ fn gpu(a: &Algo, gi: usize, max_steps: u32, o: &mut Out) {
             }
         }
         if tb.steps.len() > max_steps as usize {
-            o.limit(at, format!("{} steps in one thread block; the executor runs at most {max_steps} (MSCCL_MAX_NUM_STEPS)", tb.steps.len()), "spread the schedule over more channels (`--channels`, one chunk per channel), or build for a runtime with a larger MSCCL_MAX_NUM_STEPS (`--max-steps`)");
+            o.limit(at, format!("{} {TOO_MANY_STEPS}; the executor runs at most {max_steps} (MSCCL_MAX_NUM_STEPS)", tb.steps.len()), "spread the schedule over more channels (`--channels`, one chunk per channel), or build for a runtime with a larger MSCCL_MAX_NUM_STEPS (`--max-steps`)");
         }
         steps_of(a, gi, ti, o);
     }
