@@ -33,7 +33,7 @@ fn bench(c: &mut Criterion) {
                 1,
             ),
         ),
-        ("ring", model(Family::Ring, 1024)),
+        ("ring", model(Family::ring(), 1024)),
     ];
     for (name, m) in &cases {
         let program = lower(m).expect("lowers");

@@ -57,7 +57,7 @@ fn bench(c: &mut Criterion) {
     }))
     .expect("lowers");
     case(c, "msccl_rm_a4_1024", &rm, &Options::default(), true);
-    let ring = lower(&model(Family::Ring)).expect("lowers");
+    let ring = lower(&model(Family::ring())).expect("lowers");
     let opts = Options {
         channels: 32,
         ..Options::default()

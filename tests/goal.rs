@@ -203,7 +203,7 @@ fn verified_programs_convert_to_schedules_that_run() {
     let mut cases = Vec::new();
     for n in 2..=24 {
         cases.push((K::Allreduce, n, None, Family::RecursiveDoubling));
-        cases.push((K::Allreduce, n, None, Family::Ring));
+        cases.push((K::Allreduce, n, None, Family::ring()));
     }
     for (n, list) in [
         (16, "a4, a4"),
@@ -216,8 +216,8 @@ fn verified_programs_convert_to_schedules_that_run() {
         cases.push((K::Allreduce, n, None, rm(list)));
     }
     for n in 2..=10 {
-        cases.push((K::Allgather, n, None, Family::Ring));
-        cases.push((K::ReduceScatter, n, None, Family::Ring));
+        cases.push((K::Allgather, n, None, Family::ring()));
+        cases.push((K::ReduceScatter, n, None, Family::ring()));
         for root in [0, n - 1] {
             cases.push((K::Broadcast, n, Some(root), Family::Binomial));
             cases.push((K::Reduce, n, Some(root), Family::Binomial));
@@ -254,8 +254,8 @@ fn verified_programs_convert_to_schedules_that_run() {
         }
     }
     // A proof of another program is refused.
-    let (p, _) = lowered(K::Allreduce, 4, None, Family::Ring);
-    let (_, other) = lowered(K::Allreduce, 8, None, Family::Ring);
+    let (p, _) = lowered(K::Allreduce, 4, None, Family::ring());
+    let (_, other) = lowered(K::Allreduce, 8, None, Family::ring());
     assert!(goal::from_verified(&p, &other, &GoalOptions::default()).is_err());
     let refused = goal::write_verified(&p, &other, &GoalOptions::default(), &mut Vec::new());
     assert!(matches!(refused, Err(goal::WriteError::Goal(_))));

@@ -68,7 +68,7 @@ fn recursive_doubling_every_n() {
 /// parallel (the verifier's work grows as N^3 for N chunks on N ranks).
 fn ring_allreduce(range: std::ops::RangeInclusive<usize>) {
     for n in range {
-        let p = allreduce(n, Family::Ring);
+        let p = allreduce(n, Family::ring());
         assert_eq!(p.spec.chunks_per_part as usize, n);
         let proof = verify(&p).expect("proved");
         assert_eq!(proof.messages, 2 * n * (n - 1), "n = {n}");
@@ -195,11 +195,66 @@ fn merges() {
 fn ring_allgather_and_reduce_scatter() {
     for n in 2..=64 {
         for kind in [CollectiveKind::Allgather, CollectiveKind::ReduceScatter] {
-            let p = proved(&model(kind, n, 4 * n as u64, None, Family::Ring));
+            let p = proved(&model(kind, n, 4 * n as u64, None, Family::ring()));
             assert_eq!(p.spec.part_elements, 4);
             assert_eq!(verify(&p).expect("proved").messages, n * (n - 1));
         }
     }
+}
+
+/// `ranks` shuffled by a fixed permutation: rank r runs on node `perm[r]`, so the ring runs in
+/// node order, not rank order.
+fn shuffled(mut m: Model, seed: u64) -> Model {
+    let c = m.collective.as_mut().expect("a collective");
+    let n = c.ranks.len();
+    let mut x = seed;
+    for i in (1..n).rev() {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        c.ranks.swap(i, (x >> 33) as usize % (i + 1));
+    }
+    m
+}
+
+#[test]
+fn rings_in_node_order_and_sliced_rings_are_proved() {
+    for n in [1, 2, 3, 5, 8, 13, 32] {
+        for seed in 0..3 {
+            for kind in [CollectiveKind::Allgather, CollectiveKind::ReduceScatter] {
+                let m = shuffled(model(kind, n, 4 * n as u64, None, Family::ring()), seed);
+                let p = proved(&m);
+                assert_eq!(verify(&p).expect("proved").messages, n * (n - 1));
+            }
+            for s in [1u64, 2, 3, 4] {
+                let family = Family::Ring {
+                    slices: AutoOr::Fixed(s),
+                };
+                let m = shuffled(
+                    model(CollectiveKind::Allreduce, n, 16 * n as u64, None, family),
+                    seed,
+                );
+                let p = proved(&m);
+                assert_eq!(p.spec.chunks_per_part as usize, n * s as usize);
+                let messages = verify(&p).expect("proved").messages;
+                assert_eq!(messages, 2 * n * (n - 1) * s as usize, "n {n} slices {s}");
+            }
+        }
+    }
+    // The ring follows the nodes: on nodes 3, 0, 2, 1 rank 1 (node 0) sends to rank 3 (node 1).
+    let mut m = model(CollectiveKind::Allgather, 4, 16, None, Family::ring());
+    m.collective.as_mut().expect("a collective").ranks = vec![3, 0, 2, 1];
+    let p = proved(&m);
+    let text = text::print(&p);
+    let proc1: Vec<&str> = text
+        .split("proc ")
+        .find(|b| b.starts_with("1 rank"))
+        .expect("rank 1")
+        .lines()
+        .filter(|l| l.contains(": send"))
+        .collect();
+    assert_eq!(proc1.len(), 3, "{text}");
+    assert!(proc1.iter().all(|l| l.contains("-> 3 ")), "{text}");
 }
 
 #[test]
@@ -224,7 +279,7 @@ fn barriers() {
     for n in [2, 3, 5, 8, 13, 64] {
         for family in [
             Family::RecursiveDoubling,
-            Family::Ring,
+            Family::ring(),
             rm(collc::sema::schedule::suggestions(n as u64)[0].trim_matches(['`', '[', ']'])),
         ] {
             let p = proved(&model(CollectiveKind::Barrier, n, 0, None, family));
@@ -235,16 +290,22 @@ fn barriers() {
 
 #[test]
 fn single_rank() {
-    for family in [Family::RecursiveDoubling, Family::Ring] {
+    for family in [Family::RecursiveDoubling, Family::ring()] {
         proved(&model(CollectiveKind::Allreduce, 1, 4, None, family));
     }
-    proved(&model(CollectiveKind::Allgather, 1, 4, None, Family::Ring));
+    proved(&model(
+        CollectiveKind::Allgather,
+        1,
+        4,
+        None,
+        Family::ring(),
+    ));
     proved(&model(
         CollectiveKind::ReduceScatter,
         1,
         4,
         None,
-        Family::Ring,
+        Family::ring(),
     ));
     proved(&model(
         CollectiveKind::Broadcast,
@@ -302,7 +363,7 @@ fn unlowered_families_are_e0039() {
         8,
         16,
         Some(0),
-        Family::Ring,
+        Family::ring(),
     ))
     .expect_err("ring has no broadcast");
     assert_eq!(d[0].code, Code::LowerUnsupported);
@@ -349,7 +410,7 @@ fn ir_snapshots() {
         ("rd_4", 4, Family::RecursiveDoubling),
         ("rd_6", 6, Family::RecursiveDoubling),
         ("rm_7_merge", 7, rm("m1g1a3, n1g1a2")),
-        ("ring_4", 4, Family::Ring),
+        ("ring_4", 4, Family::ring()),
     ] {
         let p = allreduce(n, family);
         let t = text::print(&p);

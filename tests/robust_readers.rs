@@ -22,7 +22,7 @@ fn ir_text() -> String {
 }
 
 fn goal_text() -> String {
-    let p = program(CollectiveKind::Allgather, Family::Ring);
+    let p = program(CollectiveKind::Allgather, Family::ring());
     let s = collc::backend::goal::from_ir(&p, &Default::default()).expect("converts");
     collc::backend::goal::write(&s)
 }

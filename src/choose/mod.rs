@@ -24,7 +24,7 @@ pub fn candidates(m: &Model) -> Vec<Family> {
         return Vec::new();
     };
     [
-        Family::Ring,
+        Family::ring(),
         Family::RecursiveDoubling,
         Family::RecursiveMultiplying {
             stages: AutoOr::Auto,

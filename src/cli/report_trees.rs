@@ -79,7 +79,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     if c.kind == CollectiveKind::Allreduce && c.ranks.len() > 1 {
         let mut ring = m.clone();
         if let Some(s) = ring.schedule.as_mut() {
-            s.family = Family::Ring;
+            s.family = Family::ring();
         }
         if let Ok((rp, _)) = crate::lower::lower_with(&ring, &crate::progress::Quiet)
             && let Some(rat) = placement(&rp, c, topo)

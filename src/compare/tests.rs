@@ -28,7 +28,7 @@ fn sample() -> Comparison {
         dtype: Dtype::F32,
         engine: Engine::Flow(FlowParams::default()),
         families: vec![
-            Family::Ring,
+            Family::ring(),
             Family::RecursiveDoubling,
             Family::Forest {
                 k: AutoOr::Auto,

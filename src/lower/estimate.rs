@@ -42,13 +42,18 @@ pub fn estimate(c: &Collective, family: &Family, stages: &[Stage]) -> Option<Est
             let (ops, scratch) = recursive(n, stages);
             exact(ops, n.saturating_mul(2).saturating_add(scratch))
         }
-        Family::Ring => {
+        Family::Ring { slices } => {
             let steps = n.saturating_sub(1);
+            let s = u64::from(super::ring_slices(c, *slices));
             match c.kind {
-                // out[c] accumulates chunk c: 3 ops per reduce-scatter step, 2 per allgather step.
+                // out[c] accumulates chunk c: 3 ops per reduce-scatter step and slice, 2 per
+                // allgather step and slice.
                 CollectiveKind::Allreduce | CollectiveKind::Barrier => exact(
-                    n.saturating_mul(5).saturating_mul(steps).max(1),
-                    sq.saturating_mul(2),
+                    n.saturating_mul(5)
+                        .saturating_mul(steps)
+                        .saturating_mul(s)
+                        .max(s),
+                    sq.saturating_mul(2).saturating_mul(s),
                 ),
                 CollectiveKind::Allgather => exact(
                     n.saturating_mul(steps.saturating_mul(2).saturating_add(1)),
@@ -234,9 +239,9 @@ mod tests {
     fn estimates_bound_the_lowered_programs() {
         for n in 1..=70 {
             let mut cases = vec![
-                (CollectiveKind::Allreduce, Family::Ring),
-                (CollectiveKind::Allgather, Family::Ring),
-                (CollectiveKind::ReduceScatter, Family::Ring),
+                (CollectiveKind::Allreduce, Family::ring()),
+                (CollectiveKind::Allgather, Family::ring()),
+                (CollectiveKind::ReduceScatter, Family::ring()),
                 (CollectiveKind::Broadcast, Family::Binomial),
                 (CollectiveKind::Reduce, Family::Binomial),
             ];

@@ -47,6 +47,35 @@ fn spec(c: &Collective, chunks_per_part: u32) -> Spec {
     }
 }
 
+/// Slices per ring step that `slices` lowers to for `c`: the fixed count for an allreduce (sema
+/// keeps other collectives at one), one for `auto` (what [`packet_ring_slices`] resolves in the
+/// packet simulator).
+pub fn ring_slices(c: &Collective, slices: AutoOr<u64>) -> u32 {
+    match (c.kind, slices) {
+        (CollectiveKind::Allreduce, AutoOr::Fixed(s)) => u32::try_from(s).unwrap_or(u32::MAX),
+        _ => 1,
+    }
+}
+
+/// What `slices: auto` means in the packet simulator, where a message waits for its last
+/// packet: an allreduce step's chunk cut into slices of at least `payload` bytes (one packet),
+/// at most [`MAX_AUTO_SLICES`] (4 take the paper's 512-host ring to link rate, docs/figures/canary-fig2.md); 1 for other
+/// collectives.
+pub fn packet_ring_slices(c: &Collective, payload: u64) -> u64 {
+    if c.kind != CollectiveKind::Allreduce {
+        return 1;
+    }
+    let n = (c.ranks.len() as u64).max(1);
+    let per_chunk = (c.count / n).max(1);
+    (c.bytes() / n)
+        .div_ceil(payload.max(1))
+        .clamp(1, MAX_AUTO_SLICES)
+        .min(per_chunk)
+}
+
+/// The most slices `slices: auto` takes in the packet simulator.
+pub const MAX_AUTO_SLICES: u64 = 4;
+
 /// The families collc lowers for `kind`, for help lines.
 fn lowerable(kind: CollectiveKind) -> &'static str {
     match kind {
@@ -81,7 +110,7 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
                 stages: AutoOr::Auto,
                 model: None,
             },
-            CollectiveKind::Allgather | CollectiveKind::ReduceScatter => Family::Ring,
+            CollectiveKind::Allgather | CollectiveKind::ReduceScatter => Family::ring(),
             CollectiveKind::Broadcast | CollectiveKind::Reduce => Family::Binomial,
         },
         Some(f) => f.clone(),
@@ -215,16 +244,23 @@ pub fn lower_with(
             let name = format!("recursive_doubling {}", stage_list(&stages));
             rm(c, name, &stages, span)
         }
-        Family::Ring => {
+        Family::Ring { slices } => {
+            let ring = ring::Ring::by_nodes(&c.ranks);
+            let slices = ring_slices(c, *slices);
             let cpp = match c.kind {
-                CollectiveKind::Allreduce | CollectiveKind::Barrier => n as u32,
+                CollectiveKind::Allreduce | CollectiveKind::Barrier => n as u32 * slices,
                 _ => 1,
             };
-            let mut b = Builder::new("ring", spec(c, cpp.max(1)));
+            let name = if slices > 1 {
+                format!("ring {slices} slices")
+            } else {
+                "ring".into()
+            };
+            let mut b = Builder::new(name, spec(c, cpp.max(1)));
             match c.kind {
-                CollectiveKind::Allgather => ring::allgather(&mut b),
-                CollectiveKind::ReduceScatter => ring::reduce_scatter(&mut b),
-                _ => ring::allreduce(&mut b),
+                CollectiveKind::Allgather => ring::allgather(&mut b, &ring),
+                CollectiveKind::ReduceScatter => ring::reduce_scatter(&mut b, &ring),
+                _ => ring::allreduce(&mut b, &ring, slices),
             }
             Ok(b.finish())
         }

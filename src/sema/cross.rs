@@ -201,7 +201,7 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                     model: None,
                 },
                 "recursive_doubling" => super::model::Family::RecursiveDoubling,
-                "ring" => super::model::Family::Ring,
+                "ring" => super::model::Family::ring(),
                 "binomial" => super::model::Family::Binomial,
                 "forest" => super::model::Family::Forest {
                     k: super::model::AutoOr::Auto,

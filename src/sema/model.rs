@@ -295,7 +295,11 @@ pub enum Family {
         model: Option<String>,
     },
     RecursiveDoubling,
-    Ring,
+    /// `slices: auto` (the default) is one message per step, except in the packet simulator
+    /// ([`crate::lower::ring_slices`]).
+    Ring {
+        slices: AutoOr<u64>,
+    },
     Binomial,
     /// `chunks: auto` (the default) is resolved by [`crate::forest::chunking::choose`].
     Forest {
@@ -314,11 +318,18 @@ pub enum Family {
 }
 
 impl Family {
+    /// The ring with its parameters left to collc.
+    pub fn ring() -> Family {
+        Family::Ring {
+            slices: AutoOr::Auto,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Family::RecursiveMultiplying { .. } => "recursive_multiplying",
             Family::RecursiveDoubling => "recursive_doubling",
-            Family::Ring => "ring",
+            Family::Ring { .. } => "ring",
             Family::Binomial => "binomial",
             Family::Forest { .. } => "forest",
             Family::Canary(_) => "canary",

@@ -180,7 +180,12 @@ pub fn model_text(m: &Model) -> String {
                     }
                 }
             }
-            Family::RecursiveDoubling | Family::Ring | Family::Binomial | Family::Auto => {}
+            Family::Ring { slices } => {
+                if let AutoOr::Fixed(n) = slices {
+                    let _ = write!(s, " slices {n}");
+                }
+            }
+            Family::RecursiveDoubling | Family::Binomial | Family::Auto => {}
         }
         s.push('\n');
     }

@@ -130,7 +130,7 @@ pub(super) fn advise(m: &Model, p: &Program, opts: &Options) -> String {
     }
     // Another schedule.
     for (name, family) in [
-        ("ring", Family::Ring),
+        ("ring", Family::ring()),
         ("recursive_doubling", Family::RecursiveDoubling),
     ] {
         let mut m2 = m.clone();

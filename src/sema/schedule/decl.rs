@@ -75,7 +75,14 @@ impl Elab<'_> {
                 Family::RecursiveMultiplying { stages, model }
             }
             "recursive_doubling" => Family::RecursiveDoubling,
-            "ring" => Family::Ring,
+            "ring" => {
+                let slices = match p.get("slices") {
+                    None => AutoOr::Auto,
+                    Some(c) if matches!(c.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(c) => AutoOr::Fixed(self.ring_slices(&c.value, coll)?),
+                };
+                Family::Ring { slices }
+            }
             "binomial" => Family::Binomial,
             "forest" => {
                 let k = match p.get("k") {
@@ -218,6 +225,53 @@ impl Elab<'_> {
             }
         }
         Some(names)
+    }
+
+    /// A ring's fixed `slices`: at least 1, for an allreduce only (the other rings send whole
+    /// parts), and no more than the elements of one step's chunk.
+    fn ring_slices(
+        &mut self,
+        e: &Expr,
+        coll: Option<&crate::sema::model::Collective>,
+    ) -> Option<u64> {
+        let s = self.positive(e, "`slices`")?;
+        let Some(c) = coll else {
+            return Some(s);
+        };
+        if s > 1 && c.kind != crate::sema::model::CollectiveKind::Allreduce {
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    e.span,
+                    format!(
+                        "a ring {} sends whole parts; `slices` cuts allreduce steps",
+                        c.kind.name()
+                    ),
+                )
+                .label("slices for a collective that is not an allreduce")
+                .help("remove `slices`, or write `slices: 1;`"),
+            );
+            return None;
+        }
+        let chunk = c.count / (c.ranks.len() as u64).max(1);
+        if s > chunk.max(1) {
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    e.span,
+                    format!(
+                        "{s} slices of a step's chunk of {chunk} element(s) would leave slices empty"
+                    ),
+                )
+                .label("more slices than elements per chunk")
+                .help(format!(
+                    "use at most {} slices, or `slices: auto;`",
+                    chunk.max(1)
+                )),
+            );
+            return None;
+        }
+        Some(s)
     }
 
     pub(super) fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {

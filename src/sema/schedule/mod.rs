@@ -35,7 +35,7 @@ pub use fault::{Fault, StageProblem};
 pub const FAMILIES: &[(&str, &[&str])] = &[
     ("recursive_multiplying", &["stages", "model"]),
     ("recursive_doubling", &[]),
-    ("ring", &[]),
+    ("ring", &["slices"]),
     ("binomial", &[]),
     ("forest", &["k", "chunks"]),
     (
@@ -64,7 +64,7 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
         Family::RecursiveMultiplying { .. } | Family::RecursiveDoubling => {
             matches!(kind, Allreduce | Barrier)
         }
-        Family::Ring => matches!(kind, Allreduce | Allgather | ReduceScatter | Barrier),
+        Family::Ring { .. } => matches!(kind, Allreduce | Allgather | ReduceScatter | Barrier),
         Family::Binomial => matches!(kind, Broadcast | Reduce),
         Family::Forest { .. } => matches!(
             kind,

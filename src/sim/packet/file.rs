@@ -6,7 +6,9 @@
 //! reduction trees, we also randomly pick the roots of those trees"), proved, and simulated.
 //! A schedule that depends on neither is lowered once. A Canary schedule is not lowered: each
 //! run places a [`CanaryJob`] (its blocks, leaders and roots) for the hosts it runs on, and the
-//! engine executes the protocol ([`super::canary`]).
+//! engine executes the protocol ([`super::canary`]). A ring's `slices: auto` becomes slices of
+//! a packet's payload here ([`crate::lower::packet_ring_slices`]), and the ring runs through its
+//! hosts in the network's order wherever they are placed ([`crate::lower`]'s ring).
 
 use super::canary::CanaryJob;
 use super::{
@@ -15,7 +17,9 @@ use super::{
 use crate::canary::host::{Plan, SEQ_BITS};
 use crate::canary::protocol::Protocol;
 use crate::diag::{Code, Diagnostic, Span};
-use crate::sema::model::{CanaryParams, CanaryRoots, Family, Model, NodeId, NodeKind, TreeRoots};
+use crate::sema::model::{
+    AutoOr, CanaryParams, CanaryRoots, Family, Model, NodeId, NodeKind, TreeRoots,
+};
 use rayon::prelude::*;
 
 /// `m` with its collective on `hosts` and, for static trees with random roots, the roots of
@@ -158,6 +162,19 @@ pub fn canary_job<'p>(
     })
 }
 
+/// `m` with a ring's `slices: auto` resolved for the packet simulator
+/// ([`crate::lower::packet_ring_slices`]: slices of at least one packet, at most 4 per step).
+fn packet_schedule(m: &Model, params: &PacketParams) -> Model {
+    let mut out = m.clone();
+    if let (Some(c), Some(s)) = (m.collective.as_ref(), out.schedule.as_mut())
+        && let Family::Ring { slices } = &mut s.family
+        && *slices == AutoOr::Auto
+    {
+        *slices = AutoOr::Fixed(crate::lower::packet_ring_slices(c, params.payload()));
+    }
+    out
+}
+
 /// Whether each run needs its own lowering.
 fn per_run(m: &Model, params: &PacketParams) -> bool {
     params.random_placement
@@ -195,6 +212,8 @@ pub fn run_file_with(
     trace: bool,
     protocol: &Protocol,
 ) -> Result<Vec<PacketRun>, Vec<Diagnostic>> {
+    let resolved = packet_schedule(m, params);
+    let m = &resolved;
     let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
         return Err(Vec::new());
     };
