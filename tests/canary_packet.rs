@@ -191,6 +191,57 @@ model m: packet { placement: random; }
     }
 }
 
+/// A three-tier tree: 12 hosts under 4 edge switches, each edge switch linked to both
+/// aggregation switches of its pod, every aggregation switch to both cores, so any aggregation
+/// or core switch can fail and leave the hosts connected.
+const THREE_TIER: &str = "topology t {
+    compute host[4][3];
+    switch edge[4];
+    switch agg[2][2];
+    switch core[2];
+    for e in 0..4 {
+        for h in 0..3 { link host[e][h] <-> edge[e] : 100 Gbps; }
+        for a in 0..2 { link edge[e] <-> agg[floor(e / 2)][a] : 100 Gbps; }
+    }
+    for p in 0..2 { for a in 0..2 { for c in 0..2 { link agg[p][a] <-> core[c] : 100 Gbps; } } }
+}
+collective allreduce { participants: host[0..3]; size: 16 KiB; dtype: i32; op: sum; }
+schedule canary { }
+model m: packet { placement: random; }
+";
+
+/// A dragonfly of 5 groups of 2 routers with 2 hosts each (every router has hosts, so none can
+/// fail without cutting hosts off: no failure runs here).
+const DRAGONFLY: &str = "import dragonfly;
+topology t = dragonfly(groups: 5, routers: 2, hosts_per_router: 2, host_bw: 100 Gbps, local_bw: 200 Gbps, global_bw: 100 Gbps, lat: 300 ns);
+collective allreduce { participants: host[0..3]; size: 16 KiB; dtype: i32; op: sum; }
+schedule canary { }
+model m: packet { placement: random; }
+";
+
+#[test]
+fn a_thousand_explorations_of_a_three_tier_tree_and_a_dragonfly_pass() {
+    use collc::sim::packet::explore::explore;
+    for (name, src, fails) in [
+        ("three-tier", THREE_TIER, true),
+        ("dragonfly", DRAGONFLY, false),
+    ] {
+        let m = model(src);
+        let params = PacketParams::from_model(&m.models[0]).expect("a packet model");
+        let x = explore(&m, Span::default(), &params, 1000, &Protocol::paper()).expect("canary");
+        assert!(x.failure.is_none(), "{name}: {:?}", x.failure);
+        assert!(
+            x.colliding > 300 && x.straggling > 50 && x.congested > 300 && x.lossy > 200,
+            "{name}: {x:?}"
+        );
+        assert!(x.lost > 0 && x.reclaimed > 0, "{name}: {x:?}");
+        assert_eq!(x.failing > 60, fails, "{name}: {x:?}");
+        let broken = Protocol::paper().without("restore");
+        let y = explore(&m, Span::default(), &params, 36, &broken).expect("canary");
+        assert!(y.failure.is_some(), "{name}: restoration removed is caught");
+    }
+}
+
 #[test]
 fn a_spine_failing_mid_run_loses_packets_and_every_block_still_completes() {
     // Blocks rooted round robin at the spines: those of the failed spine can only finish by
