@@ -59,18 +59,23 @@ pub fn ring_slices(c: &Collective, slices: AutoOr<u64>) -> u32 {
 
 /// What `slices: auto` means in the packet simulator, where a message waits for its last
 /// packet: an allreduce step's chunk cut into slices of at least `payload` bytes (one packet),
-/// at most [`MAX_AUTO_SLICES`] (4 take the paper's 512-host ring to link rate, docs/figures/canary-fig2.md); 1 for other
-/// collectives.
-pub fn packet_ring_slices(c: &Collective, payload: u64) -> u64 {
+/// at most [`MAX_AUTO_SLICES`] (4 take the paper's 512-host ring to link rate,
+/// docs/figures/canary-fig2.md), and no more than keep the program within `max_ops` (so a
+/// ring that lowers at all lowers with `auto`); 1 for other collectives.
+pub fn packet_ring_slices(c: &Collective, payload: u64, max_ops: u64) -> u64 {
     if c.kind != CollectiveKind::Allreduce {
         return 1;
     }
     let n = (c.ranks.len() as u64).max(1);
     let per_chunk = (c.count / n).max(1);
+    // 5 ops per rank, step and slice (estimate.rs).
+    let fit = max_ops / (5 * n * n.saturating_sub(1)).max(1);
     (c.bytes() / n)
         .div_ceil(payload.max(1))
         .clamp(1, MAX_AUTO_SLICES)
         .min(per_chunk)
+        .min(fit)
+        .max(1)
 }
 
 /// The most slices `slices: auto` takes in the packet simulator.

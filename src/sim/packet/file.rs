@@ -163,14 +163,19 @@ pub fn canary_job<'p>(
 }
 
 /// `m` with a ring's `slices: auto` resolved for the packet simulator
-/// ([`crate::lower::packet_ring_slices`]: slices of at least one packet, at most 4 per step).
+/// ([`crate::lower::packet_ring_slices`]: slices of at least one packet, at most 4 per step,
+/// within the program limits).
 fn packet_schedule(m: &Model, params: &PacketParams) -> Model {
     let mut out = m.clone();
     if let (Some(c), Some(s)) = (m.collective.as_ref(), out.schedule.as_mut())
         && let Family::Ring { slices } = &mut s.family
         && *slices == AutoOr::Auto
     {
-        *slices = AutoOr::Fixed(crate::lower::packet_ring_slices(c, params.payload()));
+        *slices = AutoOr::Fixed(crate::lower::packet_ring_slices(
+            c,
+            params.payload(),
+            m.limits.max_ops,
+        ));
     }
     out
 }
