@@ -27,11 +27,12 @@
 //! of (3) (sigma -> s_j of capacity m(R_j), s_j -> R_j infinite, plus g), and the sink side of
 //! its minimum cut is such a set. Stalls come late, so we also probe one vertex this way after a
 //! batch completes, after 1, 2, 4, ... batches without finding anything (back to every batch
-//! after a find). F starts with every pair of vertices joined by an edge. A broken set X joins F; we undo the steps back to the last state where slack(X) was
-//! still >= 0 (slacks only fall, so every earlier state keeps it too, as it keeps every set
-//! learned before) and resume there, at the same place in the loop. The sets of F never break
-//! afterwards, so no set is learned twice. After [`MAX_RESTARTS`] restarts (or anything
-//! unexpected) we return `None` and the caller runs Algorithm 5 with a flow per step.
+//! after a find). F starts with every pair of vertices joined by an edge. A broken set X joins
+//! F; we undo the steps back to the last state where slack(X) was still >= 0 (slacks only fall,
+//! so every earlier state keeps it too, as it keeps every set learned before) and resume there,
+//! at the same place in the loop. The sets of F never break afterwards, so no set is learned
+//! twice. After [`MAX_RESTARTS`] restarts per rank (or anything unexpected) we return `None` and
+//! the caller runs Algorithm 5 with a flow per step.
 //!
 //! On tori the sets that break are bands of rows or columns early on, bands with holes and small
 //! clusters later: about 140 restarts on a 20 x 20 torus. Beyond about 30 x 30 the restarts (each
