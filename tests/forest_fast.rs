@@ -1,14 +1,15 @@
 //! The ForestColl fast paths give exactly the paper's algorithms' results: the optimistic switch
-//! removal (src/forest/split.rs) against Algorithm 4 with Theorem 8's gamma in full, and the
-//! speculative packing (src/forest/pack.rs) against Algorithm 5 with every mu computed, on the
-//! examples, a small DGX fat tree and random box-and-switch topologies.
+//! removal (src/forest/split.rs) against Algorithm 4 with Theorem 8's gamma in full, and both
+//! speculative packings (src/forest/pack.rs, src/forest/tight.rs) against Algorithm 5 with every
+//! mu computed, on the examples, a small DGX fat tree, tori, a hypercube, a dragonfly and random
+//! box-and-switch topologies.
 
 mod forest_common;
 
 use collc::forest::net::Net;
 use collc::forest::pack::{Batch, pack};
 use collc::forest::split::{Logical, holds, remove_switches};
-use collc::forest::{Direction, Roots, optimum, plan};
+use collc::forest::{Direction, Roots, optimum, plan, tight};
 use collc::sema::model::Topology;
 use forest_common::*;
 use proptest::prelude::*;
@@ -37,8 +38,20 @@ fn batches(b: &[Batch]) -> Vec<Trees> {
     b.iter().map(|b| (b.root, b.m, b.edges.clone())).collect()
 }
 
-/// Runs both paths of both stages; returns whether the fast paths succeeded on their own.
+/// Runs both paths of both stages; returns whether the fast paths succeeded on their own (the
+/// speculative packing of pack.rs for the second).
 fn compare(topo: &Topology, ranks: &[usize], roots: Roots, dir: Direction) -> (bool, bool) {
+    let (split_ok, spec_ok, _) = compare_all(topo, ranks, roots, dir);
+    (split_ok, spec_ok)
+}
+
+/// [`compare`], also saying whether tight.rs's packing succeeded.
+fn compare_all(
+    topo: &Topology,
+    ranks: &[usize],
+    roots: Roots,
+    dir: Direction,
+) -> (bool, bool, bool) {
     let net = Net::build(topo, ranks, roots, dir).expect("builds");
     let opt = optimum::optimum(&net);
     let plan = plan::auto(&net, &opt);
@@ -61,7 +74,47 @@ fn compare(topo: &Topology, ranks: &[usize], roots: Roots, dir: Direction) -> (b
             .expect("a speculative packing proves the exact one exists");
         assert_eq!(batches(spec), batches(full), "speculative packing differs");
     }
-    (split_ok, spec.is_some())
+    let learned = tight::pack(&exact, &net.ranks, &net.roots, k);
+    if let Some(learned) = &learned {
+        let full = full
+            .as_ref()
+            .expect("a completed packing proves the exact one exists");
+        assert_eq!(batches(learned), batches(full), "tight packing differs");
+    }
+    (split_ok, spec.is_some(), learned.is_some())
+}
+
+fn torus(x: usize, y: usize) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/torus_4x4.coll");
+    std::fs::read_to_string(path)
+        .expect("readable example")
+        .replace("param x: int = 4;", &format!("param x: int = {x};"))
+        .replace("param y: int = 4;", &format!("param y: int = {y};"))
+}
+
+/// Direct networks, where the speculative packing of pack.rs stalls: tight.rs completes, and
+/// completes exactly as Algorithm 5.
+#[test]
+fn tight_packing_is_exact_on_direct_networks() {
+    let mut cases: Vec<(String, Topology, Vec<usize>)> = Vec::new();
+    for (x, y) in [(4, 4), (6, 5), (3, 7)] {
+        let (topo, ranks) = load_text("torus.coll", &torus(x, y));
+        cases.push((format!("torus {x}x{y}"), topo, ranks));
+    }
+    for rel in [
+        "examples/hypercube_16.coll",
+        "examples/dragonfly_small.coll",
+    ] {
+        let (topo, ranks) = load(rel);
+        cases.push((rel.to_string(), topo, ranks));
+    }
+    for (name, topo, ranks) in &cases {
+        for dir in [Direction::Out, Direction::In] {
+            let (_, _, learned) = compare_all(topo, ranks, Roots::All, dir);
+            assert!(learned, "{name}");
+            compare_all(topo, ranks, Roots::One(ranks[1]), dir);
+        }
+    }
 }
 
 fn fat_tree(boxes: usize) -> String {

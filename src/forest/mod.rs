@@ -8,7 +8,8 @@
 //! 2. [`optimum`]: 1/x* and the bottleneck cut (4.2, Algorithm 1);
 //! 3. [`plan`]: k and y, optimal (Proposition 3) or for a fixed k (4.5, Algorithm 3);
 //! 4. [`split`]: switch removal by edge splitting with routes (4.3, Algorithm 2, Theorem 8);
-//! 5. [`pack`]: spanning out-tree packing in batches (4.4, Algorithm 5, equation (5));
+//! 5. [`pack`]: spanning out-tree packing in batches (4.4, Algorithm 5, equation (5)), with
+//!    [`tight`]'s learned binding sets as its fast path;
 //! 6. [`routes`]: trees mapped back to physical paths.
 
 pub mod chunking;
@@ -19,6 +20,7 @@ pub mod pack;
 pub mod plan;
 pub mod routes;
 pub mod split;
+pub mod tight;
 pub mod types;
 pub mod validate;
 
@@ -112,16 +114,20 @@ pub fn solve_with(
     })
 }
 
-/// Switch removal and packing for `plan`, fast paths first (see the module docs of [`split`] and
-/// [`pack`]): the optimistic switch removal and the speculative packing give exactly the exact
-/// algorithms' results whenever the packing completes, which it checks by itself. Otherwise the
-/// exact algorithms run: switch removal again only if its result fails Theorem 10.
+/// Switch removal and packing for `plan`, fast paths first (see the module docs of [`split`],
+/// [`tight`] and [`pack`]): the optimistic switch removal and the two speculative packings give
+/// exactly the exact algorithms' results whenever the packing completes, which it checks by
+/// itself. Otherwise the exact algorithms run: switch removal again only if its result fails
+/// Theorem 10.
 fn switch_free_forest(
     net: &net::Net,
     plan: &plan::Plan,
 ) -> Option<(split::Logical, Vec<pack::Batch>)> {
     let k = plan.k as i64;
     let mut lg = split::remove_switches(net, plan, true);
+    if let Some(b) = tight::pack(&lg, &net.ranks, &net.roots, k) {
+        return Some((lg, b));
+    }
     if let Some(b) = pack::pack(&lg, &net.ranks, &net.roots, k, true) {
         return Some((lg, b));
     }

@@ -47,6 +47,27 @@ pub struct Batch {
     sigma_arc: usize,
 }
 
+impl Batch {
+    /// A finished batch (from [`super::tight`]); `inside` marks its members.
+    pub(super) fn from_parts(
+        root: usize,
+        m: i64,
+        members: Vec<usize>,
+        edges: Vec<(usize, usize, usize)>,
+        inside: Vec<bool>,
+    ) -> Batch {
+        Batch {
+            root,
+            m,
+            members,
+            edges,
+            inside,
+            node: 0,
+            sigma_arc: 0,
+        }
+    }
+}
+
 /// Cuts learned from the exact queries of the speculative run: the sink sides (graph nodes only)
 /// of the minimum cuts that made some mu fall short of min(g, m).
 struct Learned {
