@@ -1,6 +1,8 @@
-//! ForestColl solver benchmarks (issue 5's speed targets): allgather forests with automatic k
-//! for MI250 2x16 (under 1 s), DGX-A100 2x8 (under 0.1 s) and 1,024 GPUs, 128 DGX-A100 boxes on
-//! an InfiniBand fat tree (under 60 s). Each loads its example through the front end once and
+//! ForestColl solver benchmarks (issue 5's and issue 19's speed targets): allgather forests with
+//! automatic k for MI250 2x16 (under 1 s), DGX-A100 2x8 (under 0.1 s) and 1,024 GPUs, 128
+//! DGX-A100 boxes on an InfiniBand fat tree (under 60 s), the same with 50 GB/s InfiniBand (37
+//! minutes before src/forest/tight.rs, about 7 s after) and allreduce forests on 20x20 and 25x25
+//! tori (283 s before, about 1 s after). Each loads its example through the front end once and
 //! times `forest::solve` alone. Run with `cargo bench --bench forest`; `cargo test --benches`
 //! runs each once (the 1,024-GPU solve takes about 10 s on the 2-core machine, so it runs by
 //! default, with criterion's minimum of 10 samples). `FOREST_BENCH_BOXES=n` also times the same
@@ -38,17 +40,16 @@ fn bench(c: &mut Criterion, name: &str, rel: &str, samples: usize, secs: u64) {
     g.finish();
 }
 
-/// The 1,024-GPU example with `boxes` DGX boxes instead of 128.
-fn bench_boxes(c: &mut Criterion, name: &str, boxes: &str) {
-    let rel = "examples/dgx_a100_fat_tree_1024.coll";
+/// The example `rel` with each `(from, to)` of `edits` applied, solved once and validated,
+/// then timed.
+fn bench_edited(c: &mut Criterion, name: &str, rel: &str, edits: &[(&str, String)]) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
-    let text = std::fs::read_to_string(&path)
-        .expect("readable example")
-        .replace(
-            "param boxes: int = 128;",
-            &format!("param boxes: int = {boxes};"),
-        );
-    let tmp = std::env::temp_dir().join(format!("collc_forest_bench_{boxes}.coll"));
+    let mut text = std::fs::read_to_string(&path).expect("readable example");
+    for (from, to) in edits {
+        assert!(text.contains(from), "{rel} has no `{from}`");
+        text = text.replace(from, to);
+    }
+    let tmp = std::env::temp_dir().join(format!("collc_forest_bench_{name}.coll"));
     std::fs::write(&tmp, text).expect("temp file");
     let (topo, ranks) = load(tmp.to_str().expect("utf-8 path"));
     // What is timed is checked once: every tree spans, every link's load fits its bandwidth.
@@ -65,14 +66,53 @@ fn bench_boxes(c: &mut Criterion, name: &str, boxes: &str) {
     g.finish();
 }
 
+/// The 1,024-GPU example with `boxes` DGX boxes instead of 128, and InfiniBand links of `ib`.
+fn bench_boxes(c: &mut Criterion, name: &str, boxes: &str, ib: &str) {
+    bench_edited(
+        c,
+        name,
+        "examples/dgx_a100_fat_tree_1024.coll",
+        &[
+            (
+                "param boxes: int = 128;",
+                format!("param boxes: int = {boxes};"),
+            ),
+            (
+                "topology superpod = dgx_fat_tree(boxes);",
+                format!("topology superpod = dgx_fat_tree(boxes, ib_bw: {ib});"),
+            ),
+        ],
+    );
+}
+
+/// An x-by-y torus of 50 GB/s links (examples/torus_4x4.coll) with a forest allreduce.
+fn bench_torus(c: &mut Criterion, x: u32, y: u32) {
+    bench_edited(
+        c,
+        &format!("torus_{x}x{y}_auto"),
+        "examples/torus_4x4.coll",
+        &[
+            ("param x: int = 4;", format!("param x: int = {x};")),
+            ("param y: int = 4;", format!("param y: int = {y};")),
+            ("schedule ring;", "schedule forest;".into()),
+        ],
+    );
+}
+
 fn forest(c: &mut Criterion) {
     bench(c, "dgx_a100_2x8_auto", "examples/dgx_a100_2x8.coll", 20, 5);
     bench(c, "mi250_2x16_auto", "examples/mi250_2x16.coll", 10, 10);
     if let Ok(boxes) = std::env::var("FOREST_BENCH_BOXES") {
         let name = format!("dgx_a100_fat_tree_{boxes}x8_auto");
-        bench_boxes(c, &name, &boxes);
+        bench_boxes(c, &name, &boxes, "25 GB/s");
     }
-    bench_boxes(c, "dgx_a100_fat_tree_1024_auto", "128");
+    bench_boxes(c, "dgx_a100_fat_tree_1024_auto", "128", "25 GB/s");
+    bench_torus(c, 20, 20);
+    // Seconds each in release; `cargo test --benches` (which passes no `--bench`) skips them.
+    if std::env::args().any(|a| a == "--bench") {
+        bench_boxes(c, "dgx_a100_fat_tree_1024_ib50_auto", "128", "50 GB/s");
+        bench_torus(c, 25, 25);
+    }
 }
 
 criterion_group!(benches, forest);
