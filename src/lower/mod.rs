@@ -253,8 +253,16 @@ pub fn lower_with(
             let ring = ring::Ring::by_nodes(&c.ranks);
             let slices = ring_slices(c, *slices);
             let cpp = match c.kind {
-                CollectiveKind::Allreduce | CollectiveKind::Barrier => n as u32 * slices,
+                CollectiveKind::Allreduce | CollectiveKind::Barrier => n * u64::from(slices),
                 _ => 1,
+            };
+            let Ok(cpp) = u32::try_from(cpp) else {
+                return Err(unsupported(
+                    format!(
+                        "{n} ranks with {slices} slices per step are {cpp} chunks, more than a program holds"
+                    ),
+                    "use fewer `slices`",
+                ));
             };
             let name = if slices > 1 {
                 format!("ring {slices} slices")
