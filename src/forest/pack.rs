@@ -41,27 +41,21 @@ pub struct Batch {
     pub members: Vec<usize>,
     /// (parent, child, arc of the logical graph), in the order they joined.
     pub edges: Vec<(usize, usize, usize)>,
-    inside: Vec<bool>,
+    pub(super) inside: Vec<bool>,
     /// Node s_i and its arc from sigma in the packing network.
     node: usize,
     sigma_arc: usize,
 }
 
 impl Batch {
-    /// A finished batch (from [`super::tight`]); `inside` marks its members.
-    pub(super) fn from_parts(
-        root: usize,
-        m: i64,
-        members: Vec<usize>,
-        edges: Vec<(usize, usize, usize)>,
-        inside: Vec<bool>,
-    ) -> Batch {
+    /// k trees rooted at `r` that hold only their root, in a graph of `n` vertices.
+    pub(super) fn seed(r: usize, k: i64, n: usize) -> Batch {
         Batch {
-            root,
-            m,
-            members,
-            edges,
-            inside,
+            root: r,
+            m: k,
+            members: vec![r],
+            edges: Vec::new(),
+            inside: (0..n).map(|v| v == r).collect(),
             node: 0,
             sigma_arc: 0,
         }
@@ -150,18 +144,7 @@ pub fn pack(
             }
         }
     }
-    let mut batches: Vec<Batch> = roots
-        .iter()
-        .map(|&r| Batch {
-            root: r,
-            m: k,
-            members: vec![r],
-            edges: Vec::new(),
-            inside: (0..n).map(|v| v == r).collect(),
-            node: 0,
-            sigma_arc: 0,
-        })
-        .collect();
+    let mut batches: Vec<Batch> = roots.iter().map(|&r| Batch::seed(r, k, n)).collect();
     let mut learned = Learned::new(n);
     let mut i = 0;
     while i < batches.len() {

@@ -104,15 +104,6 @@ impl Family {
     }
 }
 
-/// A batch while it grows (see [`Batch`]).
-struct Growing {
-    root: usize,
-    m: i64,
-    members: Vec<usize>,
-    edges: Vec<(usize, usize, usize)>,
-    inside: Vec<bool>,
-}
-
 /// One step taken, with what undoing it and resuming before it need.
 struct Step {
     batch: u32,
@@ -131,7 +122,7 @@ struct Step {
 
 struct State {
     g: Vec<i64>,
-    batches: Vec<Growing>,
+    batches: Vec<Batch>,
     log: Vec<Step>,
     touched: Vec<u32>,
 }
@@ -182,16 +173,7 @@ pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Ve
     }
     let mut st = State {
         g,
-        batches: roots
-            .iter()
-            .map(|&r| Growing {
-                root: r,
-                m: k,
-                members: vec![r],
-                edges: Vec::new(),
-                inside: (0..n).map(|v| v == r).collect(),
-            })
-            .collect(),
+        batches: roots.iter().map(|&r| Batch::seed(r, k, n)).collect(),
         log: Vec::new(),
         touched: Vec::new(),
     };
@@ -217,11 +199,7 @@ pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Ve
     for _ in 0..MAX_RESTARTS * nr + 64 {
         let broken = loop {
             if cur.batch == st.batches.len() {
-                let done = st.batches.into_iter();
-                return Some(
-                    done.map(|b| Batch::from_parts(b.root, b.m, b.members, b.edges, b.inside))
-                        .collect(),
-                );
+                return Some(st.batches);
             }
             if let Err(i) = grow(&mut st, &gr, nr, &mut f, cur) {
                 break broken_set(&st, &gr, ranks, i)?;
@@ -305,14 +283,8 @@ fn take(
     let (x, y) = (gr.from[e] as usize, gr.to[e] as usize);
     let split = mu < st.batches[i].m;
     if split {
-        let b = &st.batches[i];
-        let copy = Growing {
-            root: b.root,
-            m: b.m - mu,
-            members: b.members.clone(),
-            edges: b.edges.clone(),
-            inside: b.inside.clone(),
-        };
+        let mut copy = st.batches[i].clone();
+        copy.m -= mu;
         st.batches.push(copy);
         st.batches[i].m = mu;
     }

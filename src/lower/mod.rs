@@ -68,14 +68,19 @@ pub fn packet_ring_slices(c: &Collective, payload: u64, max_ops: u64) -> u64 {
     }
     let n = (c.ranks.len() as u64).max(1);
     let per_chunk = (c.count / n).max(1);
-    // 5 ops per rank, step and slice (estimate.rs).
-    let fit = max_ops / (5 * n * n.saturating_sub(1)).max(1);
-    (c.bytes() / n)
+    let want = (c.bytes() / n)
         .div_ceil(payload.max(1))
         .clamp(1, MAX_AUTO_SLICES)
-        .min(per_chunk)
-        .min(fit)
-        .max(1)
+        .min(per_chunk);
+    (1..=want)
+        .rev()
+        .find(|&s| {
+            let ring = Family::Ring {
+                slices: AutoOr::Fixed(s),
+            };
+            estimate::estimate(c, &ring, &[]).is_some_and(|e| e.ops <= max_ops)
+        })
+        .unwrap_or(1)
 }
 
 /// The most slices `slices: auto` takes in the packet simulator.
