@@ -19,6 +19,7 @@
 //! static byte count. The verifier ([`verify`]) checks that values only move between slots of the
 //! same logical chunk.
 
+pub mod deps;
 pub mod sweep;
 pub mod text;
 pub mod verify;
@@ -185,8 +186,8 @@ impl OpKind {
 }
 
 /// The dependencies of an op: up to four are held in the op itself (most ops have one or two),
-/// so programs of millions of ops need no allocation per op.
-pub type Deps = smallvec::SmallVec<[OpId; 4]>;
+/// so programs of millions of ops need no allocation per op ([`deps`]).
+pub use deps::Deps;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Op {

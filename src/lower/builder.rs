@@ -52,6 +52,16 @@ impl Builder {
         Builder { prog, state }
     }
 
+    /// Reserves room for `ops` ops in every rank: lowerings whose size [`super::estimate`]
+    /// knows ahead call this, so that a rank's op list is not left with up to twice the room
+    /// it needs by growing (at 2^20 ranks, gigabytes).
+    pub(crate) fn reserve_per_rank(&mut self, ops: usize) {
+        let ranks = self.prog.spec.ranks as usize;
+        for proc in &mut self.prog.procs[..ranks] {
+            proc.ops.reserve_exact(ops);
+        }
+    }
+
     pub(crate) fn ranks(&self) -> u32 {
         self.prog.spec.ranks
     }
@@ -192,9 +202,23 @@ impl RankMut<'_> {
                 }
             }
         }
-        let mut deps: Deps = small[..len].iter().copied().chain(found).collect();
-        deps.sort_unstable();
-        deps.dedup();
+        let deps = if found.is_empty() {
+            let ids = &mut small[..len];
+            ids.sort_unstable();
+            let mut kept = 0;
+            for i in 0..ids.len() {
+                if kept == 0 || ids[i] != ids[kept - 1] {
+                    ids[kept] = ids[i];
+                    kept += 1;
+                }
+            }
+            Deps::from_slice(&ids[..kept])
+        } else {
+            found.extend_from_slice(&small[..len]);
+            found.sort_unstable();
+            found.dedup();
+            Deps::from_slice(&found)
+        };
         for s in reads {
             for k in s.slots() {
                 st.bufs[idx(s.buf)][k as usize].readers.push(id);

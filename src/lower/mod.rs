@@ -224,8 +224,13 @@ pub fn lower_with(
         Family::RecursiveDoubling => (crate::cost::doubling_stages(n), false),
         _ => (Vec::new(), false),
     };
+    // Room reserved per rank: the estimate's share, when it is a count or an upper bound.
+    let mut per_rank = 0;
     if let Some(e) = estimate::estimate(c, &family, &stages) {
         estimate::check(c, &family, e, &model.limits, span).map_err(|d| vec![d])?;
+        if !e.at_least {
+            per_rank = usize::try_from(e.ops / n.max(1)).unwrap_or(0);
+        }
     }
     let program = match &family {
         Family::RecursiveMultiplying { .. } => {
@@ -248,11 +253,11 @@ pub fn lower_with(
                 return Err(vec![d]);
             }
             let name = format!("recursive_multiplying {}", stage_list(&stages));
-            rm(c, name, &stages, span)
+            rm(c, name, &stages, span, per_rank)
         }
         Family::RecursiveDoubling => {
             let name = format!("recursive_doubling {}", stage_list(&stages));
-            rm(c, name, &stages, span)
+            rm(c, name, &stages, span, per_rank)
         }
         Family::Ring { slices } => {
             let ring = ring::Ring::by_nodes(&c.ranks);
@@ -275,6 +280,7 @@ pub fn lower_with(
                 "ring".into()
             };
             let mut b = Builder::new(name, spec(c, cpp.max(1)));
+            b.reserve_per_rank(per_rank);
             match c.kind {
                 CollectiveKind::Allgather => ring::allgather(&mut b, &ring),
                 CollectiveKind::ReduceScatter => ring::reduce_scatter(&mut b, &ring),
@@ -326,8 +332,10 @@ fn rm(
     name: String,
     stages: &[Stage],
     span: Span,
+    per_rank: usize,
 ) -> Result<Program, Vec<Diagnostic>> {
     let mut b = Builder::new(name, spec(c, 1));
+    b.reserve_per_rank(per_rank);
     match recursive::lower(&mut b, stages) {
         Ok(()) => Ok(b.finish()),
         Err(why) => Err(vec![

@@ -106,7 +106,7 @@ impl State<'_> {
         }
         // A dropped op (or a fused send, placed with its receive): its own dependencies.
         let deps = self.p.procs[self.r as usize].ops[d as usize].deps.clone();
-        for x in deps {
+        for &x in &deps {
             self.resolve(x, t, out);
         }
     }
