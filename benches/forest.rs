@@ -2,7 +2,7 @@
 //! automatic k for MI250 2x16 (under 1 s), DGX-A100 2x8 (under 0.1 s) and 1,024 GPUs, 128
 //! DGX-A100 boxes on an InfiniBand fat tree (under 60 s), the same with 50 GB/s InfiniBand (37
 //! minutes before src/forest/tight.rs, about 7 s after) and allreduce forests on 20x20 and 25x25
-//! tori (283 s before, about 1 s after). Each loads its example through the front end once and
+//! tori (283 s before, about 1 s after) and on a 45x45 torus (2,025 nodes, about 20 s). Each loads its example through the front end once and
 //! times `forest::solve` alone. Run with `cargo bench --bench forest`; `cargo test --benches`
 //! runs each once (the 1,024-GPU solve takes about 10 s on the 2-core machine, so it runs by
 //! default, with criterion's minimum of 10 samples). `FOREST_BENCH_BOXES=n` also times the same
@@ -112,6 +112,8 @@ fn forest(c: &mut Criterion) {
     if std::env::args().any(|a| a == "--bench") {
         bench_boxes(c, "dgx_a100_fat_tree_1024_ib50_auto", "128", "50 GB/s");
         bench_torus(c, 25, 25);
+        // 2,025 nodes: about 20 s a solve, so about four minutes for criterion's ten samples.
+        bench_torus(c, 45, 45);
     }
 }
 

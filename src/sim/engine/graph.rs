@@ -79,6 +79,39 @@ impl Graph {
             size,
         }
     }
+    /// Hints that op `i`'s record will be read soon ([`super::prefetch`]).
+    #[inline]
+    pub(super) fn prefetch(&self, i: usize) {
+        if let Some(r) = self.recs.get(i) {
+            super::prefetch::touch(r);
+        }
+    }
+
+    /// Hints that the list of ops waiting for op `i` will be read soon; `i`'s record should
+    /// be in cache already ([`Graph::prefetch`] some events before).
+    #[inline]
+    pub(super) fn prefetch_list(&self, i: usize) {
+        if let Some(a) = self.recs.get(i).and_then(|r| self.after_done.get(r.after_done as usize)) {
+            super::prefetch::touch(a);
+        }
+    }
+
+    /// Hints that the records of the first ops waiting for op `i` (of the rank starting at
+    /// `b`) will be read soon; `i`'s list should be in cache ([`Graph::prefetch_list`]).
+    #[inline]
+    pub(super) fn prefetch_waiting(&self, b: usize, i: usize) {
+        let (Some(r), Some(z)) = (self.recs.get(i), self.recs.get(i + 1)) else {
+            return;
+        };
+        let list = self
+            .after_done
+            .get(r.after_done as usize..z.after_done as usize)
+            .unwrap_or_default();
+        for &x in list.iter().take(2) {
+            self.prefetch(b + x as usize);
+        }
+    }
+
     /// The dependencies op `i` still waits for.
     pub(super) fn remaining(&self, i: usize) -> u32 {
         self.recs[i].remaining.get()

@@ -19,6 +19,7 @@
 
 mod graph;
 mod matchq;
+mod prefetch;
 mod queue;
 mod timeline;
 
@@ -30,6 +31,13 @@ use graph::{CALC, MSG, RECV, SEND, State, build};
 use matchq::Queues;
 use queue::{Ev, Events, Unexpected};
 use timeline::{complete_send, record, span};
+
+/// How many pops ahead [`prefetch`] starts loading an event's rank start ([`FAR`]) and op
+/// record ([`NEAR`]).
+const FAR: usize = 16;
+const NEAR: usize = 8;
+const LIST: usize = 4;
+const WAITING: usize = 2;
 
 /// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
 pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
@@ -123,6 +131,28 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     let mut clock = Clock::default();
     let mut stopped = false;
     while let Some(mut ev) = aq.pop() {
+        // Records of the events a few pops ahead (see `prefetch`): first the rank's start,
+        // then, once that is in cache, the op's record.
+        if let Some(e) = aq.ahead(FAR) {
+            let h = if e.ty == MSG { e.src } else { e.host };
+            prefetch::touch(&base[h as usize]);
+            prefetch::touch(&nexto[e.host as usize * ncpus]);
+        }
+        if let Some(e) = aq.ahead(NEAR) {
+            let h = if e.ty == MSG { e.src } else { e.host };
+            g.prefetch(base[h as usize] + e.node as usize);
+        }
+        if let Some(e) = aq.ahead(LIST) {
+            if e.ty != MSG {
+                g.prefetch_list(base[e.host as usize] + e.node as usize);
+            }
+        }
+        if let Some(e) = aq.ahead(WAITING) {
+            if e.ty != MSG {
+                let b = base[e.host as usize];
+                g.prefetch_waiting(b, b + e.node as usize);
+            }
+        }
         if aqtime > max_events || clock.overflow.is_some() {
             stopped = aqtime > max_events;
             break;

@@ -112,6 +112,14 @@ impl Events {
         self.buckets[b as usize].push(ev);
     }
 
+    /// The event `k` places behind the front of the earliest time's in-order run, if there is
+    /// one: usually, though not always, the event popped `k` pops from now (a hint for
+    /// [`super::prefetch`]).
+    pub(super) fn ahead(&self, k: usize) -> Option<&Ev> {
+        let (_, b) = self.first?;
+        self.buckets[b as usize].run.get(k)
+    }
+
     pub(super) fn pop(&mut self) -> Option<Ev> {
         let (t, b) = match self.first {
             Some(f) => f,
