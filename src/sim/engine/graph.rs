@@ -91,7 +91,11 @@ impl Graph {
     /// be in cache already ([`Graph::prefetch`] some events before).
     #[inline]
     pub(super) fn prefetch_list(&self, i: usize) {
-        if let Some(a) = self.recs.get(i).and_then(|r| self.after_done.get(r.after_done as usize)) {
+        if let Some(a) = self
+            .recs
+            .get(i)
+            .and_then(|r| self.after_done.get(r.after_done as usize))
+        {
             super::prefetch::touch(a);
         }
     }
