@@ -6,19 +6,26 @@
 //! when it exists, so the disk is not timed. Run with `cargo bench --bench scale` (about four
 //! minutes and 11 GB of memory); `cargo test --benches` runs 4,096 ranks once.
 //!
-//! 2026-11-25, this 2-core machine (24 GB), one run each: by hand on an idle machine, and
-//! `cargo bench --bench scale` while a ForestColl solve held the other core:
+//! This 2-core machine (24 GB), one run each: by hand on an idle machine, and
+//! `cargo bench --bench scale` while a ForestColl solve held the other core (2026-11-25), then
+//! `cargo bench --bench scale` alone after IR ops shrank from 56 to 44 bytes, lowerings reserve
+//! each rank's ops ahead, and the simulator prefetches the records of coming events
+//! (2026-11-26):
 //!
 //! | 2^20 ranks | build --target goal | sim FILE.goal |
 //! |---|---|---|
-//! | recursive doubling, by hand | 29 s, 6.4 GB | 26 s, 2.2 GB |
-//! | recursive doubling, bench | 33.0 s, 6.1 GB | 28.5 s, 2.0 GB |
-//! | `[a4 x 10]`, by hand | 27 s, 10.6 GB | 89 s, 4.8 GB |
-//! | `[a4 x 10]`, bench | 46.5 s, 10.0 GB | 100.7 s, 4.5 GB |
+//! | recursive doubling, by hand, 11-25 | 29 s, 6.4 GB | 26 s, 2.2 GB |
+//! | recursive doubling, bench, 11-25 | 33.0 s, 6.1 GB | 28.5 s, 2.0 GB |
+//! | recursive doubling, bench, 11-26 | 26.5 s, 5.7 GB | 26.2 s, 2.0 GB |
+//! | `[a4 x 10]`, by hand, 11-25 | 27 s, 10.6 GB | 89 s, 4.8 GB |
+//! | `[a4 x 10]`, bench, 11-25 | 46.5 s, 10.0 GB | 100.7 s, 4.5 GB |
+//! | `[a4 x 10]`, bench, 11-26 | 27.9 s, 6.9 GB | 82.5 s, 4.5 GB |
 //!
-//! Recursive doubling meets the target; recursive multiplying does not: its build holds the
-//! whole IR program (56 bytes an op, 73 M ops) beside the verifier's state, and its simulation
-//! is bound by memory latency (every event touches another rank's records, 1.8 GB of them).
+//! Both builds now meet the target. The `[a4 x 10]` simulation does not: it reads 5.0 GB of
+//! GOAL text (16 to 20 s on both cores) and runs 126 M events (about 65 s), nearly every one
+//! on a rank whose records are not in cache (the ranks a stage's messages reach are far
+//! apart). Prefetching took the loop from 76 to 66 s by hand; the receive and unexpected
+//! queues' hash lookups are the largest miss left.
 
 mod common;
 
