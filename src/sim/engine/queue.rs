@@ -6,10 +6,11 @@
 //! walked a path of cache misses through it. Here events are grouped by time ([`Events`]): an
 //! ordered map from each pending time to a bucket, and in a bucket the events in ts order. ts is
 //! a counter, so events given their ts in the event being handled arrive in order and are
-//! appended to a plain FIFO (`run`); only an event pushed behind a younger one (a busy op or
-//! message put back with its old ts) goes to a small per-time heap (`late`). A pop takes the
-//! earlier of the two fronts of the earliest time. The order is exactly the heap's: ts is unique,
-//! so (time, ts) orders all events totally.
+//! appended to a plain FIFO (`run`). An event pushed behind a younger one (a busy op or message
+//! put back with its old ts) goes to a second FIFO (`late_run`) while such events come in ts
+//! order, which most do, and to a small per-time heap (`late`) otherwise. A pop takes the
+//! earliest of the three fronts of the earliest time. The order is exactly the heap's: ts is
+//! unique, so (time, ts) orders all events totally.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
@@ -52,7 +53,10 @@ impl Ord for Late {
 struct Bucket {
     /// Ascending ts.
     run: VecDeque<Ev>,
-    /// Events whose ts was smaller than the back of `run` when they came.
+    /// Events whose ts was smaller than the back of `run` when they came, in ascending ts
+    /// while they come in that order (events put back by a busy CPU mostly do) ...
+    late_run: VecDeque<Ev>,
+    /// ... and the others.
     late: BinaryHeap<Late>,
 }
 
@@ -60,21 +64,31 @@ impl Bucket {
     fn push(&mut self, ev: Ev) {
         if self.run.back().is_none_or(|b| b.ts < ev.ts) {
             self.run.push_back(ev);
+        } else if self.late_run.back().is_none_or(|b| b.ts < ev.ts) {
+            self.late_run.push_back(ev);
         } else {
             self.late.push(Late(ev));
         }
     }
 
     fn pop(&mut self) -> Option<Ev> {
-        match (self.run.front(), self.late.peek()) {
-            (Some(r), Some(l)) if l.0.ts < r.ts => self.late.pop().map(|l| l.0),
-            (Some(_), _) => self.run.pop_front(),
-            (None, _) => self.late.pop().map(|l| l.0),
+        let ts = |e: Option<&Ev>| e.map_or(u64::MAX, |e| e.ts);
+        let (r, lr, l) = (
+            ts(self.run.front()),
+            ts(self.late_run.front()),
+            ts(self.late.peek().map(|l| &l.0)),
+        );
+        if r <= lr && r <= l {
+            self.run.pop_front()
+        } else if lr <= l {
+            self.late_run.pop_front()
+        } else {
+            self.late.pop().map(|l| l.0)
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.run.is_empty() && self.late.is_empty()
+        self.run.is_empty() && self.late_run.is_empty() && self.late.is_empty()
     }
 }
 
@@ -114,7 +128,7 @@ impl Events {
 
     /// The event `k` places behind the front of the earliest time's in-order run, if there is
     /// one: usually, though not always, the event popped `k` pops from now (a hint for
-    /// [`super::prefetch`]).
+    /// [`super::prefetch`]; merging in `late_run` did not pay).
     pub(super) fn ahead(&self, k: usize) -> Option<&Ev> {
         let (_, b) = self.first?;
         self.buckets[b as usize].run.get(k)
