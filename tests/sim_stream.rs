@@ -165,6 +165,13 @@ fn what_the_fast_path_leaves() {
             ),
         ),
         (
+            "two receives under one tag",
+            ok.replace(
+                "b: recv 8b from 0 tag 3\n",
+                "recv 8b from 0 tag 3\ncalc 1\nrecv 8b from 0 tag 3\n",
+            ),
+        ),
+        (
             "nic on a calc",
             ok.replace("a: send 8b to 1 tag 3\n", "calc 1 nic 1\n"),
         ),

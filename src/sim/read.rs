@@ -21,7 +21,7 @@
 //! and builds the same graph, through the same [`Builder`] (tests hold the two together).
 
 use super::engine::{Builder, Compiled};
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::io::Read;
 
 /// The largest rank number or peer the full reader takes (`u32::MAX` is the wildcard).
@@ -46,6 +46,7 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
     let mut chunks = Chunks {
         input,
         carry: Vec::new(),
+        spare: Vec::new(),
         done: false,
         chunk: chunk.max(1),
     };
@@ -79,31 +80,39 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
         for part in parts {
             main.append(part?)?;
         }
+        chunks.spare.extend(batch);
     }
     (!main.open && main.next_rank.map(u64::from) == Some(n)).then(|| main.b.finish())
 }
 
 /// The text in chunks of whole ranks: each about `chunk` bytes, cut after a line that is
 /// exactly `}` (a rank longer than a chunk makes its chunk longer). None at the end, and on a
-/// read error (`done` tells them apart: a read error leaves it false).
+/// read error (`done` tells them apart: a read error leaves it false). Chunks handed back in
+/// `spare` are filled again, so that the text's gigabytes pass through a few buffers that stay
+/// mapped rather than through fresh memory the system must clear.
 struct Chunks<R> {
     input: R,
     carry: Vec<u8>,
+    spare: Vec<Vec<u8>>,
     done: bool,
     chunk: usize,
 }
 
 impl<R: Read> Chunks<R> {
     fn next(&mut self) -> Option<Vec<u8>> {
-        let mut buf = std::mem::take(&mut self.carry);
+        let mut buf = self.spare.pop().unwrap_or_default();
+        buf.clear();
+        buf.extend_from_slice(&self.carry);
+        self.carry.clear();
         loop {
             if self.done {
                 return (!buf.is_empty()).then_some(buf);
             }
             let from = buf.len();
-            buf.resize(from + self.chunk, 0);
-            let got = read_full(&mut self.input, &mut buf[from..])?;
-            buf.truncate(from + got);
+            let got = (&mut self.input)
+                .take(self.chunk as u64)
+                .read_to_end(&mut buf)
+                .ok()?;
             if got == 0 {
                 self.done = true;
                 continue;
@@ -112,25 +121,12 @@ impl<R: Read> Chunks<R> {
             let start = from.saturating_sub(2);
             if let Some(i) = buf[start..].windows(3).rposition(|w| w == b"\n}\n") {
                 let cut = start + i + 3;
-                self.carry = buf.split_off(cut);
+                self.carry.extend_from_slice(&buf[cut..]);
+                buf.truncate(cut);
                 return Some(buf);
             }
         }
     }
-}
-
-/// Fills `buf` as far as the input goes; the bytes read, None on an error.
-fn read_full(input: &mut impl Read, buf: &mut [u8]) -> Option<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match input.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(k) => got += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    Some(got)
 }
 
 /// A capacity guess: `len / per` items, at most 2^28 (a reservation is not touched until used).
@@ -147,9 +143,10 @@ struct Reader {
     first_rank: Option<u32>,
     open: bool,
     labels: Labels,
-    /// (peer, tag) of the open rank's sends and receives.
-    sends: FxHashSet<u64>,
-    recvs: FxHashSet<u64>,
+    /// (peer, tag) of the open rank's sends and receives, checked for repeats when it closes
+    /// (sorting a rank's few keys once costs less than a set insertion per op).
+    sends: Vec<u64>,
+    recvs: Vec<u64>,
 }
 
 /// One rank's labels. collc's own (`op<i>`, `op<i>_calc`, `i` without leading zeros) sit in
@@ -281,15 +278,25 @@ impl Reader {
             first_rank: None,
             open: false,
             labels: Labels::default(),
-            sends: FxHashSet::default(),
-            recvs: FxHashSet::default(),
+            sends: Vec::new(),
+            recvs: Vec::new(),
         }
     }
 
     /// Every line of `text` (the last may lack its newline).
     fn lines(&mut self, text: &[u8]) -> Option<()> {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
-        text.split(|b| *b == b'\n').try_for_each(|l| self.line(l))
+        // One pass over the whole text (vectorized) instead of one per line: text without any
+        // `/`, carriage return or non-ASCII byte needs no per-line check for them.
+        let plain = !text.iter().fold(false, |any, &b| {
+            any | (b == b'/') | (b == b'\r') | (b >= 0x80)
+        });
+        let mut from = 0;
+        for end in memchr::memchr_iter(b'\n', text) {
+            self.line(&text[from..end], plain)?;
+            from = end + 1;
+        }
+        self.line(&text[from..], plain)
     }
 
     /// Appends the ranks `part` read (from the chunk after this reader's text).
@@ -307,7 +314,9 @@ impl Reader {
         Some(())
     }
 
-    fn line(&mut self, line: &[u8]) -> Option<()> {
+    /// One line; `plain` when the text it comes from has no `/`, carriage return or
+    /// non-ASCII byte.
+    fn line(&mut self, line: &[u8], plain: bool) -> Option<()> {
         let mut t = Tokens::new(line);
         let Some(first) = t.next() else {
             return Some(());
@@ -316,7 +325,7 @@ impl Reader {
             return Some(());
         }
         // Comments elsewhere, carriage returns and non-ASCII text are the full reader's.
-        if line.iter().any(|&b| b == b'/' || b == b'\r' || b >= 0x80) {
+        if !plain && line.iter().any(|&b| b == b'/' || b == b'\r' || b >= 0x80) {
             return None;
         }
         match first {
@@ -347,6 +356,12 @@ impl Reader {
                 }
                 self.open = false;
                 self.next_rank = Some(self.next_rank? + 1);
+                for keys in [&mut self.sends, &mut self.recvs] {
+                    keys.sort_unstable();
+                    if keys.windows(2).any(|w| w[0] == w[1]) {
+                        return None;
+                    }
+                }
             }
             _ if !self.open => return None,
             b"send" | b"recv" | b"calc" => return self.op(first, None, t),
@@ -421,13 +436,10 @@ impl Reader {
                 }
                 let tag = tag.unwrap_or(0) as u32;
                 let key = (peer << 32) | u64::from(tag);
-                let fresh = if send {
-                    self.sends.insert(key)
+                if send {
+                    self.sends.push(key);
                 } else {
-                    self.recvs.insert(key)
-                };
-                if !fresh {
-                    return None;
+                    self.recvs.push(key);
                 }
                 let (cpu, nic) = (byte(cpu)?, byte(nic)?);
                 if send {
