@@ -7,7 +7,8 @@
 //! host (two allocations each once used) was a third of the memory of a 65,536-rank run.
 //! Schedules with wildcards keep a [`Queue`] per host, which can answer wildcard queries.
 
-use crate::backend::goal::matching::{FastMap, Queue};
+use super::chantab::ChanTable;
+use crate::backend::goal::matching::Queue;
 
 pub(super) enum Queues<T> {
     PerHost(Vec<Queue<T>>),
@@ -16,7 +17,7 @@ pub(super) enum Queues<T> {
 
 pub(super) struct Exact<T> {
     /// (host, source, tag) -> (first, last) slot of its list, oldest first.
-    lists: FastMap<(u32, u32, u32), (u32, u32)>,
+    lists: ChanTable,
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     /// Insertion counter, for the order of [`Queues::items`].
@@ -38,7 +39,7 @@ impl<T> Queues<T> {
             Queues::PerHost((0..hosts).map(|_| Queue::default()).collect())
         } else {
             Queues::Exact(Exact {
-                lists: FastMap::default(),
+                lists: ChanTable::default(),
                 slots: Vec::new(),
                 free: Vec::new(),
                 seq: 0,
@@ -67,7 +68,7 @@ impl<T> Queues<T> {
                 (q.slots.len() - 1) as u32
             }
         };
-        match q.lists.get_mut(&(host, src, tag)) {
+        match q.lists.get_mut((host, src, tag)) {
             Some((_, last)) => {
                 q.slots[*last as usize].next = i;
                 *last = i;
@@ -78,6 +79,14 @@ impl<T> Queues<T> {
         }
     }
 
+    /// Hints that (`host`, `src`, `tag`) will be looked up soon (exact queues only).
+    #[inline]
+    pub(super) fn prefetch(&self, host: u32, src: u32, tag: u32) {
+        if let Queues::Exact(q) = self {
+            q.lists.prefetch((host, src, tag));
+        }
+    }
+
     /// Removes and returns the oldest entry of `host` compatible with (`src`, `tag`).
     pub(super) fn take(&mut self, host: u32, src: u32, tag: u32) -> Option<T> {
         let q = match self {
@@ -85,14 +94,14 @@ impl<T> Queues<T> {
             Queues::Exact(q) => q,
         };
         let k = (host, src, tag);
-        let (first, last) = *q.lists.get(&k)?;
+        let (first, last) = q.lists.get(k)?;
         let slot = &mut q.slots[first as usize];
         let item = slot.item.take();
         let next = slot.next;
         q.free.push(first);
         if first == last {
-            q.lists.remove(&k);
-        } else if let Some(e) = q.lists.get_mut(&k) {
+            q.lists.remove(k);
+        } else if let Some(e) = q.lists.get_mut(k) {
             e.0 = next;
         }
         item
@@ -113,7 +122,7 @@ impl<T> Queues<T> {
                 .collect(),
             Queues::Exact(q) => {
                 let mut all = Vec::new();
-                for (&(h, s, t), &(first, _)) in &q.lists {
+                for ((h, s, t), (first, _)) in q.lists.iter() {
                     let mut i = first;
                     while i != NIL {
                         let slot = &q.slots[i as usize];

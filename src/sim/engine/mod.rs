@@ -17,6 +17,7 @@
 //!   or of the unexpected queue (for a posted receive), see
 //!   [`crate::backend::goal::matching`].
 
+mod chantab;
 mod graph;
 mod matchq;
 mod prefetch;
@@ -145,6 +146,15 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         if let Some(e) = aq.ahead(LIST) {
             if e.ty != MSG {
                 g.prefetch_list(base[e.host as usize] + e.node as usize);
+            }
+            // The queue entry the event will look up: a message in the receive queue, a
+            // receive in the unexpected one (their records came in at NEAR).
+            if e.ty == MSG {
+                let n = node(e.src, e.node);
+                rq.prefetch(e.host, e.src, n.tag);
+            } else if e.ty == RECV {
+                let n = node(e.host, e.node);
+                uq.prefetch(e.host, n.peer, n.tag);
             }
         }
         if let Some(e) = aq.ahead(WAITING) {
