@@ -58,6 +58,7 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
     main.lines(&chunks.next()?)?;
     let n = main.ranks?;
     let threads = crate::par::threads();
+    let mut readers: Vec<Reader> = Vec::with_capacity(threads);
     loop {
         let mut batch = Vec::with_capacity(threads);
         while batch.len() < threads
@@ -69,16 +70,21 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
             break;
         }
         use rayon::prelude::*;
-        let parts: Vec<Option<Reader>> = batch
+        // One reader per chunk of the batch, kept from batch to batch with its memory.
+        while readers.len() < batch.len() {
+            readers.push(Reader::new(Builder::with_capacity(0, 0), Some(n), None));
+        }
+        let read: Vec<Option<()>> = batch
             .par_iter()
-            .map(|text| {
-                let mut r = Reader::new(Builder::with_capacity(text.len() / 24, 0), Some(n), None);
-                r.lines(text)?;
-                Some(r)
+            .zip(readers.par_iter_mut())
+            .map(|(text, r)| {
+                r.restart();
+                r.lines(text)
             })
             .collect();
-        for part in parts {
-            main.append(part?)?;
+        for (ok, part) in read.into_iter().zip(&mut readers) {
+            ok?;
+            main.append(part)?;
         }
         chunks.spare.extend(batch);
     }
@@ -299,8 +305,19 @@ impl Reader {
         self.line(&text[from..], plain)
     }
 
-    /// Appends the ranks `part` read (from the chunk after this reader's text).
-    fn append(&mut self, part: Reader) -> Option<()> {
+    /// Makes a reader of a later chunk ready to read the next one (its memory kept).
+    fn restart(&mut self) {
+        self.next_rank = None;
+        self.first_rank = None;
+        self.open = false;
+        self.labels.clear();
+        self.sends.clear();
+        self.recvs.clear();
+    }
+
+    /// Appends the ranks `part` read (from the chunk after this reader's text), leaving it
+    /// empty.
+    fn append(&mut self, part: &mut Reader) -> Option<()> {
         if self.open || part.open {
             return None;
         }
@@ -309,7 +326,7 @@ impl Reader {
                 return None;
             }
             self.next_rank = Some(next);
-            self.b.append(part.b);
+            self.b.append(&mut part.b);
         }
         Some(())
     }

@@ -138,7 +138,11 @@ mod tests {
             seed ^= seed << 13;
             seed ^= seed >> 7;
             seed ^= seed << 17;
-            let k = ((seed % 7) as u32, (seed >> 8) as u32 % 50, (seed >> 16) as u32 % 3);
+            let k = (
+                (seed % 7) as u32,
+                (seed >> 8) as u32 % 50,
+                (seed >> 16) as u32 % 3,
+            );
             match (seed >> 24) % 4 {
                 0 | 1 => {
                     t.insert(k, (step, step + 1));

@@ -271,30 +271,32 @@ impl Builder {
     }
 
     /// Appends the ranks `other` built after this builder's (read from the text that
-    /// follows), as if they had been built here.
-    pub fn append(&mut self, mut other: Builder) {
+    /// follows), as if they had been built here, and leaves `other` empty with its memory, to
+    /// build the next part in (fresh memory for every part is memory the system clears again).
+    pub fn append(&mut self, other: &mut Builder) {
         self.close();
         other.close();
         let g = &mut self.g;
         let (ops, done, start) = (g.recs.len(), g.after_done.len(), g.after_start.len());
-        let o = other.g;
-        g.base.extend(o.base.iter().map(|b| b + ops));
-        g.recs.extend(o.recs.into_iter().map(|mut r| {
+        let o = &mut other.g;
+        g.base.extend(o.base.drain(..).map(|b| b + ops));
+        g.recs.extend(o.recs.drain(..).map(|mut r| {
             r.after_done += done as u32;
             r
         }));
-        g.wide.extend(o.wide.into_iter().map(|(i, v)| (i + ops, v)));
+        g.wide.extend(o.wide.drain().map(|(i, v)| (i + ops, v)));
         let start = start as u32;
         g.starts.extend(
             o.starts
-                .into_iter()
+                .drain()
                 .map(|(i, (a, z))| (i + ops, (a + start, z + start))),
         );
-        g.after_done.extend_from_slice(&o.after_done);
-        g.after_start.extend_from_slice(&o.after_start);
+        g.after_done.extend(o.after_done.drain(..));
+        g.after_start.extend(o.after_start.drain(..));
         g.max_cpu = g.max_cpu.max(o.max_cpu);
         g.max_nic = g.max_nic.max(o.max_nic);
         g.wild |= o.wild;
+        (o.max_cpu, o.max_nic, o.wild) = (0, 0, false);
     }
 
     pub fn finish(mut self) -> Compiled {
