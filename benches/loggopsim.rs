@@ -20,7 +20,14 @@
 //! | ring, 1,024 ranks, 1 MiB | 1.83 s, 416 MB | 4.53 s, 457 MB (3.04 s) | 0.40 | 0.91 |
 //!
 //! (An earlier run the same day, with a record read a few events ahead as a prefetch, gave
-//! 0.39, 0.39 and 0.36: no measurable gain, so the prefetch is not in the code.)
+//! 0.39, 0.39 and 0.36: no measurable gain at this size. The loop now prefetches with the
+//! prefetch instruction, in stages, which pays at 2^18 ranks and more: benches/scale.rs.)
+//!
+//! 2026-11-26, after the staged prefetch, the open-addressing message queues and the reader's
+//! reused buffers, collc alone (LogGOPSim was not built on that machine), medians of three:
+//! recursive doubling 0.87 s, 156 MB; `[a4 x 8]` 2.64 s, 287 MB; ring 1.77 s, 410 MB; the same
+//! finishing times. Against the LogGOPSim figures above: time 0.42, 0.36 and 0.39, memory 0.87,
+//! 0.93 and 0.90.
 //!
 //! Both give the same finishing times (88,672 ns, 93,008 ns, 23,811,348 ns). collc's time
 //! includes reading the text (on both cores, `crate::sim::read`), LogGOPSim's not its txt2bin.

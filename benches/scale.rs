@@ -20,12 +20,18 @@
 //! | `[a4 x 10]`, by hand, 11-25 | 27 s, 10.6 GB | 89 s, 4.8 GB |
 //! | `[a4 x 10]`, bench, 11-25 | 46.5 s, 10.0 GB | 100.7 s, 4.5 GB |
 //! | `[a4 x 10]`, bench, 11-26 | 27.9 s, 6.9 GB | 82.5 s, 4.5 GB |
+//! | recursive doubling, bench, 11-26, later | 25.1 s, 5.7 GB | 19.5 s, 2.1 GB |
+//! | `[a4 x 10]`, bench, 11-26, later | 26.9 s, 6.9 GB | 69.7 s, 4.6 GB |
 //!
-//! Both builds now meet the target. The `[a4 x 10]` simulation does not: it reads 5.0 GB of
-//! GOAL text (16 to 20 s on both cores) and runs 126 M events (about 65 s), nearly every one
-//! on a rank whose records are not in cache (the ranks a stage's messages reach are far
-//! apart). Prefetching took the loop from 76 to 66 s by hand; the receive and unexpected
-//! queues' hash lookups are the largest miss left.
+//! (The later rows: events put back by a busy CPU in a FIFO of their own, the message queues
+//! in an open-addressing table the loop prefetches, the reader's buffers reused.)
+//!
+//! Both builds meet the target. The `[a4 x 10]` simulation does not: it reads 5.0 GB of GOAL
+//! text (about 17 s on both cores, of which the system's first touch of the 2.7 GB graph is a
+//! good part) and runs 126 M events (about 55 s), nearly every one on a rank whose records are
+//! not in cache (the ranks a stage's messages reach are far apart). By hand the loop went from
+//! 76 s to 66 s with the prefetch, and to 55 s with the rest; what is left waits mostly on the
+//! rank index and records of events the lookahead did not predict (those put back late).
 
 mod common;
 
