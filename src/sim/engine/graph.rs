@@ -291,8 +291,8 @@ impl Builder {
                 .drain()
                 .map(|(i, (a, z))| (i + ops, (a + start, z + start))),
         );
-        g.after_done.extend(o.after_done.drain(..));
-        g.after_start.extend(o.after_start.drain(..));
+        g.after_done.append(&mut o.after_done);
+        g.after_start.append(&mut o.after_start);
         g.max_cpu = g.max_cpu.max(o.max_cpu);
         g.max_nic = g.max_nic.max(o.max_nic);
         g.wild |= o.wild;
