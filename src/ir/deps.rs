@@ -139,18 +139,19 @@ impl<'a> IntoIterator for &'a Deps {
 
 impl FromIterator<OpId> for Deps {
     fn from_iter<I: IntoIterator<Item = OpId>>(it: I) -> Deps {
-        let mut d = Deps::new();
+        let mut w = [EMPTY; 4];
         let mut it = it.into_iter();
-        for x in it.by_ref() {
-            if d.on_heap() || d.len() == 4 || x >= HEAP {
-                let mut all = d.to_vec();
+        for len in 0.. {
+            let Some(x) = it.next() else { break };
+            if len == 4 || x >= HEAP {
+                let mut all = w[..len].to_vec();
                 all.push(x);
                 all.extend(it);
                 return Deps::from_slice(&all);
             }
-            d.push(x);
+            w[len] = x;
         }
-        d
+        Deps { w }
     }
 }
 

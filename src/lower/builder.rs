@@ -202,23 +202,19 @@ impl RankMut<'_> {
                 }
             }
         }
-        let deps = if found.is_empty() {
-            let ids = &mut small[..len];
-            ids.sort_unstable();
-            let mut kept = 0;
-            for i in 0..ids.len() {
-                if kept == 0 || ids[i] != ids[kept - 1] {
-                    ids[kept] = ids[i];
-                    kept += 1;
-                }
-            }
-            Deps::from_slice(&ids[..kept])
+        let ids: &mut [OpId] = if found.is_empty() {
+            &mut small[..len]
         } else {
             found.extend_from_slice(&small[..len]);
-            found.sort_unstable();
-            found.dedup();
-            Deps::from_slice(&found)
+            &mut found
         };
+        ids.sort_unstable();
+        let deps: Deps = ids
+            .iter()
+            .enumerate()
+            .filter(|&(i, d)| i == 0 || ids[i - 1] != *d)
+            .map(|(_, d)| *d)
+            .collect();
         for s in reads {
             for k in s.slots() {
                 st.bufs[idx(s.buf)][k as usize].readers.push(id);

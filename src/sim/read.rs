@@ -135,6 +135,13 @@ impl<R: Read> Chunks<R> {
     }
 }
 
+/// A byte the fast path leaves to the full reader outside a leading `//` comment: `/`, a
+/// carriage return or non-ASCII text.
+#[inline]
+fn unusual(b: u8) -> bool {
+    (b == b'/') | (b == b'\r') | (b >= 0x80)
+}
+
 /// A capacity guess: `len / per` items, at most 2^28 (a reservation is not touched until used).
 fn estimate(len: u64, per: u64) -> usize {
     (len / per).min(1 << 28) as usize
@@ -294,9 +301,7 @@ impl Reader {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
         // One pass over the whole text (vectorized) instead of one per line: text without any
         // `/`, carriage return or non-ASCII byte needs no per-line check for them.
-        let plain = !text.iter().fold(false, |any, &b| {
-            any | (b == b'/') | (b == b'\r') | (b >= 0x80)
-        });
+        let plain = !text.iter().fold(false, |any, &b| any | unusual(b));
         let mut from = 0;
         for end in memchr::memchr_iter(b'\n', text) {
             self.line(&text[from..end], plain)?;
@@ -305,14 +310,11 @@ impl Reader {
         self.line(&text[from..], plain)
     }
 
-    /// Makes a reader of a later chunk ready to read the next one (its memory kept).
+    /// Makes a reader of a later chunk, appended and so with no rank open, ready to read the
+    /// next one (its memory kept; each `rank` line clears the labels and channel keys).
     fn restart(&mut self) {
         self.next_rank = None;
         self.first_rank = None;
-        self.open = false;
-        self.labels.clear();
-        self.sends.clear();
-        self.recvs.clear();
     }
 
     /// Appends the ranks `part` read (from the chunk after this reader's text), leaving it
@@ -342,7 +344,7 @@ impl Reader {
             return Some(());
         }
         // Comments elsewhere, carriage returns and non-ASCII text are the full reader's.
-        if !plain && line.iter().any(|&b| b == b'/' || b == b'\r' || b >= 0x80) {
+        if !plain && line.iter().any(|&b| unusual(b)) {
             return None;
         }
         match first {

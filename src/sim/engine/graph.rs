@@ -104,16 +104,17 @@ impl Graph {
     /// `b`) will be read soon; `i`'s list should be in cache ([`Graph::prefetch_list`]).
     #[inline]
     pub(super) fn prefetch_waiting(&self, b: usize, i: usize) {
-        let (Some(r), Some(z)) = (self.recs.get(i), self.recs.get(i + 1)) else {
-            return;
-        };
-        let list = self
-            .after_done
-            .get(r.after_done as usize..z.after_done as usize)
-            .unwrap_or_default();
-        for &x in list.iter().take(2) {
+        for &x in self.after_done_of(i).iter().take(2) {
             self.prefetch(b + x as usize);
         }
+    }
+
+    /// The ops (of its rank) waiting for op `i` to complete, in the order their dependencies
+    /// were written.
+    #[inline]
+    fn after_done_of(&self, i: usize) -> &[u32] {
+        let (here, next) = (&self.recs[i], &self.recs[i + 1]);
+        &self.after_done[here.after_done as usize..next.after_done as usize]
     }
 
     /// The dependencies op `i` still waits for.
@@ -346,8 +347,7 @@ impl State<'_> {
         let b = self.g.base[host as usize];
         let i = b + node as usize;
         let list = if list_done {
-            let (here, next) = (&self.g.recs[i], &self.g.recs[i + 1]);
-            &self.g.after_done[here.after_done as usize..next.after_done as usize]
+            self.g.after_done_of(i)
         } else if self.g.recs[i].meta & STARTS != 0 {
             let (a, z) = self.g.starts[&i];
             &self.g.after_start[a as usize..z as usize]

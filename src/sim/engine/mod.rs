@@ -33,12 +33,56 @@ use matchq::Queues;
 use queue::{Ev, Events, Unexpected};
 use timeline::{complete_send, record, span};
 
-/// How many pops ahead [`prefetch`] starts loading an event's rank start ([`FAR`]) and op
-/// record ([`NEAR`]).
+/// How many pops ahead [`prefetch_ahead`] starts loading, for an event: its rank's start and
+/// CPU state ([`FAR`]), its op's record ([`NEAR`]), then the list of ops waiting for it and
+/// its entry in the message queues ([`LIST`]), and last the records of the first waiting ops
+/// ([`WAITING`]). Each stage reads what the stage before brought in.
 const FAR: usize = 16;
 const NEAR: usize = 8;
 const LIST: usize = 4;
 const WAITING: usize = 2;
+
+/// Hints to the cache what the events a few pops ahead will read ([`prefetch`]; the stages
+/// at [`FAR`]). A message's op is the send on `src`; everything else's is on `host`.
+fn prefetch_ahead(
+    aq: &Events,
+    g: &graph::Graph,
+    nexto: &[u64],
+    ncpus: usize,
+    rq: &Queues<u32>,
+    uq: &Queues<Unexpected>,
+) {
+    let at = |e: &Ev| {
+        let h = if e.ty == MSG { e.src } else { e.host };
+        (h, g.base[h as usize] + e.node as usize)
+    };
+    if let Some(e) = aq.ahead(FAR) {
+        let h = if e.ty == MSG { e.src } else { e.host };
+        prefetch::touch(&g.base[h as usize]);
+        prefetch::touch(&nexto[e.host as usize * ncpus]);
+    }
+    if let Some(e) = aq.ahead(NEAR) {
+        g.prefetch(at(e).1);
+    }
+    if let Some(e) = aq.ahead(LIST) {
+        let (_, i) = at(e);
+        match e.ty {
+            MSG => rq.prefetch(e.host, e.src, g.node(i).tag),
+            RECV => {
+                let n = g.node(i);
+                uq.prefetch(e.host, n.peer, n.tag);
+            }
+            _ => {}
+        }
+        if e.ty != MSG {
+            g.prefetch_list(i);
+        }
+    }
+    if let Some(e) = aq.ahead(WAITING).filter(|e| e.ty != MSG) {
+        let (h, i) = at(e);
+        g.prefetch_waiting(g.base[h as usize], i);
+    }
+}
 
 /// Runs a schedule; see the module doc. Never fails: what cannot run is reported in the result.
 pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
@@ -132,37 +176,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     let mut clock = Clock::default();
     let mut stopped = false;
     while let Some(mut ev) = aq.pop() {
-        // Records of the events a few pops ahead (see `prefetch`): first the rank's start,
-        // then, once that is in cache, the op's record.
-        if let Some(e) = aq.ahead(FAR) {
-            let h = if e.ty == MSG { e.src } else { e.host };
-            prefetch::touch(&base[h as usize]);
-            prefetch::touch(&nexto[e.host as usize * ncpus]);
-        }
-        if let Some(e) = aq.ahead(NEAR) {
-            let h = if e.ty == MSG { e.src } else { e.host };
-            g.prefetch(base[h as usize] + e.node as usize);
-        }
-        if let Some(e) = aq.ahead(LIST) {
-            if e.ty != MSG {
-                g.prefetch_list(base[e.host as usize] + e.node as usize);
-            }
-            // The queue entry the event will look up: a message in the receive queue, a
-            // receive in the unexpected one (their records came in at NEAR).
-            if e.ty == MSG {
-                let n = node(e.src, e.node);
-                rq.prefetch(e.host, e.src, n.tag);
-            } else if e.ty == RECV {
-                let n = node(e.host, e.node);
-                uq.prefetch(e.host, n.peer, n.tag);
-            }
-        }
-        if let Some(e) = aq.ahead(WAITING) {
-            if e.ty != MSG {
-                let b = base[e.host as usize];
-                g.prefetch_waiting(b, b + e.node as usize);
-            }
-        }
+        prefetch_ahead(&aq, &g, &nexto, ncpus, &rq, &uq);
         if aqtime > max_events || clock.overflow.is_some() {
             stopped = aqtime > max_events;
             break;
