@@ -1,5 +1,5 @@
 //! The discrete-event loop of the packet simulator ([`simulate`]): integer picoseconds, one
-//! event queue ordered by (time, sequence number) ([`super::queue`]), so a run is a function of
+//! event queue ordered by time, first in first out among equal times ([`super::queue`]), so a run is a function of
 //! its inputs and seed.
 //!
 //! - **Packets.** A message of n bytes is `ceil(n / payload)` packets (at least one); each
@@ -82,7 +82,6 @@ pub(super) struct Sim<'a> {
     pub(super) params: &'a PacketParams,
     pub(super) switch: &'a [bool],
     pub(super) now: u64,
-    pub(super) seq: u64,
     heap: RadixHeap<Ev>,
     pub(super) ports: Vec<Port>,
     pub(super) inputs: Inputs,
@@ -167,7 +166,6 @@ pub fn simulate(
         params,
         switch,
         now: 0,
-        seq: 0,
         heap: RadixHeap::default(),
         ports,
         inputs: Inputs::new(net),
@@ -244,10 +242,10 @@ pub fn simulate(
         sim.push(f.at, Ev::Fail);
     }
     while sim.jobs_left > 0 || sim.canary_live > 0 {
-        let Some((key, ev)) = sim.heap.pop() else {
+        let Some((at, ev)) = sim.heap.pop() else {
             break;
         };
-        sim.now = (key >> 64) as u64;
+        sim.now = at;
         sim.events += 1;
 
         match ev {
@@ -315,9 +313,7 @@ fn canary_ports(net: &Net) -> (Vec<u32>, Vec<Vec<LinkId>>) {
 
 impl Sim<'_> {
     fn push(&mut self, at: u64, ev: Ev) {
-        self.seq += 1;
-        self.heap
-            .push(u128::from(at) << 64 | u128::from(self.seq), ev);
+        self.heap.push(at, ev);
     }
 
     pub(super) fn push_timer(&mut self, node: u32, slot: u32, id: u32, at: u64) {

@@ -1,14 +1,22 @@
 //! The event queue of the packet simulator: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan),
-//! a monotone priority queue. Keys are (time, sequence number) packed into a `u128`; events are
-//! only ever scheduled at or after the current time with a growing sequence number, so keys
-//! pushed are never below the last key popped, which is all a radix heap needs. It pops in
-//! exactly the order a binary heap of the same keys would (keys are unique), several times
-//! faster: an element moves down at most 128 buckets over its life, and popping is a `Vec` pop.
+//! a monotone priority queue on times (picoseconds, `u64`), first in first out among equal
+//! times. Events are only ever scheduled at or after the current time, which is all a radix
+//! heap needs, and ties pop in the order they were pushed, so it pops in exactly the order of
+//! a binary heap on (time, push sequence number).
+//!
+//! Why FIFO holds: a bucket only ever receives entries in push order. A push appends; and a
+//! bucket is only redistributed when every bucket below it is empty, into those buckets, in
+//! its own order; every later push has a later sequence number. Bucket 0 holds the entries at
+//! exactly the last time popped and is read from the front. Keeping the sequence number out of
+//! the key keeps entries small and their moves few: an entry moves down at most 64 buckets
+//! over its life, and in practice about as many as the bits of how far ahead it was pushed.
 
-/// A monotone min-queue of `(key, value)`; see the module doc.
+/// A monotone min-queue of `(time, value)`, FIFO among equal times; see the module doc.
 pub struct RadixHeap<T> {
-    last: u128,
-    buckets: Vec<Vec<(u128, T)>>,
+    last: u64,
+    buckets: Vec<Vec<(u64, T)>>,
+    /// How many entries at the front of bucket 0 were popped.
+    head: usize,
     len: usize,
 }
 
@@ -16,15 +24,16 @@ impl<T> Default for RadixHeap<T> {
     fn default() -> Self {
         RadixHeap {
             last: 0,
-            buckets: (0..129).map(|_| Vec::new()).collect(),
+            buckets: (0..65).map(|_| Vec::new()).collect(),
+            head: 0,
             len: 0,
         }
     }
 }
 
-impl<T> RadixHeap<T> {
-    fn bucket(last: u128, k: u128) -> usize {
-        128 - (k ^ last).leading_zeros() as usize
+impl<T: Copy> RadixHeap<T> {
+    fn bucket(last: u64, k: u64) -> usize {
+        64 - (k ^ last).leading_zeros() as usize
     }
 
     pub fn len(&self) -> usize {
@@ -35,31 +44,40 @@ impl<T> RadixHeap<T> {
         self.len == 0
     }
 
-    /// Adds `v` at key `k`, which must not be below the last key popped (it is then clamped,
-    /// which keeps the queue sound but is a bug in the caller).
-    pub fn push(&mut self, k: u128, v: T) {
+    /// Adds `v` at time `k`, which must not be below the last time popped (it is then
+    /// clamped, which keeps the queue sound but is a bug in the caller).
+    pub fn push(&mut self, k: u64, v: T) {
         debug_assert!(k >= self.last, "radix heap keys must be monotone");
         let k = k.max(self.last);
         self.buckets[Self::bucket(self.last, k)].push((k, v));
         self.len += 1;
     }
 
-    /// Removes and returns the entry with the smallest key.
-    pub fn pop(&mut self) -> Option<(u128, T)> {
+    /// Removes and returns the earliest entry (of those at the earliest time, the first
+    /// pushed).
+    pub fn pop(&mut self) -> Option<(u64, T)> {
         if self.len == 0 {
             return None;
         }
-        if self.buckets[0].is_empty() {
+        if self.head == self.buckets[0].len() {
+            self.buckets[0].clear();
+            self.head = 0;
             let i = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty())?;
             let moved = std::mem::take(&mut self.buckets[i]);
             let min = moved.iter().map(|e| e.0).min()?;
             self.last = min;
-            for e in moved {
+            for &e in &moved {
                 self.buckets[Self::bucket(min, e.0)].push(e);
             }
+            // Hand the emptied allocation back, so buckets keep their capacity.
+            let mut moved = moved;
+            moved.clear();
+            self.buckets[i] = moved;
         }
+        let e = self.buckets[0][self.head];
+        self.head += 1;
         self.len -= 1;
-        self.buckets[0].pop()
+        Some(e)
     }
 }
 
@@ -73,12 +91,19 @@ mod tests {
         let mut rng = Rng::new(11);
         let mut q = RadixHeap::default();
         let mut reference = std::collections::BinaryHeap::new();
-        let mut now = 0u128;
-        let mut seq = 0u128;
-        for round in 0..2000 {
+        let mut now = 0u64;
+        let mut seq = 0u64;
+        for round in 0..20_000 {
             for _ in 0..(round % 5) {
                 seq += 1;
-                let k = ((now >> 64) + u128::from(rng.below(1000))) << 64 | seq;
+                // Many ties (the same time pushed again) and some far-ahead times.
+                let ahead = match rng.below(4) {
+                    0 => 0,
+                    1 => rng.below(4),
+                    2 => rng.below(1000),
+                    _ => rng.below(1 << 40),
+                };
+                let k = now + ahead;
                 q.push(k, seq);
                 reference.push(std::cmp::Reverse((k, seq)));
             }
