@@ -218,11 +218,11 @@ impl Sim<'_> {
     /// The next hop at `at` towards `to` for a Canary packet (adaptive per packet; the
     /// default port depends on the destination only, as the paper's simulations choose it).
     fn canary_port(&mut self, at: u32, to: u32) -> Option<LinkId> {
-        let ports = &self.ports;
+        let queued = &self.queued;
         let pick = super::route::mix(u64::from(to), 0x43_414e);
         let l = self
             .router
-            .next_from(at as usize, to as usize, pick, |l| ports[l as usize].queued);
+            .next_from(at as usize, to as usize, pick, |l| queued[l as usize]);
         if l.is_none() {
             if self.failed.is_some() {
                 // Every minimal route runs through the failed switch (a restoration packet

@@ -84,6 +84,9 @@ pub(super) struct Sim<'a> {
     pub(super) now: u64,
     heap: RadixHeap<Ev>,
     pub(super) ports: Vec<Port>,
+    /// Per port, the bytes waiting in its buffer and its host's own messages (what adaptive
+    /// routing compares; apart from [`Port`] so that comparing candidates reads one array).
+    pub(super) queued: Vec<u64>,
     pub(super) inputs: Inputs,
     pub(super) router: Router<'a>,
     pub(super) msgs: Vec<Msg>,
@@ -167,6 +170,7 @@ pub fn simulate(
         switch,
         now: 0,
         heap: RadixHeap::default(),
+        queued: vec![0; ports.len()],
         ports,
         inputs: Inputs::new(net),
         router: Router::new(net, params.routing, params.queue),
@@ -401,6 +405,7 @@ impl Sim<'_> {
     fn new_pkt(&mut self, msg: u32, idx: u32) -> u32 {
         let m = &self.msgs[msg as usize];
         let wire = self.msg_wire(m, u64::from(idx)) as u32;
+        let dst = if is_canary(m.owner) { NONE } else { m.dst };
         let ch = if is_canary(m.owner) {
             let (c, r) = (m.owner & !CANARY, m.op);
             let hdr = self.canary_stream_header(c, r, idx);
@@ -416,6 +421,8 @@ impl Sim<'_> {
             held: NONE,
             hop: 0,
             ch,
+            dst,
+            next: NONE,
         })
     }
 
@@ -443,16 +450,9 @@ impl Sim<'_> {
             held: NONE,
             hop: 0,
             ch,
+            dst: NONE,
+            next: NONE,
         })
-    }
-
-    /// Where packet `p` is going: its message's destination, or a Canary packet's target.
-    fn pkt_dst(&self, p: &Pkt) -> u32 {
-        if p.ch != NONE {
-            self.hdrs[p.ch as usize].1
-        } else {
-            self.msgs[p.msg as usize].dst
-        }
     }
 
     fn alloc_pkt(&mut self, p: Pkt) -> u32 {
@@ -476,7 +476,7 @@ impl Sim<'_> {
         let wire = u64::from(self.pkts[pid as usize].wire);
         let slot = self.inputs.local(at);
         let port = &mut self.ports[l as usize];
-        port.push(slot, pid);
+        port.push(slot, pid, &mut self.pkts);
         port.held += wire;
         self.try_start(l);
     }
@@ -497,10 +497,10 @@ impl Sim<'_> {
             return Some(self.router.path_link(m.path, hop));
         }
         let (dst, key) = (m.dst, m.key);
-        let ports = &self.ports;
+        let queued = &self.queued;
         let l = self
             .router
-            .next(at as usize, dst as usize, key, |l| ports[l as usize].queued);
+            .next(at as usize, dst as usize, key, |l| queued[l as usize]);
         if l.is_none() {
             self.unroutable = Some((at, dst));
         }
@@ -517,9 +517,8 @@ impl Sim<'_> {
             return;
         };
         let w = self.total_wire(&self.msgs[m as usize]);
-        let port = &mut self.ports[l as usize];
-        port.msgs.push_back(m);
-        port.queued += w;
+        self.ports[l as usize].msgs.push_back(m);
+        self.queued[l as usize] += w;
         self.try_start(l);
     }
 
@@ -541,7 +540,7 @@ impl Sim<'_> {
             let p = self.pkts[port.head_at(i)? as usize];
             // A Canary packet is consumed by the far end's pipeline (aggregated, or re-emitted
             // from its aggregation memory): it takes no credit, as a switch process's input.
-            let dst = if p.ch != NONE { to } else { self.pkt_dst(&p) };
+            let dst = if p.ch != NONE { to } else { p.dst };
             let wire = u64::from(p.wire);
             fits(wire, dst).then_some((Some(i), wire, dst))
         });
@@ -577,7 +576,7 @@ impl Sim<'_> {
             port.credit -= wire;
         }
         let pid = if let Some(i) = input {
-            port.pop_at(i).unwrap_or(NONE)
+            port.pop_at(i, &self.pkts).unwrap_or(NONE)
         } else {
             // Messages waiting at a port take turns packet by packet, as a NIC serves its
             // queue pairs (and a switch its multicast copies): concurrent sends share the link.
@@ -604,7 +603,7 @@ impl Sim<'_> {
             if needs {
                 port.credit += wire;
             }
-            port.queued -= wire;
+            self.queued[l as usize] -= wire;
             self.push(now + self.params.noise_delay, Ev::Noisy(l, pid));
             self.try_start(l);
             return;
@@ -618,7 +617,7 @@ impl Sim<'_> {
             // A switch process's output, from its aggregation memory.
             port.held -= wire;
         } else {
-            port.queued -= wire;
+            self.queued[l as usize] -= wire;
         }
         port.bytes += wire;
         let end = now + port.ser(wire);
@@ -688,15 +687,14 @@ impl Sim<'_> {
             return;
         }
         let at = self.ports[l as usize].to;
-        let dst = self.msgs[p.msg as usize].dst;
+        let dst = p.dst;
         if at != dst {
             let Some(next) = self.next_port(p.msg, at, p.hop) else {
                 return;
             };
             let slot = self.inputs.slot(l);
-            let port = &mut self.ports[next as usize];
-            port.push(slot, pid);
-            port.queued += u64::from(p.wire);
+            self.ports[next as usize].push(slot, pid, &mut self.pkts);
+            self.queued[next as usize] += u64::from(p.wire);
             self.try_start(next);
             return;
         }

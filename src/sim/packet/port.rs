@@ -28,15 +28,16 @@ pub(super) struct Port {
     /// node's switch process, [`Inputs::local`]), served round robin over the inputs with
     /// packets (`active`), one packet each, as a switch's crossbar arbitrates between its input
     /// ports; `npk` counts them. And this host's own messages (packetised as they go). Packets
-    /// and messages take turns (`turn`: packets next); `queued` bytes wait in both.
-    pub(super) inq: Vec<VecDeque<u32>>,
+    /// and messages take turns (`turn`: packets next); the engine's `queued` counts the bytes
+    /// waiting in both. An input's queue is its (first, last) packet, linked by [`Pkt::next`]
+    /// (NONE when empty).
+    pub(super) inq: Vec<(u32, u32)>,
     pub(super) active: VecDeque<u16>,
     pub(super) npk: u32,
     pub(super) msgs: VecDeque<u32>,
     pub(super) turn: bool,
-    pub(super) queued: u64,
     /// Bytes of the switch process's output waiting here (in its aggregation memory, not in
-    /// the port's buffer: adaptive routing reads `queued` only).
+    /// the port's buffer: adaptive routing reads the engine's `queued` only).
     pub(super) held: u64,
     /// Bytes of the far end's buffer this port may still fill.
     pub(super) credit: u64,
@@ -47,16 +48,21 @@ pub(super) struct Port {
 }
 
 impl Port {
-    /// Queues packet `pid` from input `slot`.
-    pub(super) fn push(&mut self, slot: u16, pid: u32) {
+    /// Queues packet `pid` from input `slot` (linked through `pkts`).
+    pub(super) fn push(&mut self, slot: u16, pid: u32, pkts: &mut [Pkt]) {
         let s = usize::from(slot);
         if self.inq.len() <= s {
-            self.inq.resize_with(s + 1, VecDeque::new);
+            self.inq.resize(s + 1, (NONE, NONE));
         }
-        if self.inq[s].is_empty() {
+        pkts[pid as usize].next = NONE;
+        let q = &mut self.inq[s];
+        if q.0 == NONE {
             self.active.push_back(slot);
+            q.0 = pid;
+        } else {
+            pkts[q.1 as usize].next = pid;
         }
-        self.inq[s].push_back(pid);
+        q.1 = pid;
         self.npk += 1;
     }
 
@@ -64,15 +70,18 @@ impl Port {
     /// next).
     pub(super) fn head_at(&self, i: usize) -> Option<u32> {
         let s = *self.active.get(i)?;
-        self.inq[usize::from(s)].front().copied()
+        Some(self.inq[usize::from(s)].0)
     }
 
     /// Takes the head packet of the `i`-th input in turn; that input goes to the back.
-    pub(super) fn pop_at(&mut self, i: usize) -> Option<u32> {
+    pub(super) fn pop_at(&mut self, i: usize, pkts: &[Pkt]) -> Option<u32> {
         let s = self.active.remove(i)?;
         let q = &mut self.inq[usize::from(s)];
-        let pid = q.pop_front()?;
-        if !q.is_empty() {
+        let pid = q.0;
+        q.0 = pkts[pid as usize].next;
+        if q.0 == NONE {
+            q.1 = NONE;
+        } else {
             self.active.push_back(s);
         }
         self.npk -= 1;
@@ -117,6 +126,11 @@ pub(super) struct Pkt {
     pub(super) hop: u32,
     /// A Canary packet's header (an index into the engine's headers), else NONE.
     pub(super) ch: u32,
+    /// Its message's destination (NONE for a Canary packet: see its header), kept here so
+    /// that a port choosing what to send reads the packet alone.
+    pub(super) dst: u32,
+    /// The next packet in the port input queue this packet waits in.
+    pub(super) next: u32,
 }
 
 /// One port per directed link of `net`, idle, with a full buffer of credit.
@@ -145,7 +159,6 @@ pub(super) fn ports(net: &Net, params: &PacketParams) -> Vec<Port> {
                 npk: 0,
                 msgs: VecDeque::new(),
                 turn: false,
-                queued: 0,
                 held: 0,
                 credit: params.queue,
                 stalled: u64::MAX,
