@@ -1,6 +1,6 @@
 //! The discrete-event loop of the packet simulator ([`simulate`]): integer picoseconds, one
-//! event queue ordered by time, first in first out among equal times ([`super::queue`]), so a run is a function of
-//! its inputs and seed.
+//! event queue ordered by time, first in first out among equal times ([`super::queue`]), so a
+//! run is a function of its inputs and seed.
 //!
 //! - **Packets.** A message of n bytes is `ceil(n / payload)` packets (at least one); each
 //!   carries its share of the payload plus the header on the wire. A host posts a message
