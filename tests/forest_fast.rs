@@ -74,7 +74,14 @@ fn compare_all(
             .expect("a speculative packing proves the exact one exists");
         assert_eq!(batches(spec), batches(full), "speculative packing differs");
     }
-    let learned = tight::pack(&exact, &net.ranks, &net.roots, k);
+    let learned = tight::pack(
+        &exact,
+        &net.ranks,
+        &net.roots,
+        k,
+        tight::Order::Breadth,
+        usize::MAX,
+    );
     if let Some(learned) = &learned {
         let full = full
             .as_ref()
@@ -113,6 +120,77 @@ fn tight_packing_is_exact_on_direct_networks() {
             let (_, _, learned) = compare_all(topo, ranks, Roots::All, dir);
             assert!(learned, "{name}");
             compare_all(topo, ranks, Roots::One(ranks[1]), dir);
+        }
+    }
+}
+
+/// Checks that `b` packs k spanning out-trees per root into `lg`: per root the batches' m add
+/// up to k, each batch spans the ranks with one edge into every rank but its root, and no
+/// logical arc carries more trees than its capacity.
+fn assert_packs(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64, b: &[Batch], name: &str) {
+    for &r in roots {
+        let m: i64 = b.iter().filter(|x| x.root == r).map(|x| x.m).sum();
+        assert_eq!(m, k, "{name}: trees rooted at {r}");
+    }
+    let mut load: std::collections::BTreeMap<usize, i64> = Default::default();
+    for x in b {
+        let mut heads: Vec<usize> = x.edges.iter().map(|e| e.1).collect();
+        heads.sort_unstable();
+        heads.dedup();
+        assert_eq!(heads.len(), x.edges.len(), "{name}: a rank entered twice");
+        assert_eq!(
+            x.edges.len() + 1,
+            ranks.len(),
+            "{name}: a batch that does not span"
+        );
+        assert!(!heads.contains(&x.root), "{name}: an edge into the root");
+        for &(_, _, a) in &x.edges {
+            *load.entry(a).or_default() += x.m;
+        }
+    }
+    for (a, l) in load {
+        assert!(
+            l <= lg.cap(a),
+            "{name}: arc {a} carries {l} trees over {}",
+            lg.cap(a)
+        );
+    }
+}
+
+/// The widest-first order (tight::Order::Widest, the fallback for bipartite direct networks)
+/// completes and packs k trees per root within every capacity, on tori, hypercubes and a
+/// dragonfly.
+#[test]
+fn widest_first_packing_is_a_packing() {
+    let mut cases: Vec<(String, Topology, Vec<usize>)> = Vec::new();
+    for (x, y) in [(4, 4), (6, 5), (8, 8), (10, 6)] {
+        let (topo, ranks) = load_text("torus.coll", &torus(x, y));
+        cases.push((format!("torus {x}x{y}"), topo, ranks));
+    }
+    for rel in [
+        "examples/hypercube_16.coll",
+        "examples/dragonfly_small.coll",
+    ] {
+        let (topo, ranks) = load(rel);
+        cases.push((rel.to_string(), topo, ranks));
+    }
+    for (name, topo, ranks) in &cases {
+        for dir in [Direction::Out, Direction::In] {
+            let net = Net::build(topo, ranks, Roots::All, dir).expect("builds");
+            let opt = optimum::optimum(&net);
+            let plan = plan::auto(&net, &opt);
+            let lg = remove_switches(&net, &plan, false);
+            let k = plan.k as i64;
+            let b = tight::pack(
+                &lg,
+                &net.ranks,
+                &net.roots,
+                k,
+                tight::Order::Widest,
+                usize::MAX,
+            )
+            .unwrap_or_else(|| panic!("{name}: widest-first packing completes"));
+            assert_packs(&lg, &net.ranks, &net.roots, k, &b, name);
         }
     }
 }

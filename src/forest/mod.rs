@@ -115,17 +115,31 @@ pub fn solve_with(
 }
 
 /// Switch removal and packing for `plan`, fast paths first (see the module docs of [`split`],
-/// [`tight`] and [`pack`]): the optimistic switch removal and the two speculative packings give
+/// [`tight`] and [`pack`]): the optimistic switch removal and the speculative packings give
 /// exactly the exact algorithms' results whenever the packing completes, which it checks by
-/// itself. Otherwise the exact algorithms run: switch removal again only if its result fails
-/// Theorem 10.
+/// itself. The breadth-first speculative packing gets [`tight::BREADTH_RESTARTS`] restarts;
+/// then the same packing trying the widest edge first (a different but equally valid edge
+/// order of Algorithm 5, [`tight::Order`]). Otherwise the exact algorithms run: switch removal
+/// again only if its result fails Theorem 10.
 fn switch_free_forest(
     net: &net::Net,
     plan: &plan::Plan,
 ) -> Option<(split::Logical, Vec<pack::Batch>)> {
     let k = plan.k as i64;
     let mut lg = split::remove_switches(net, plan, true);
-    if let Some(b) = tight::pack(&lg, &net.ranks, &net.roots, k) {
+    let (ranks, roots) = (&net.ranks, &net.roots);
+    let breadth = tight::pack(
+        &lg,
+        ranks,
+        roots,
+        k,
+        tight::Order::Breadth,
+        tight::BREADTH_RESTARTS,
+    );
+    if let Some(b) = breadth {
+        return Some((lg, b));
+    }
+    if let Some(b) = tight::pack(&lg, ranks, roots, k, tight::Order::Widest, usize::MAX) {
         return Some((lg, b));
     }
     if let Some(b) = pack::pack(&lg, &net.ranks, &net.roots, k, true) {

@@ -46,6 +46,29 @@ use std::collections::BTreeSet;
 /// Restarts per rank before giving up (the caller then computes every mu by a flow).
 const MAX_RESTARTS: usize = 4;
 
+/// Restarts after which the breadth-first order gives up, so that the caller can try the
+/// widest-first order ([`Order`]). Fat trees of DGX boxes and odd tori need a few; even tori
+/// need about 140 (20 x 20) to over a thousand (24 x 24, 31 s), hypercubes of dimension 9 and
+/// more too many to finish, and each restart costs more the larger the network. With 256
+/// here a 30 x 30 torus spent 19 s before switching; with 32, 0.3 s.
+pub const BREADTH_RESTARTS: usize = 32;
+
+/// The order in which a batch tries the edges leaving it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Breadth-first from the root, each member's out-edges in turn: the order of
+    /// [`super::pack::pack`], whose exact run this then reproduces; trees stay shallow.
+    Breadth,
+    /// The edge with the most remaining capacity first (ties to the lower (x, y)), our
+    /// addition. It spreads each batch over the capacity that is left, where breadth-first
+    /// always prefers the first members' edges. On bipartite graphs (even tori, hypercubes)
+    /// breadth-first's choices at the many equidistant vertices use up the same edges batch
+    /// after batch and the packing restarts over a thousand times; widest-first packs a
+    /// 24 x 24 torus with next to none. Its trees are deeper (about 70 hops on a 20 x 20
+    /// torus against 20 to 30), which costs latency, not bandwidth.
+    Widest,
+}
+
 /// The switch-free graph's edges with capacity, per tail in the order `pack::pack` tries them.
 struct Graph {
     from: Vec<u32>,
@@ -147,10 +170,18 @@ impl Cursor {
     }
 }
 
-/// Packs k trees per root into `lg` with exactly the result of
-/// `pack::pack(lg, ranks, roots, k, false)` (see the module doc), or `None` after too many
-/// restarts.
-pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Vec<Batch>> {
+/// Packs k trees per root into `lg`, trying edges in `order`, or `None` after `restarts`
+/// restarts (at most [`MAX_RESTARTS`] per rank). In [`Order::Breadth`] the result is exactly
+/// that of `pack::pack(lg, ranks, roots, k, false)` (see the module doc); in [`Order::Widest`]
+/// it is what Algorithm 5 gives when it tries edges in that order, by the same argument.
+pub fn pack(
+    lg: &Logical,
+    ranks: &[usize],
+    roots: &[usize],
+    k: i64,
+    order: Order,
+    restarts: usize,
+) -> Option<Vec<Batch>> {
     let n = lg.out.len();
     let mut gr = Graph {
         from: Vec::new(),
@@ -196,12 +227,16 @@ pub fn pack(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64) -> Option<Ve
     let mut cur = Cursor::start(0);
     let mut probes = 0u64;
     let (mut gap, mut next_probe) = (1, 0);
-    for _ in 0..MAX_RESTARTS * nr + 64 {
+    for _ in 0..restarts.min(MAX_RESTARTS * nr + 64) {
         let broken = loop {
             if cur.batch == st.batches.len() {
                 return Some(st.batches);
             }
-            if let Err(i) = grow(&mut st, &gr, nr, &mut f, cur) {
+            let grown = match order {
+                Order::Breadth => grow(&mut st, &gr, nr, &mut f, cur),
+                Order::Widest => grow_widest(&mut st, &gr, nr, &mut f, cur.batch),
+            };
+            if let Err(i) = grown {
                 break broken_set(&st, &gr, ranks, i)?;
             }
             if cur.batch >= next_probe {
@@ -265,6 +300,52 @@ fn grow(st: &mut State, gr: &Graph, nr: usize, f: &mut Family, cur: Cursor) -> R
         if !progressed {
             return Err(i);
         }
+    }
+    Ok(())
+}
+
+/// [`grow`] in [`Order::Widest`]: batch i takes, of the edges leaving it, the one with the
+/// most remaining capacity (ties to the lower (x, y)) among those whose mu is positive. The
+/// choice depends on the state alone, so a batch resumes after a rollback by starting over
+/// from its members. An edge's capacity only changes when the batch takes it, and mu never
+/// rises while a batch grows (slacks only fall), so each edge is looked at once.
+fn grow_widest(
+    st: &mut State,
+    gr: &Graph,
+    nr: usize,
+    f: &mut Family,
+    i: usize,
+) -> Result<(), usize> {
+    use std::cmp::Reverse;
+    f.count_hits(&st.batches[i].members);
+    let key = |g: &[i64], e: u32| {
+        let e = e as usize;
+        (g[e], Reverse((gr.from[e], gr.to[e])), e)
+    };
+    let mut heap = std::collections::BinaryHeap::new();
+    for &x in &st.batches[i].members {
+        heap.extend(gr.out[x].iter().map(|&e| key(&st.g, e)));
+    }
+    while st.batches[i].members.len() < nr {
+        let Some((_, _, e)) = heap.pop() else {
+            return Err(i);
+        };
+        let (x, y) = (gr.from[e] as usize, gr.to[e] as usize);
+        if st.batches[i].inside[y] || st.g[e] == 0 {
+            continue;
+        }
+        let mut mu = st.g[e].min(st.batches[i].m);
+        for &l in &f.of[y] {
+            if f.hit[l as usize] > 0 && !f.holds(l, x) {
+                mu = mu.min(f.slack[l as usize]);
+            }
+        }
+        if mu == 0 {
+            continue;
+        }
+        // The loop position is not needed to resume (see above).
+        take(st, gr, f, e, mu, (i, 0, 0, false));
+        heap.extend(gr.out[y].iter().map(|&e| key(&st.g, e)));
     }
     Ok(())
 }
