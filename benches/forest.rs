@@ -2,7 +2,10 @@
 //! automatic k for MI250 2x16 (under 1 s), DGX-A100 2x8 (under 0.1 s) and 1,024 GPUs, 128
 //! DGX-A100 boxes on an InfiniBand fat tree (under 60 s), the same with 50 GB/s InfiniBand (37
 //! minutes before src/forest/tight.rs, about 7 s after) and allreduce forests on 20x20 and 25x25
-//! tori (283 s before, about 1 s after) and on a 45x45 torus (2,025 nodes, about 20 s). Each loads its example through the front end once and
+//! tori (283 s before, about 1 s after), on a 45x45 torus (2,025 nodes, about 10 s), and on
+//! even tori (24x24: 31 s before tight.rs's widest-first order, 0.7 s after; 40x50, 2,000 nodes,
+//! did not finish before, about 10 s after) and a hypercube of dimension 10 (did not finish
+//! before, about 4 s after). Each loads its example through the front end once and
 //! times `forest::solve` alone. Run with `cargo bench --bench forest`; `cargo test --benches`
 //! runs each once (the 1,024-GPU solve takes about 10 s on the 2-core machine, so it runs by
 //! default, with criterion's minimum of 10 samples). `FOREST_BENCH_BOXES=n` also times the same
@@ -99,6 +102,20 @@ fn bench_torus(c: &mut Criterion, x: u32, y: u32) {
     );
 }
 
+/// A hypercube of dimension `dim` of 25 GB/s links (examples/hypercube_16.coll) with a forest
+/// allreduce.
+fn bench_hypercube(c: &mut Criterion, dim: u32) {
+    bench_edited(
+        c,
+        &format!("hypercube_{dim}_auto"),
+        "examples/hypercube_16.coll",
+        &[
+            ("param dim: int = 4;", format!("param dim: int = {dim};")),
+            ("schedule recursive_doubling;", "schedule forest;".into()),
+        ],
+    );
+}
+
 fn forest(c: &mut Criterion) {
     bench(c, "dgx_a100_2x8_auto", "examples/dgx_a100_2x8.coll", 20, 5);
     bench(c, "mi250_2x16_auto", "examples/mi250_2x16.coll", 10, 10);
@@ -112,8 +129,13 @@ fn forest(c: &mut Criterion) {
     if std::env::args().any(|a| a == "--bench") {
         bench_boxes(c, "dgx_a100_fat_tree_1024_ib50_auto", "128", "50 GB/s");
         bench_torus(c, 25, 25);
-        // 2,025 nodes: about 20 s a solve, so about four minutes for criterion's ten samples.
+        // 2,025 nodes: about 10 s a solve, so about two minutes for criterion's ten samples.
         bench_torus(c, 45, 45);
+        // Even tori and hypercubes pack in tight.rs's widest-first order (its breadth-first
+        // order restarted over a thousand times on 24 x 24, and did not finish on these).
+        bench_torus(c, 24, 24);
+        bench_torus(c, 40, 50);
+        bench_hypercube(c, 10);
     }
 }
 
