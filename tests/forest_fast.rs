@@ -99,12 +99,10 @@ fn torus(x: usize, y: usize) -> String {
         .replace("param y: int = 4;", &format!("param y: int = {y};"))
 }
 
-/// Direct networks, where the speculative packing of pack.rs stalls: tight.rs completes, and
-/// completes exactly as Algorithm 5.
-#[test]
-fn tight_packing_is_exact_on_direct_networks() {
-    let mut cases: Vec<(String, Topology, Vec<usize>)> = Vec::new();
-    for (x, y) in [(4, 4), (6, 5), (3, 7)] {
+/// Tori of the given sizes, the 16-node hypercube and the small dragonfly, named.
+fn direct_networks(tori: &[(usize, usize)]) -> Vec<(String, Topology, Vec<usize>)> {
+    let mut cases = Vec::new();
+    for &(x, y) in tori {
         let (topo, ranks) = load_text("torus.coll", &torus(x, y));
         cases.push((format!("torus {x}x{y}"), topo, ranks));
     }
@@ -115,7 +113,14 @@ fn tight_packing_is_exact_on_direct_networks() {
         let (topo, ranks) = load(rel);
         cases.push((rel.to_string(), topo, ranks));
     }
-    for (name, topo, ranks) in &cases {
+    cases
+}
+
+/// Direct networks, where the speculative packing of pack.rs stalls: tight.rs completes, and
+/// completes exactly as Algorithm 5.
+#[test]
+fn tight_packing_is_exact_on_direct_networks() {
+    for (name, topo, ranks) in &direct_networks(&[(4, 4), (6, 5), (3, 7)]) {
         for dir in [Direction::Out, Direction::In] {
             let (_, _, learned) = compare_all(topo, ranks, Roots::All, dir);
             assert!(learned, "{name}");
@@ -162,19 +167,7 @@ fn assert_packs(lg: &Logical, ranks: &[usize], roots: &[usize], k: i64, b: &[Bat
 /// dragonfly.
 #[test]
 fn widest_first_packing_is_a_packing() {
-    let mut cases: Vec<(String, Topology, Vec<usize>)> = Vec::new();
-    for (x, y) in [(4, 4), (6, 5), (8, 8), (10, 6)] {
-        let (topo, ranks) = load_text("torus.coll", &torus(x, y));
-        cases.push((format!("torus {x}x{y}"), topo, ranks));
-    }
-    for rel in [
-        "examples/hypercube_16.coll",
-        "examples/dragonfly_small.coll",
-    ] {
-        let (topo, ranks) = load(rel);
-        cases.push((rel.to_string(), topo, ranks));
-    }
-    for (name, topo, ranks) in &cases {
+    for (name, topo, ranks) in &direct_networks(&[(4, 4), (6, 5), (8, 8), (10, 6)]) {
         for dir in [Direction::Out, Direction::In] {
             let net = Net::build(topo, ranks, Roots::All, dir).expect("builds");
             let opt = optimum::optimum(&net);

@@ -282,16 +282,7 @@ fn grow(st: &mut State, gr: &Graph, nr: usize, f: &mut Family, cur: Cursor) -> R
             let x = st.batches[i].members[pos];
             for k in k0..gr.out[x].len() {
                 let e = gr.out[x][k] as usize;
-                let y = gr.to[e] as usize;
-                if st.batches[i].inside[y] || st.g[e] == 0 {
-                    continue;
-                }
-                let mut mu = st.g[e].min(st.batches[i].m);
-                for &l in &f.of[y] {
-                    if f.hit[l as usize] > 0 && !f.holds(l, x) {
-                        mu = mu.min(f.slack[l as usize]);
-                    }
-                }
+                let mu = mu_f(st, gr, f, i, e);
                 if mu > 0 {
                     take(st, gr, f, e, mu, (i, pos, k, progressed));
                     progressed = true;
@@ -305,6 +296,23 @@ fn grow(st: &mut State, gr: &Graph, nr: usize, f: &mut Family, cur: Cursor) -> R
         }
     }
     Ok(())
+}
+
+/// mu_F of edge e for batch i (see the module doc): min{g(e), m(R_i), slack(X) over the
+/// learned X that hold e's head and a member of R_i but not its tail}; 0 if the head is in
+/// R_i already or e is full.
+fn mu_f(st: &State, gr: &Graph, f: &Family, i: usize, e: usize) -> i64 {
+    let (x, y) = (gr.from[e] as usize, gr.to[e] as usize);
+    if st.batches[i].inside[y] || st.g[e] == 0 {
+        return 0;
+    }
+    let mut mu = st.g[e].min(st.batches[i].m);
+    for &l in &f.of[y] {
+        if f.hit[l as usize] > 0 && !f.holds(l, x) {
+            mu = mu.min(f.slack[l as usize]);
+        }
+    }
+    mu
 }
 
 /// [`grow`] in [`Order::Widest`]: batch i takes, of the edges leaving it, the one with the
@@ -333,16 +341,8 @@ fn grow_widest(
         let Some((_, _, e)) = heap.pop() else {
             return Err(i);
         };
-        let (x, y) = (gr.from[e] as usize, gr.to[e] as usize);
-        if st.batches[i].inside[y] || st.g[e] == 0 {
-            continue;
-        }
-        let mut mu = st.g[e].min(st.batches[i].m);
-        for &l in &f.of[y] {
-            if f.hit[l as usize] > 0 && !f.holds(l, x) {
-                mu = mu.min(f.slack[l as usize]);
-            }
-        }
+        let y = gr.to[e] as usize;
+        let mu = mu_f(st, gr, f, i, e);
         if mu == 0 {
             continue;
         }
