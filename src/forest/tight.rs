@@ -1,6 +1,7 @@
 //! Algorithm 5 of ../shared/seeds/forestcoll.txt (Appendix C.3) with few maxflows: the
 //! speculative tree packing this module owns learns the vertex sets that bind and computes mu from
-//! them, and its result is exactly the packing of [`super::pack::pack`]'s exact run.
+//! them, and its result is exactly what Algorithm 5 gives in the same edge order ([`Order`]): in
+//! breadth-first order, the packing of [`super::pack::pack`]'s exact run.
 //!
 //! Slack. Theorem 11's condition (3), read on the complement X of S, asks of every non-empty
 //! vertex set X in the state (g, batches) that

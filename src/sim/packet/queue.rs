@@ -63,14 +63,13 @@ impl<T: Copy> RadixHeap<T> {
             self.buckets[0].clear();
             self.head = 0;
             let i = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty())?;
-            let moved = std::mem::take(&mut self.buckets[i]);
+            let mut moved = std::mem::take(&mut self.buckets[i]);
             let min = moved.iter().map(|e| e.0).min()?;
             self.last = min;
             for &e in &moved {
                 self.buckets[Self::bucket(min, e.0)].push(e);
             }
             // Hand the emptied allocation back, so buckets keep their capacity.
-            let mut moved = moved;
             moved.clear();
             self.buckets[i] = moved;
         }
