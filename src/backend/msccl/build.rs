@@ -5,8 +5,8 @@
 //! by building. A schedule over an executor limit gets advice ([`super::advice`]).
 
 use super::{
-    AUTO_CHANNELS, At, Code, Diagnostic, Emitted, Options, Problem, Program, advice, build_span,
-    limits, lower, validate, write,
+    AUTO_CHANNELS, Algo, At, Code, Diagnostic, Emitted, Options, Problem, Program, advice,
+    build_span, limits, lower, rules, validate, write,
 };
 use crate::sema::model::{AutoOr, Family, Model};
 
@@ -204,13 +204,15 @@ fn build_fixed(
 /// widest rung that failed only on steps per thread block and the next rung (which failed on
 /// something more channels bring, such as dependency ids) are tried: more channels mean
 /// fewer steps per thread block, so a count in that window may fit. When none does, the
-/// problems with the most channels tried (what does not fit even then).
+/// problems with the most channels tried (what does not fit even then). A count is tried by
+/// [`fit`] (lowering and the executor's rules on the lowered XML, without writing it); only the
+/// count chosen is written, read back and executed ([`finish`]).
 pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     if opts.channels != AUTO_CHANNELS {
         return emit_fixed(p, opts);
     }
     let with = |c: u32| {
-        emit_fixed(
+        fit(
             p,
             &Options {
                 channels: c,
@@ -228,14 +230,10 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let mut window = None;
     for &c in AUTO_TRIES {
         match with(c) {
-            Ok(e) => {
+            Ok(a) => {
                 // A count the ladder skipped may fit too.
-                for s in skipped(below..c) {
-                    if let Ok(e) = with(s) {
-                        return Ok(e);
-                    }
-                }
-                return Ok(e);
+                let fewest = skipped(below..c).find_map(|s| with(s).ok());
+                return finish(fewest.unwrap_or(a), opts);
             }
             // Only a limit can be met with more channels.
             Err(ps) if ps.iter().all(|x| x.code == Code::MscclLimit) => {
@@ -248,10 +246,8 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     }
     if let Some(w) = window {
         let next = AUTO_TRIES.iter().copied().find(|c| *c > w).unwrap_or(w);
-        for s in skipped(w + 1..next) {
-            if let Ok(e) = with(s) {
-                return Ok(e);
-            }
+        if let Some(a) = skipped(w + 1..next).find_map(|s| with(s).ok()) {
+            return finish(a, opts);
         }
     }
     Err(widest.unwrap_or_default())
@@ -259,7 +255,25 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
 
 /// [`emit`] with the channel count fixed.
 fn emit_fixed(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
+    finish(fit(p, opts)?, opts)
+}
+
+/// Lowers `p` to MSCCL under `opts` and checks the executor's rules ([`rules::check`]) on the
+/// lowered XML as it is in memory: whether a setting fits, in milliseconds where writing,
+/// reading back and executing a large XML takes seconds. What [`finish`] reads back is checked
+/// by the same rules again, so a setting that passes here and not there is still refused.
+fn fit(p: &Program, opts: &Options) -> Result<Algo, Vec<Problem>> {
     let algo = lower::lower(p, opts).map_err(|e| vec![e])?;
+    let problems = rules::check(&algo, opts.max_steps);
+    if problems.is_empty() {
+        Ok(algo)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Writes `algo`, reads the text back, checks and symbolically executes it ([`validate`]).
+fn finish(algo: Algo, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     let text = write::write(&algo);
     let proof = validate(&text, algo.root, opts.max_steps)
         .map_err(|ps| ps.into_iter().map(|(p, _)| p).collect::<Vec<_>>())?;
