@@ -119,3 +119,64 @@ fn few_fixed_chunks_warn_and_auto_does_not() {
     );
     assert!(warnings(&text.replace("chunks: 8;", "")).0.is_empty());
 }
+
+/// A model's kept forests (`Model::solved`, which the MSCCL target's chunk search sets) are
+/// what lowering takes for the collective and `k` they were solved for, so every chunk count
+/// lowers to the same program as from a fresh solve; for another `k` or another collective
+/// they are not taken.
+#[test]
+fn kept_forests_are_reused_only_for_what_they_were_solved_for() {
+    use collc::lower::forest::{Solved, solve};
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/forestcoll_fig2.coll"),
+    )
+    .expect("example");
+    let mut files = collc::diag::SourceMap::new();
+    let id = files.add("f.coll", text);
+    let m = collc::sema::check(&mut files, id, &collc::sema::Options::default())
+        .model
+        .expect("checks");
+    let c = m.collective.clone().expect("a collective");
+    let fresh = |m: &Model, k| solve(m, &c, k, c.span).expect("solves");
+    let auto = fresh(&m, AutoOr::Auto);
+    let kept = Solved::new(&m, &c, AutoOr::Auto, &collc::progress::Quiet).expect("solves");
+    // Forests that differ from every real solve (their k marked), to see which are taken.
+    let mut marked = Solved::new(&m, &c, AutoOr::Auto, &collc::progress::Quiet).expect("solves");
+    marked.mark_for_tests();
+    let with = |s| Model {
+        solved: Some(std::sync::Arc::new(s)),
+        ..m.clone()
+    };
+    assert_eq!(fresh(&with(kept), AutoOr::Auto), auto);
+    let m2 = with(marked);
+    assert!(
+        fresh(&m2, AutoOr::Auto).iter().all(|f| f.k == 0),
+        "taken for its k"
+    );
+    assert_eq!(fresh(&m2, AutoOr::Fixed(1)), fresh(&m, AutoOr::Fixed(1)));
+    let mut other = c.clone();
+    other.ranks.pop();
+    let (a, b) = (
+        solve(&m2, &other, AutoOr::Auto, c.span),
+        solve(&m, &other, AutoOr::Auto, c.span),
+    );
+    assert_eq!(a.map_err(|e| e.len()), b.map_err(|e| e.len()));
+    // Each chunk count lowers to the same program with the kept forests as without.
+    for chunks in [1, 3] {
+        let fixed = |m: &Model| {
+            let mut m = m.clone();
+            if let Some(s) = m.schedule.as_mut() {
+                s.family = Family::Forest {
+                    k: AutoOr::Auto,
+                    chunks: AutoOr::Fixed(chunks),
+                };
+            }
+            collc::lower::lower(&m).expect("lowers")
+        };
+        let kept = Solved::new(&m, &c, AutoOr::Auto, &collc::progress::Quiet).expect("solves");
+        assert_eq!(
+            format!("{:?}", fixed(&with(kept))),
+            format!("{:?}", fixed(&m))
+        );
+    }
+}

@@ -226,7 +226,48 @@ pub fn solve(
     solve_with(model, c, k, span, &crate::progress::Quiet)
 }
 
-/// [`solve`], with the solver's steps told to `progress`.
+/// Forests solved once for a model, kept in [`crate::sema::model::Model::solved`] so that
+/// lowering the model again with another `chunks` does not solve again (the MSCCL target's
+/// search for the most chunks that fit lowers it several times). [`solve_with`] takes them
+/// only for the collective (kind, ranks, root) and `k` they were solved for; the topology is
+/// the model's own, which whoever sets the field keeps unchanged.
+#[derive(Debug)]
+pub struct Solved {
+    k: AutoOr<u64>,
+    kind: crate::sema::model::CollectiveKind,
+    ranks: Vec<NodeId>,
+    root: Option<usize>,
+    forests: Vec<Forest>,
+}
+
+impl Solved {
+    /// Solves `model`'s collective `c` with `k` trees per root ([`solve_with`]).
+    pub fn new(
+        model: &crate::sema::model::Model,
+        c: &Collective,
+        k: AutoOr<u64>,
+        progress: &dyn Progress,
+    ) -> Result<Solved, Vec<Diagnostic>> {
+        Ok(Solved {
+            k,
+            kind: c.kind,
+            ranks: c.ranks.clone(),
+            root: c.root,
+            forests: solve_with(model, c, k, c.span, progress)?,
+        })
+    }
+
+    /// Marks the forests (k = 0, which no solve gives) so a test can tell them from a solve's.
+    #[doc(hidden)]
+    pub fn mark_for_tests(&mut self) {
+        for f in &mut self.forests {
+            f.k = 0;
+        }
+    }
+}
+
+/// [`solve`], with the solver's steps told to `progress`; the model's [`Solved`] forests
+/// when they were solved for `c` and `k`.
 pub fn solve_with(
     model: &crate::sema::model::Model,
     c: &Collective,
@@ -234,6 +275,13 @@ pub fn solve_with(
     span: Span,
     progress: &dyn Progress,
 ) -> Result<Vec<Forest>, Vec<Diagnostic>> {
+    if let Some(s) = model
+        .solved
+        .as_deref()
+        .filter(|s| s.k == k && s.kind == c.kind && s.ranks == c.ranks && s.root == c.root)
+    {
+        return Ok(s.forests.clone());
+    }
     let Some(topo) = model.topology.as_ref() else {
         return Err(vec![
             Diagnostic::error(

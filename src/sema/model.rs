@@ -460,6 +460,10 @@ pub struct Model {
     pub params: BTreeMap<String, String>,
     /// The limits the file was checked under; lowering and simulation keep to them too.
     pub limits: crate::sema::elab::Limits,
+    /// Forests already solved for this model's topology and collective, which a forest
+    /// lowering takes instead of solving again (see [`crate::lower::forest::Solved`]); `None`
+    /// from the checker.
+    pub solved: Option<std::sync::Arc<crate::lower::forest::Solved>>,
 }
 
 impl Model {
@@ -497,6 +501,7 @@ impl Model {
             targets: Vec::new(),
             params: BTreeMap::new(),
             limits: crate::sema::elab::Limits::default(),
+            solved: None,
         }
     }
 

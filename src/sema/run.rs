@@ -301,6 +301,7 @@ pub(super) fn run<'a>(
         targets,
         params: param_values,
         limits: elab.limits,
+        solved: None,
     })
 }
 

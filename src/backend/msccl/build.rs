@@ -65,6 +65,16 @@ pub fn build_with(
         chunks: AutoOr::Auto,
     }) = m.schedule.as_ref().map(|s| s.family.clone())
     {
+        // Every count lowers the same forests: solve them once.
+        let solved = m.collective.as_ref().and_then(|c| {
+            crate::lower::forest::Solved::new(m, c, k, progress)
+                .ok()
+                .map(std::sync::Arc::new)
+        });
+        let m = &Model {
+            solved,
+            ..m.clone()
+        };
         let model_count = advice::lowered_chunks(m, k, AutoOr::Auto);
         let top = model_count.min(u64::from(opts.max_steps)).max(1);
         let try_count = |c: u64| {
@@ -220,23 +230,29 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
             },
         )
     };
-    let skipped = |r: std::ops::Range<u32>| r.filter(|c| !AUTO_TRIES.contains(c));
+    let skipped =
+        |r: std::ops::Range<u32>| -> Vec<u32> { r.filter(|c| !AUTO_TRIES.contains(c)).collect() };
+    let fewest = |counts: &[u32]| {
+        in_order(counts, &with, &|r| r.is_ok())
+            .into_iter()
+            .find_map(|(_, r)| r.ok())
+    };
     let steps_only = |ps: &[Problem]| {
         ps.iter()
             .all(|x| x.message.contains(super::rules::TOO_MANY_STEPS))
     };
+    // Only a limit can be met with more channels.
+    let limit_only = |ps: &[Problem]| ps.iter().all(|x| x.code == Code::MscclLimit);
     let mut widest = None;
     let mut below = 1;
     let mut window = None;
-    for &c in AUTO_TRIES {
-        match with(c) {
-            Ok(a) => {
-                // A count the ladder skipped may fit too.
-                let fewest = skipped(below..c).find_map(|s| with(s).ok());
-                return finish(fewest.unwrap_or(a), opts);
-            }
-            // Only a limit can be met with more channels.
-            Err(ps) if ps.iter().all(|x| x.code == Code::MscclLimit) => {
+    for (c, tried) in in_order(AUTO_TRIES, &with, &|r| {
+        r.as_ref().map_or_else(|ps| !limit_only(ps), |_| true)
+    }) {
+        match tried {
+            // A count the ladder skipped may fit too.
+            Ok(a) => return finish(fewest(&skipped(below..c)).unwrap_or(a), opts),
+            Err(ps) if limit_only(&ps) => {
                 window = if steps_only(&ps) { Some(c) } else { window };
                 widest = Some(ps);
                 below = c + 1;
@@ -246,11 +262,38 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     }
     if let Some(w) = window {
         let next = AUTO_TRIES.iter().copied().find(|c| *c > w).unwrap_or(w);
-        if let Some(a) = skipped(w + 1..next).find_map(|s| with(s).ok()) {
+        if let Some(a) = fewest(&skipped(w + 1..next)) {
             return finish(a, opts);
         }
     }
     Err(widest.unwrap_or_default())
+}
+
+/// What trying one channel count gave.
+type Tried = Result<Algo, Vec<Problem>>;
+
+/// `try_count` on `counts` in order, up to and including the first result `stop` accepts: the
+/// results a one-by-one search sees, so the choice never depends on the thread count. Counts
+/// are tried a batch at a time, as many at once as rayon has threads (a batch may try counts
+/// past the stop, whose results are dropped).
+fn in_order(
+    counts: &[u32],
+    try_count: &(dyn Fn(u32) -> Tried + Sync),
+    stop: &(dyn Fn(&Tried) -> bool + Sync),
+) -> Vec<(u32, Tried)> {
+    use rayon::prelude::*;
+    let mut seen = Vec::new();
+    for batch in counts.chunks(rayon::current_num_threads().max(1)) {
+        let tried: Vec<(u32, Tried)> = batch.par_iter().map(|&c| (c, try_count(c))).collect();
+        for (c, t) in tried {
+            let done = stop(&t);
+            seen.push((c, t));
+            if done {
+                return seen;
+            }
+        }
+    }
+    seen
 }
 
 /// [`emit`] with the channel count fixed.
