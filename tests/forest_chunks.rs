@@ -139,9 +139,9 @@ fn kept_forests_are_reused_only_for_what_they_were_solved_for() {
     let c = m.collective.clone().expect("a collective");
     let fresh = |m: &Model, k| solve(m, &c, k, c.span).expect("solves");
     let auto = fresh(&m, AutoOr::Auto);
-    let kept = Solved::new(&m, &c, AutoOr::Auto, &collc::progress::Quiet).expect("solves");
+    let kept = Solved::new(&m, &[&c], AutoOr::Auto, &collc::progress::Quiet).expect("solves");
     // Forests that differ from every real solve (their k marked), to see which are taken.
-    let mut marked = Solved::new(&m, &c, AutoOr::Auto, &collc::progress::Quiet).expect("solves");
+    let mut marked = Solved::new(&m, &[&c], AutoOr::Auto, &collc::progress::Quiet).expect("solves");
     marked.mark_for_tests();
     let with = |s| Model {
         solved: Some(std::sync::Arc::new(s)),
@@ -173,7 +173,7 @@ fn kept_forests_are_reused_only_for_what_they_were_solved_for() {
             }
             collc::lower::lower(&m).expect("lowers")
         };
-        let kept = Solved::new(&m, &c, AutoOr::Auto, &collc::progress::Quiet).expect("solves");
+        let kept = Solved::new(&m, &[&c], AutoOr::Auto, &collc::progress::Quiet).expect("solves");
         assert_eq!(
             format!("{:?}", fixed(&with(kept))),
             format!("{:?}", fixed(&m))

@@ -49,6 +49,8 @@ pub(super) fn report(
 ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
     // The sections lower and simulate alternatives too: refuse an oversized program first.
     crate::lower::check_size(m)?;
+    let kept = with_forests(m);
+    let m = kept.as_ref().unwrap_or(m);
     let mut out = String::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     for f in SECTIONS {
@@ -180,6 +182,27 @@ fn forest(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> 
         lines: text.lines().map(str::to_owned).collect(),
         warnings,
     }))
+}
+
+/// `m` with its forests solved once ([`crate::lower::forest::Solved`]) for the sections that
+/// need them: the forest section's allreduce pair and the collective's own (the MSCCL
+/// section builds with them); `None` when `m` is no forest schedule or does not solve (the
+/// sections then say why).
+fn with_forests(m: &Model) -> Option<Model> {
+    let Some(Family::Forest { k, .. }) = m.schedule.as_ref().map(|s| &s.family) else {
+        return None;
+    };
+    let c = m.collective.as_ref()?;
+    let both = crate::sema::model::Collective {
+        kind: CollectiveKind::Allreduce,
+        root: None,
+        ..c.clone()
+    };
+    let kept = crate::lower::forest::Solved::new(m, &[&both, c], *k, &crate::progress::Quiet);
+    Some(Model {
+        solved: Some(std::sync::Arc::new(kept.ok()?)),
+        ..m.clone()
+    })
 }
 
 fn forest_schedule(m: &Model) -> bool {

@@ -35,6 +35,8 @@
 use super::{Direction, Forest, Tree};
 use crate::net::FlowParams;
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId, Topology};
+use num_bigint::BigInt;
+use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use std::collections::BTreeMap;
@@ -125,11 +127,53 @@ pub fn per_root(c: &Collective) -> BigRational {
     }
 }
 
-fn edge_latency(topo: &Topology, e: usize) -> BigRational {
-    topo.graph
-        .edge_weight(petgraph::graph::EdgeIndex::new(e))
-        .map(|w| w.latency.clone())
-        .unwrap_or_default()
+/// Latencies as the model adds them up: exact integers over one common denominator `denom`
+/// (per graph edge, and the overhead) when the topology's link latencies and the overhead
+/// allow it (every one at most 2^62 over the least common multiple of their denominators),
+/// so a forest of a thousand trees of a thousand edges adds machine integers instead of
+/// rationals; [`trees`] falls back to rationals otherwise.
+struct Scaled {
+    denom: BigInt,
+    edges: Vec<i128>,
+    overhead: i128,
+}
+
+impl Scaled {
+    fn new(topo: &Topology, overhead: &BigRational) -> Option<Scaled> {
+        let exact: Vec<&BigRational> = topo.graph.edge_weights().map(|w| &w.latency).collect();
+        let denom = exact
+            .iter()
+            .copied()
+            .chain([overhead])
+            .fold(BigInt::from(1), |l, q| l.lcm(q.denom()));
+        let scale = |q: &BigRational| {
+            (q.numer() * (&denom / q.denom()))
+                .to_i128()
+                .filter(|x| x.unsigned_abs() <= 1 << 62)
+        };
+        Some(Scaled {
+            edges: exact.into_iter().map(scale).collect::<Option<_>>()?,
+            overhead: scale(overhead)?,
+            denom,
+        })
+    }
+}
+
+/// Latency sums of one kind: the operations the reach computations need.
+trait Lat: Clone + Ord + Default {
+    fn plus(&self, other: &Self) -> Self;
+}
+
+impl Lat for i128 {
+    fn plus(&self, other: &Self) -> Self {
+        self.saturating_add(*other)
+    }
+}
+
+impl Lat for BigRational {
+    fn plus(&self, other: &Self) -> Self {
+        self + other
+    }
 }
 
 /// The model's view of every tree of `forests` (as `lower::forest::needs` lists them) moving
@@ -141,6 +185,54 @@ pub fn trees(
     per_root: &BigRational,
     forests: &[&Forest],
 ) -> Vec<TreeTime> {
+    let Some(Scaled {
+        denom,
+        edges,
+        overhead,
+    }) = Scaled::new(topo, overhead)
+    else {
+        return trees_exact(topo, overhead, per_root, forests);
+    };
+    // Equal latencies are common (every path over the same kinds of links): convert each once.
+    let mut seen: std::collections::HashMap<i128, BigRational> = Default::default();
+    let mut exact = |x: &i128| {
+        seen.entry(*x)
+            .or_insert_with(|| BigRational::new((*x).into(), denom.clone()))
+            .clone()
+    };
+    let hop = |e: &super::ForestEdge| {
+        e.route
+            .iter()
+            .map(|&r| edges.get(r).copied().unwrap_or(0))
+            .fold(overhead, |a, b| a.saturating_add(b))
+    };
+    trees_with(per_root, forests, &hop, &mut exact)
+}
+
+/// [`trees`] in rationals throughout.
+fn trees_exact(
+    topo: &Topology,
+    overhead: &BigRational,
+    per_root: &BigRational,
+    forests: &[&Forest],
+) -> Vec<TreeTime> {
+    let edges: Vec<&BigRational> = topo.graph.edge_weights().map(|w| &w.latency).collect();
+    let hop = |e: &super::ForestEdge| {
+        e.route
+            .iter()
+            .filter_map(|&r| edges.get(r).copied())
+            .fold(overhead.clone(), |a, b| a + b)
+    };
+    trees_with(per_root, forests, &hop, &mut |x: &BigRational| x.clone())
+}
+
+/// [`trees`] with latencies of type `L`: `hop` is a tree edge's, `exact` converts a sum.
+fn trees_with<L: Lat>(
+    per_root: &BigRational,
+    forests: &[&Forest],
+    hop: &dyn Fn(&super::ForestEdge) -> L,
+    exact: &mut dyn FnMut(&L) -> BigRational,
+) -> Vec<TreeTime> {
     let mut out = Vec::new();
     for (phase, f) in forests.iter().enumerate() {
         let mut totals: BTreeMap<NodeId, BigRational> = BTreeMap::new();
@@ -151,19 +243,13 @@ pub fn trees(
             if t.rate.is_zero() {
                 continue;
             }
-            let hop = |e: &super::ForestEdge| -> BigRational {
-                e.route
-                    .iter()
-                    .map(|&r| edge_latency(topo, r))
-                    .sum::<BigRational>()
-                    + overhead
-            };
             let reach = match f.direction {
-                Direction::Out => out_reach(t, &hop),
-                Direction::In => in_reach(t, &hop),
+                Direction::Out => out_reach(t, hop),
+                Direction::In => in_reach(t, hop),
             };
-            let depth = reach.iter().map(|r| r.hops).max().unwrap_or(0);
+            let depth = reach.iter().map(|r| r.0).max().unwrap_or(0);
             let share = &t.rate / &totals[&t.root];
+            let front = frontier(reach.iter().map(|r| (r.0, r.2.clone())).collect());
             out.push(TreeTime {
                 phase,
                 tree: i,
@@ -172,8 +258,15 @@ pub fn trees(
                 share,
                 rate: t.rate.clone(),
                 depth,
-                frontier: frontier(reach.iter().map(|r| (r.hops, r.latency.clone())).collect()),
-                reach,
+                frontier: front.iter().map(|(h, l)| (*h, exact(l))).collect(),
+                reach: reach
+                    .iter()
+                    .map(|(hops, node, l)| Reach {
+                        node: *node,
+                        hops: *hops,
+                        latency: exact(l),
+                    })
+                    .collect(),
             });
         }
     }
@@ -181,18 +274,15 @@ pub fn trees(
 }
 
 /// Out-trees: a node is as many hops down as its depth, its path's latency from the root.
-fn out_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<Reach> {
-    let mut at: BTreeMap<NodeId, (u64, BigRational)> = BTreeMap::new();
-    at.insert(t.root, (0, BigRational::zero()));
+/// Each receiving node as (hops, node, latency).
+fn out_reach<L: Lat>(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> L) -> Vec<(u64, NodeId, L)> {
+    let mut at: BTreeMap<NodeId, (u64, L)> = BTreeMap::new();
+    at.insert(t.root, (0, L::default()));
     let mut out = Vec::with_capacity(t.edges.len());
     for e in &t.edges {
         let (d, l) = at.get(&e.from).cloned().unwrap_or_default();
-        let v = (d + 1, l + hop(e));
-        out.push(Reach {
-            node: e.to,
-            hops: v.0,
-            latency: v.1.clone(),
-        });
+        let v = (d + 1, l.plus(&hop(e)));
+        out.push((v.0, e.to, v.1.clone()));
         at.insert(e.to, v);
     }
     out
@@ -200,27 +290,25 @@ fn out_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<R
 
 /// In-trees: a node with children has everything once every chain of children below it has
 /// delivered: a chain `h` hops long after `h` store-and-forward hops and its latency. Each node
-/// keeps the chains no other beats in both (one [`Reach`] each); leaves receive nothing.
-fn in_reach(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> BigRational) -> Vec<Reach> {
-    let mut at: BTreeMap<NodeId, Vec<(u64, BigRational)>> = BTreeMap::new();
+/// keeps the chains no other beats in both (one entry each); leaves receive nothing.
+fn in_reach<L: Lat>(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> L) -> Vec<(u64, NodeId, L)> {
+    let mut at: BTreeMap<NodeId, Vec<(u64, L)>> = BTreeMap::new();
     // Children before parents: the reverse of breadth-first order.
     for e in t.edges.iter().rev() {
         let below = at
             .get(&e.to)
             .cloned()
-            .unwrap_or_else(|| vec![(0, BigRational::zero())]);
+            .unwrap_or_else(|| vec![(0, L::default())]);
         let h = hop(e);
         let p = at.entry(e.from).or_default();
-        p.extend(below.into_iter().map(|(k, l)| (k + 1, l + &h)));
+        p.extend(below.into_iter().map(|(k, l)| (k + 1, l.plus(&h))));
         *p = frontier(std::mem::take(p));
     }
     at.into_iter()
         .flat_map(|(node, chains)| {
-            chains.into_iter().map(move |(hops, latency)| Reach {
-                node,
-                hops,
-                latency,
-            })
+            chains
+                .into_iter()
+                .map(move |(hops, latency)| (hops, node, latency))
         })
         .collect()
 }
@@ -235,15 +323,15 @@ pub fn resize(trees: &mut [TreeTime], per_root: &BigRational) {
 
 /// The (hops, latency) pairs not dominated by another (at least as many hops and at least as
 /// much latency), most hops first.
-fn frontier(pairs: Vec<(u64, BigRational)>) -> Vec<(u64, BigRational)> {
-    let mut best: BTreeMap<u64, BigRational> = BTreeMap::new();
+fn frontier<L: Lat>(pairs: Vec<(u64, L)>) -> Vec<(u64, L)> {
+    let mut best: BTreeMap<u64, L> = BTreeMap::new();
     for (h, l) in pairs {
         let e = best.entry(h).or_insert_with(|| l.clone());
         if l > *e {
             *e = l;
         }
     }
-    let mut out: Vec<(u64, BigRational)> = Vec::new();
+    let mut out: Vec<(u64, L)> = Vec::new();
     for (h, l) in best.into_iter().rev() {
         if out.last().is_none_or(|(_, m)| l > *m) {
             out.push((h, l));

@@ -20,11 +20,13 @@
 //! `lambda = min over v of min(F(c0, v), F(v, c0))`; the cut is read off the last residual graph.
 
 use super::Forest;
+use super::flow::{FlowNet, INF};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, Family, Model, NodeId, Topology};
 use num_bigint::BigInt;
+use num_integer::Integer;
 use num_rational::BigRational;
-use num_traits::{Signed, ToPrimitive, Zero};
+use num_traits::{One, Signed, ToPrimitive, Zero};
 use petgraph::visit::EdgeRef;
 use std::collections::VecDeque;
 
@@ -35,6 +37,44 @@ pub struct RingCut {
     pub bandwidth: BigRational,
     /// S, ascending.
     pub nodes: Vec<NodeId>,
+}
+
+/// The topology's links as an integer flow network: every bandwidth divided by the greatest
+/// common divisor of all of them (the returned unit, bytes per second), when each quotient is
+/// at most 2^40 and their sum stays below the flow network's infinity; `None` otherwise.
+fn integer_net(topo: &Topology) -> Option<(FlowNet, BigRational)> {
+    let bws: Vec<(usize, usize, &BigRational)> = topo
+        .graph
+        .edge_references()
+        .filter(|e| e.weight().bandwidth.is_positive() && e.source() != e.target())
+        .map(|e| {
+            (
+                e.source().index(),
+                e.target().index(),
+                &e.weight().bandwidth,
+            )
+        })
+        .collect();
+    let lcm = bws
+        .iter()
+        .fold(BigInt::one(), |l, (_, _, b)| l.lcm(b.denom()));
+    let scaled = |b: &BigRational| b.numer() * (&lcm / b.denom());
+    let g = bws
+        .iter()
+        .fold(BigInt::zero(), |g, (_, _, b)| g.gcd(&scaled(b)));
+    let mut net = FlowNet::new(topo.nodes.len());
+    let mut total = 0i64;
+    for (a, b, bw) in &bws {
+        let c = (scaled(bw) / &g).to_i64().filter(|c| *c <= 1 << 40)?;
+        total = total.checked_add(c).filter(|t| *t < INF)?;
+        net.add_arc(*a, *b, c);
+    }
+    let unit = if g.is_zero() {
+        BigRational::one()
+    } else {
+        BigRational::new(g, lcm)
+    };
+    Some((net, unit))
 }
 
 /// Max flow from `s` to `t` over the topology's edges (Edmonds-Karp, exact), and the source
@@ -96,8 +136,33 @@ fn max_flow(topo: &Topology, s: NodeId, t: NodeId) -> (BigRational, Vec<bool>) {
 }
 
 /// The weakest cut separating `ranks` (see the module doc); `None` for fewer than two ranks.
+/// Each flow stops once it reaches the weakest cut found so far (it cannot be weaker then),
+/// on integer capacities (Dinic's, [`FlowNet`]) when the bandwidths scale to small enough
+/// integers, else on exact rationals (Edmonds-Karp). Both give the same cut: the first
+/// weakest in the order `c0 -> v`, `v -> c0` over `v`, and its smallest source side.
 pub fn ring_cut(topo: &Topology, ranks: &[NodeId]) -> Option<RingCut> {
     let (&c0, rest) = ranks.split_first()?;
+    if let Some((mut net, unit)) = integer_net(topo) {
+        let mut best: Option<(i64, Vec<bool>)> = None;
+        for &v in rest {
+            for (s, t) in [(c0, v), (v, c0)] {
+                let limit = best.as_ref().map_or(INF, |b| b.0);
+                let f = net.max_flow(s, t, limit);
+                if f < limit {
+                    best = Some((f, net.source_side(s)));
+                }
+            }
+        }
+        return best.map(|(f, side)| RingCut {
+            bandwidth: BigRational::from_integer(f.into()) * unit,
+            nodes: (0..side.len()).filter(|&i| side[i]).collect(),
+        });
+    }
+    ring_cut_exact(topo, c0, rest)
+}
+
+/// [`ring_cut`] on exact rationals, one Edmonds-Karp flow per direction and rank.
+fn ring_cut_exact(topo: &Topology, c0: NodeId, rest: &[NodeId]) -> Option<RingCut> {
     let mut best: Option<RingCut> = None;
     for &v in rest {
         for (s, t) in [(c0, v), (v, c0)] {
@@ -378,6 +443,71 @@ fn ratio(a: &BigRational, b: &BigRational) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// On random networks of hosts and switches, one-way and two-way links and uneven
+    /// bandwidths (some fractional), the integer flows with early stops find the exact
+    /// rational search's cut, bandwidth and source side alike.
+    #[test]
+    fn integer_ring_cut_is_the_exact_one() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        let mut connected = 0;
+        for case in 0..60 {
+            let (hosts, switches) = (2 + next(6), next(3));
+            let mut text = format!("topology t {{ compute h[{hosts}];");
+            if switches > 0 {
+                text += &format!(" switch s[{switches}];");
+            }
+            let nodes = hosts + switches;
+            let name = |i: u64| {
+                if i < hosts {
+                    format!("h[{i}]")
+                } else {
+                    format!("s[{}]", i - hosts)
+                }
+            };
+            for a in 0..nodes {
+                for b in a + 1..nodes {
+                    if next(3) == 0 {
+                        continue;
+                    }
+                    let arrow = ["<->", "->"][next(2) as usize];
+                    let bw = ["25 GB/s", "12.5 GB/s", "100 GB/s", "1.25 GB/s", "7 GB/s"]
+                        [next(5) as usize];
+                    text += &format!(" link {} {arrow} {} : {bw};", name(a), name(b));
+                }
+            }
+            text += " }";
+            let mut files = crate::diag::SourceMap::new();
+            let id = files.add("t.coll", text.clone());
+            let Some(m) =
+                crate::sema::check(&mut files, id, &crate::sema::Options::default()).model
+            else {
+                panic!("case {case} does not check: {text}");
+            };
+            let Some(topo) = m.topology.as_ref() else {
+                panic!("case {case}: no topology");
+            };
+            let ranks: Vec<NodeId> = topo.compute_nodes().collect();
+            assert!(integer_net(topo).is_some(), "case {case}");
+            let cut = ring_cut(topo, &ranks);
+            assert_eq!(
+                cut,
+                ring_cut_exact(topo, ranks[0], &ranks[1..]),
+                "case {case}: {text}"
+            );
+            connected += usize::from(cut.is_some_and(|c| c.bandwidth.is_positive()));
+        }
+        assert!(
+            connected >= 20,
+            "only {connected} cases with a positive cut"
+        );
+    }
 
     #[test]
     fn gbs_rounds_and_shows_exact_values() {

@@ -227,42 +227,60 @@ pub fn solve(
 }
 
 /// Forests solved once for a model, kept in [`crate::sema::model::Model::solved`] so that
-/// lowering the model again with another `chunks` does not solve again (the MSCCL target's
-/// search for the most chunks that fit lowers it several times). [`solve_with`] takes them
-/// only for the collective (kind, ranks, root) and `k` they were solved for; the topology is
-/// the model's own, which whoever sets the field keeps unchanged.
+/// lowering the model again with another `chunks`, or the report's sections, do not solve
+/// again (the MSCCL target's search for the most chunks that fit lowers it several times).
+/// [`solve_with`] takes a kept forest only for the ranks, `k`, roots and direction it was
+/// solved for; the topology is the model's own, which whoever sets the field keeps unchanged.
 #[derive(Debug)]
 pub struct Solved {
     k: AutoOr<u64>,
-    kind: crate::sema::model::CollectiveKind,
     ranks: Vec<NodeId>,
-    root: Option<usize>,
-    forests: Vec<Forest>,
+    forests: Vec<(Roots, Direction, Forest)>,
 }
 
 impl Solved {
-    /// Solves `model`'s collective `c` with `k` trees per root ([`solve_with`]).
+    /// Solves every forest the collectives `cs` need ([`needs`]; those with the first one's
+    /// ranks) with `k` trees per root, each once.
     pub fn new(
         model: &crate::sema::model::Model,
-        c: &Collective,
+        cs: &[&Collective],
         k: AutoOr<u64>,
         progress: &dyn Progress,
     ) -> Result<Solved, Vec<Diagnostic>> {
-        Ok(Solved {
+        let mut kept = Solved {
             k,
-            kind: c.kind,
-            ranks: c.ranks.clone(),
-            root: c.root,
-            forests: solve_with(model, c, k, c.span, progress)?,
-        })
+            ranks: cs.first().map_or_else(Vec::new, |c| c.ranks.clone()),
+            forests: Vec::new(),
+        };
+        for c in cs.iter().filter(|c| c.ranks == kept.ranks) {
+            let fresh: Vec<(Roots, Direction)> = needs(c)
+                .into_iter()
+                .filter(|(r, d)| !kept.forests.iter().any(|f| (f.0, f.1) == (*r, *d)))
+                .collect();
+            let solved = solve_needs(model, c, k, c.span, progress, &fresh)?;
+            kept.forests
+                .extend(fresh.into_iter().zip(solved).map(|((r, d), f)| (r, d, f)));
+        }
+        Ok(kept)
     }
 
     /// Marks the forests (k = 0, which no solve gives) so a test can tell them from a solve's.
     #[doc(hidden)]
     pub fn mark_for_tests(&mut self) {
         for f in &mut self.forests {
-            f.k = 0;
+            f.2.k = 0;
         }
+    }
+
+    /// The kept forest for `c`'s ranks, `k`, `roots` and `dir`, if there is one.
+    fn get(&self, c: &Collective, k: AutoOr<u64>, roots: Roots, dir: Direction) -> Option<&Forest> {
+        if self.k != k || self.ranks != c.ranks {
+            return None;
+        }
+        self.forests
+            .iter()
+            .find(|f| (f.0, f.1) == (roots, dir))
+            .map(|f| &f.2)
     }
 }
 
@@ -275,13 +293,19 @@ pub fn solve_with(
     span: Span,
     progress: &dyn Progress,
 ) -> Result<Vec<Forest>, Vec<Diagnostic>> {
-    if let Some(s) = model
-        .solved
-        .as_deref()
-        .filter(|s| s.k == k && s.kind == c.kind && s.ranks == c.ranks && s.root == c.root)
-    {
-        return Ok(s.forests.clone());
-    }
+    solve_needs(model, c, k, span, progress, &needs(c))
+}
+
+/// The forests of `wanted` (each a root set and direction on `c`'s ranks): kept ones
+/// ([`Solved`]) where the model has them, the others solved.
+fn solve_needs(
+    model: &crate::sema::model::Model,
+    c: &Collective,
+    k: AutoOr<u64>,
+    span: Span,
+    progress: &dyn Progress,
+    wanted: &[(Roots, Direction)],
+) -> Result<Vec<Forest>, Vec<Diagnostic>> {
     let Some(topo) = model.topology.as_ref() else {
         return Err(vec![
             Diagnostic::error(
@@ -302,12 +326,16 @@ pub fn solve_with(
             .get(n)
             .map_or_else(|| format!("node {n}"), |x| x.name.clone())
     };
-    needs(c)
-        .into_iter()
-        .map(|(roots, dir)| {
-            crate::forest::solve_with(topo, &c.ranks, roots, kc, dir, progress)
-                .map_err(|e| vec![solver_error(&e, c, &names, span)])
-        })
+    let kept = model.solved.as_deref();
+    wanted
+        .iter()
+        .map(
+            |&(roots, dir)| match kept.and_then(|s| s.get(c, k, roots, dir)) {
+                Some(f) => Ok(f.clone()),
+                None => crate::forest::solve_with(topo, &c.ranks, roots, kc, dir, progress)
+                    .map_err(|e| vec![solver_error(&e, c, &names, span)]),
+            },
+        )
         .collect()
 }
 

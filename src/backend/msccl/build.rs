@@ -67,7 +67,7 @@ pub fn build_with(
     {
         // Every count lowers the same forests: solve them once.
         let solved = m.collective.as_ref().and_then(|c| {
-            crate::lower::forest::Solved::new(m, c, k, progress)
+            crate::lower::forest::Solved::new(m, &[c], k, progress)
                 .ok()
                 .map(std::sync::Arc::new)
         });

@@ -23,7 +23,7 @@ fn in_trees_keep_every_chain_no_other_beats() {
     let hop = |x: &ForestEdge| q(x.route[0] as i64);
     let mut r: Vec<(NodeId, u64, BigRational)> = in_reach(&t, &hop)
         .into_iter()
-        .map(|x| (x.node, x.hops, x.latency))
+        .map(|(hops, node, latency)| (node, hops, latency))
         .collect();
     r.sort();
     assert_eq!(
@@ -32,7 +32,7 @@ fn in_trees_keep_every_chain_no_other_beats() {
     );
     let mut o: Vec<(NodeId, u64, BigRational)> = out_reach(&t, &hop)
         .into_iter()
-        .map(|x| (x.node, x.hops, x.latency))
+        .map(|(hops, node, latency)| (node, hops, latency))
         .collect();
     o.sort();
     assert_eq!(
@@ -48,4 +48,46 @@ fn the_pipeline_share_falls_with_chunks() {
     assert_eq!(pipeline(4, 8), BigRational::new(11.into(), 8.into()));
     // A node zero hops away (a root) waits for the whole transfer, as one hop does.
     assert_eq!(pipeline(0, 8), q(1));
+}
+
+/// The model's trees in machine integers (over the latencies' common denominator) are the
+/// rational ones exactly: on the ForestColl figure-2 network as written and with odd,
+/// fractional latencies on its links.
+#[test]
+fn integer_latencies_give_the_exact_trees() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/forestcoll_fig2.coll"),
+    )
+    .expect("example");
+    for (from, to) in [
+        ("", ""),
+        ("latency 1 us", "latency 0.333 us"),
+        ("latency 2 us", "latency 7.77 ns"),
+    ] {
+        let mut files = crate::diag::SourceMap::new();
+        let id = files.add("f.coll", text.replace(from, to));
+        let m = crate::sema::check(&mut files, id, &crate::sema::Options::default())
+            .model
+            .expect("checks");
+        let (c, topo) = (
+            m.collective.as_ref().expect("c"),
+            m.topology.as_ref().expect("t"),
+        );
+        let both = Collective {
+            kind: CollectiveKind::Allreduce,
+            root: None,
+            ..c.clone()
+        };
+        let forests = crate::lower::forest::solve(&m, &both, AutoOr::Auto, c.span).expect("solves");
+        let refs: Vec<&Forest> = forests.iter().collect();
+        let overhead = BigRational::new(3.into(), 7_000_000.into());
+        let per = per_root(c);
+        assert!(Scaled::new(topo, &overhead).is_some());
+        let fast = trees(topo, &overhead, &per, &refs);
+        assert!(
+            fast.iter().any(|t| t.reach.len() > 1),
+            "trees with several nodes"
+        );
+        assert_eq!(fast, trees_exact(topo, &overhead, &per, &refs), "{to}");
+    }
 }
