@@ -4,8 +4,10 @@
 //! minutes before src/forest/tight.rs, about 7 s after) and allreduce forests on 20x20 and 25x25
 //! tori (283 s before, about 1 s after), on a 45x45 torus (2,025 nodes, about 10 s), and on
 //! even tori (24x24: 31 s before tight.rs's widest-first order, 0.7 s after; 40x50, 2,000 nodes,
-//! did not finish before, about 10 s after) and a hypercube of dimension 10 (did not finish
-//! before, about 4 s after). Each loads its example through the front end once and
+//! did not finish before, about 10 s after), a hypercube of dimension 10 (did not finish
+//! before, about 4 s after) and allgather forests on dragonflies of 1,056 hosts (33 groups of
+//! 8 routers with 4 hosts each: median 3.18 s, 2026-11-27) and 2,112 hosts (16 routers a
+//! group: 10.4 s). Each loads its example through the front end once and
 //! times `forest::solve` alone. Run with `cargo bench --bench forest`; `cargo test --benches`
 //! runs each once (the 1,024-GPU solve takes about 10 s on the 2-core machine, so it runs by
 //! default, with criterion's minimum of 10 samples). `FOREST_BENCH_BOXES=n` also times the same
@@ -116,6 +118,34 @@ fn bench_hypercube(c: &mut Criterion, dim: u32) {
     );
 }
 
+/// A dragonfly of `groups` groups of `routers` routers with `hosts` hosts each
+/// (examples/dragonfly_small.coll) with a forest allgather over every host.
+fn bench_dragonfly(c: &mut Criterion, groups: u32, routers: u32, hosts: u32) {
+    let n = groups * routers * hosts;
+    bench_edited(
+        c,
+        &format!("dragonfly_{groups}x{routers}x{hosts}_auto"),
+        "examples/dragonfly_small.coll",
+        &[
+            (
+                "dragonfly(groups: 5, routers: 4, hosts_per_router: 2,",
+                format!(
+                    "dragonfly(groups: {groups}, routers: {routers}, hosts_per_router: {hosts},"
+                ),
+            ),
+            (
+                "participants: [host[0][0], host[1][0], host[2][0], host[3][0], host[4][0]];",
+                String::new(),
+            ),
+            ("size: 4 MiB;", format!("size: {} B;", 4 * n)),
+            ("collective allreduce", "collective allgather".into()),
+            ("op: sum;", String::new()),
+            ("schedule static_trees", "schedule forest".into()),
+            ("trees: 2;", String::new()),
+        ],
+    );
+}
+
 fn forest(c: &mut Criterion) {
     bench(c, "dgx_a100_2x8_auto", "examples/dgx_a100_2x8.coll", 20, 5);
     bench(c, "mi250_2x16_auto", "examples/mi250_2x16.coll", 10, 10);
@@ -136,6 +166,9 @@ fn forest(c: &mut Criterion) {
         bench_torus(c, 24, 24);
         bench_torus(c, 40, 50);
         bench_hypercube(c, 10);
+        // Dragonflies of 1,056 hosts (264 routers) and 2,112 hosts (528 routers).
+        bench_dragonfly(c, 33, 8, 4);
+        bench_dragonfly(c, 33, 16, 4);
     }
 }
 
