@@ -47,8 +47,7 @@ const WAITING: usize = 2;
 fn prefetch_ahead(
     aq: &Events,
     g: &graph::Graph,
-    nexto: &[u64],
-    ncpus: usize,
+    ck: &Clocks,
     rq: &Queues<u32>,
     uq: &Queues<Unexpected>,
 ) {
@@ -59,7 +58,7 @@ fn prefetch_ahead(
     if let Some(e) = aq.ahead(FAR) {
         let h = if e.ty == MSG { e.src } else { e.host };
         prefetch::touch(&g.base[h as usize]);
-        prefetch::touch(&nexto[e.host as usize * ncpus]);
+        prefetch::touch(&ck.v[ck.o(e.host, 0)]);
     }
     if let Some(e) = aq.ahead(NEAR) {
         g.prefetch(at(e).1);
@@ -81,6 +80,64 @@ fn prefetch_ahead(
     if let Some(e) = aq.ahead(WAITING).filter(|e| e.ty != MSG) {
         let (h, i) = at(e);
         g.prefetch_waiting(g.base[h as usize], i);
+    }
+}
+
+/// Per rank, the next free time of each of its CPUs, of each NIC's receive and send sides,
+/// and the latest completion of its ops, side by side: `stride` times per rank (`ncpus` CPU
+/// clocks, `nnics` receive and `nnics` send clocks, the last completion, padded to a power of
+/// two), so that an event reads its rank's state in one cache line where separate arrays cost
+/// a miss each.
+struct Clocks {
+    v: Vec<u64>,
+    stride: usize,
+    ncpus: usize,
+    nnics: usize,
+}
+
+impl Clocks {
+    fn new(ranks: usize, ncpus: usize, nnics: usize) -> Clocks {
+        let stride = (ncpus + 2 * nnics + 1).next_power_of_two();
+        Clocks {
+            v: vec![0; ranks * stride],
+            stride,
+            ncpus,
+            nnics,
+        }
+    }
+    /// CPU `cpu` of rank `h` (LogGOPSim's `nexto`).
+    #[inline]
+    fn o(&self, h: u32, cpu: u8) -> usize {
+        h as usize * self.stride + usize::from(cpu)
+    }
+    /// The receive side of NIC `nic` (`nextgr`).
+    #[inline]
+    fn gr(&self, h: u32, nic: u8) -> usize {
+        h as usize * self.stride + self.ncpus + usize::from(nic)
+    }
+    /// The send side of NIC `nic` (`nextgs`).
+    #[inline]
+    fn gs(&self, h: u32, nic: u8) -> usize {
+        h as usize * self.stride + self.ncpus + self.nnics + usize::from(nic)
+    }
+    /// The latest completion of an op of rank `h`.
+    #[inline]
+    fn last(&self, h: u32) -> usize {
+        h as usize * self.stride + self.ncpus + 2 * self.nnics
+    }
+    /// An op of rank `h` completed at `t`.
+    #[inline]
+    fn finished(&mut self, h: u32, t: u64) {
+        let i = self.last(h);
+        self.v[i] = self.v[i].max(t);
+    }
+    /// A rendezvous send of rank `h` (on `cpu` and `nic`) completes at `t`: its CPU and NIC
+    /// are busy until then.
+    fn rendezvous(&mut self, h: u32, cpu: u8, nic: u8, t: u64) {
+        let (o, g) = (self.o(h, cpu), self.gs(h, nic));
+        self.v[o] = self.v[o].max(t);
+        self.v[g] = self.v[g].max(t);
+        self.finished(h, t);
     }
 }
 
@@ -131,10 +188,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         Model::LogGP(m) => (Some(m), None),
         Model::Postal(m) => (None, Some(m)),
     };
-    let mut nexto = vec![0u64; p * ncpus];
-    let mut nextgr = vec![0u64; p * nnics];
-    let mut nextgs = vec![0u64; p * nnics];
-    let mut last_done = vec![0u64; p];
+    let mut ck = Clocks::new(p, ncpus, nnics);
     let mut rq: Queues<u32> = Queues::new(p, g.wild);
     let mut uq: Queues<Unexpected> = Queues::new(p, g.wild);
     let mut timeline: Option<Vec<Vec<Option<OpSpan>>>> = opts
@@ -148,8 +202,6 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         g: &g,
         ready: Vec::new(),
     };
-    let o_idx = |h: u32, cpu: u8| h as usize * ncpus + usize::from(cpu);
-    let n_idx = |h: u32, nic: u8| h as usize * nnics + usize::from(nic);
     let by_type = |a: &(u8, u32), b: &(u8, u32)| a.0 < b.0;
     // Initially executable ops: each host's roots in op order.
     for h in 0..p as u32 {
@@ -176,7 +228,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     let mut clock = Clock::default();
     let mut stopped = false;
     while let Some(mut ev) = aq.pop() {
-        prefetch_ahead(&aq, &g, &nexto, ncpus, &rq, &uq);
+        prefetch_ahead(&aq, &g, &ck, &rq, &uq);
         if aqtime > max_events || clock.overflow.is_some() {
             stopped = aqtime > max_events;
             break;
@@ -185,14 +237,14 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         match ev.ty {
             CALC => {
                 let n = node(h, ev.node);
-                let oi = o_idx(h, n.cpu);
-                if nexto[oi] <= t {
+                let oi = ck.o(h, n.cpu);
+                if ck.v[oi] <= t {
                     let end = clock.time((h, ev.node), t, n.size, 0, 0);
-                    nexto[oi] = end;
+                    ck.v[oi] = end;
                     st.started(h, ev.node);
                     st.done(h, ev.node);
                     ops_run += 1;
-                    last_done[h as usize] = last_done[h as usize].max(end);
+                    ck.finished(h, end);
                     record(
                         &mut timeline,
                         h,
@@ -200,16 +252,16 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                         span(h, ev.node, n.cpu, t, end, ev.start, end),
                     );
                 } else {
-                    ev.time = nexto[oi];
+                    ev.time = ck.v[oi];
                     aq.push(ev);
                 }
             }
             SEND => {
                 let n = node(h, ev.node);
-                let (oi, ni) = (o_idx(h, n.cpu), n_idx(h, n.nic));
+                let (oi, ni) = (ck.o(h, n.cpu), ck.gs(h, n.nic));
                 let busy = match postal {
-                    Some(_) => nexto[oi],
-                    None => nexto[oi].max(nextgs[ni]),
+                    Some(_) => ck.v[oi],
+                    None => ck.v[oi].max(ck.v[ni]),
                 };
                 if busy > t {
                     ev.time = busy;
@@ -221,7 +273,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                 let (cpu_end, arrival, eager) = match opts.model {
                     Model::LogGP(m) => {
                         let at = (h, ev.node);
-                        nextgs[ni] = clock.time(at, t, m.g, i128::from(n.size) - 1, m.G);
+                        ck.v[ni] = clock.time(at, t, m.g, i128::from(n.size) - 1, m.G);
                         (
                             clock.time(at, t, m.o, i128::from(n.size) - 1, m.O),
                             clock.time(at, t, m.o, 1, m.L),
@@ -233,7 +285,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                         (end, clock.time((h, ev.node), end, m.alpha_p, 0, 0), true)
                     }
                 };
-                nexto[oi] = cpu_end;
+                ck.v[oi] = cpu_end;
                 aq.push(Ev {
                     time: arrival,
                     ts: aqtime,
@@ -252,7 +304,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                     } else {
                         clock.time((h, ev.node), t, loggp.map_or(0, |m| m.o), 0, 0)
                     };
-                    last_done[h as usize] = last_done[h as usize].max(c);
+                    ck.finished(h, c);
                     c
                 } else {
                     u64::MAX
@@ -271,15 +323,12 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                     Some(m) => {
                         if loggp.is_some_and(|lg| n.size > lg.S) {
                             st.done(m.src, m.node);
-                            let (so, sg) = (o_idx(m.src, n.cpu), n_idx(m.src, n.nic));
-                            nexto[so] = nexto[so].max(t);
-                            nextgs[sg] = nextgs[sg].max(t);
-                            last_done[m.src as usize] = last_done[m.src as usize].max(t);
+                            ck.rendezvous(m.src, n.cpu, n.nic, t);
                             complete_send(&mut timeline, m.src, m.node, t);
                         }
                         st.done(h, ev.node);
                         ops_run += 1;
-                        last_done[h as usize] = last_done[h as usize].max(t);
+                        ck.finished(h, t);
                         let (a, b) = if postal.is_some() {
                             (t, t)
                         } else {
@@ -305,10 +354,10 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
             _ => {
                 // A message from `ev.src` arriving at `h`.
                 let sn = node(ev.src, ev.node);
-                let (oi, ni) = (o_idx(h, sn.cpu), n_idx(h, sn.nic));
+                let (oi, ni) = (ck.o(h, sn.cpu), ck.gr(h, sn.nic));
                 let (o_start, o_end) = match loggp {
                     Some(m) => {
-                        let busy = nexto[oi].max(nextgr[ni]);
+                        let busy = ck.v[oi].max(ck.v[ni]);
                         if busy > t {
                             ev.time = busy;
                             aq.push(ev);
@@ -318,8 +367,8 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                         let end = clock
                             .time(at, t, m.o, i128::from(sn.size) - 1, m.O)
                             .max(clock.time(at, t, m.o, i128::from(sn.size) - 1, m.G));
-                        nexto[oi] = end;
-                        nextgr[ni] = clock.time(at, t, m.g, i128::from(sn.size) - 1, m.G);
+                        ck.v[oi] = end;
+                        ck.v[ni] = clock.time(at, t, m.g, i128::from(sn.size) - 1, m.G);
                         (t, end)
                     }
                     None => (t, t),
@@ -328,15 +377,12 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                     Some(r) => {
                         if loggp.is_some_and(|m| sn.size > m.S) {
                             st.done(ev.src, ev.node);
-                            let (so, sg) = (o_idx(ev.src, sn.cpu), n_idx(ev.src, sn.nic));
-                            nexto[so] = nexto[so].max(t);
-                            nextgs[sg] = nextgs[sg].max(t);
-                            last_done[ev.src as usize] = last_done[ev.src as usize].max(t);
+                            ck.rendezvous(ev.src, sn.cpu, sn.nic, t);
                             complete_send(&mut timeline, ev.src, ev.node, t);
                         }
                         st.done(h, r);
                         ops_run += 1;
-                        last_done[h as usize] = last_done[h as usize].max(t);
+                        ck.finished(h, t);
                         if let Some(tl) = timeline.as_mut() {
                             let rn = node(h, r);
                             let posted = tl[h as usize][r as usize].map_or(t, |x| x.issued);
@@ -372,10 +418,10 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
             stdsort::sort(&mut free, by_type);
             for &(ty, i) in &free {
                 let n = node(host, i);
-                let oi = o_idx(host, n.cpu);
+                let oi = ck.o(host, n.cpu);
                 let mut time = match ty {
-                    SEND if loggp.is_some() => nexto[oi].max(nextgs[n_idx(host, n.nic)]),
-                    _ => nexto[oi],
+                    SEND if loggp.is_some() => ck.v[oi].max(ck.v[ck.gs(host, n.nic)]),
+                    _ => ck.v[oi],
                 };
                 if postal.is_some() {
                     time = time.max(t);
@@ -395,15 +441,14 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         ready.clear();
         st.ready = ready;
     }
-    let finish: Vec<u64> = (0..p)
+    let finish: Vec<u64> = (0..p as u32)
         .map(|h| {
-            let o = nexto[h * ncpus..(h + 1) * ncpus]
-                .iter()
-                .copied()
+            let o = (0..ncpus)
+                .map(|cpu| ck.v[ck.o(h, cpu as u8)])
                 .max()
                 .unwrap_or(0);
             if postal.is_some() {
-                o.max(last_done[h])
+                o.max(ck.v[ck.last(h)])
             } else {
                 o
             }
