@@ -261,6 +261,20 @@ fn goal_time_overflow_is_e0047() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+    // On a rank other than the first, the diagnostic points at that rank's op.
+    let f = write(
+        &d,
+        "late.goal",
+        "num_ranks 2\nrank 0 {\n  l1: recv 18446744073709551615b from 1 tag 0\n}\n\
+         rank 1 {\n  l0: calc 5\n  l1: send 18446744073709551615b to 0 tag 0\n  l1 requires l0\n}\n",
+    );
+    let out = run(&["sim", path(&f)], 20);
+    expect(&out, 1, "E0047");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("on rank 1") && err.contains("7 │   l1: send"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! record with what the op is and its place in the graph, dependents in compressed rows, and
 //! the [`State`] that releases dependents when an op starts or completes. [`Builder`] makes
 //! it, from a [`GoalSchedule`] ([`build`]) or from GOAL text as it is read
-//! ([`crate::sim::read`]).
+//! ([`crate::sim::read`]). Ops are numbered rank after rank (`base` holds each rank's first);
+//! events, queues and dependents lists name them by that global index, so the loop never
+//! looks up a rank's start (one cache miss per event on millions of ranks).
 
 use crate::backend::goal::{ANY_SOURCE, ANY_TAG, DepKind, GoalSchedule, OpKind};
 use std::cell::Cell;
@@ -100,17 +102,17 @@ impl Graph {
         }
     }
 
-    /// Hints that the records of the first ops waiting for op `i` (of the rank starting at
-    /// `b`) will be read soon; `i`'s list should be in cache ([`Graph::prefetch_list`]).
+    /// Hints that the records of the first ops waiting for op `i` will be read soon; `i`'s
+    /// list should be in cache ([`Graph::prefetch_list`]).
     #[inline]
-    pub(super) fn prefetch_waiting(&self, b: usize, i: usize) {
+    pub(super) fn prefetch_waiting(&self, i: usize) {
         for &x in self.after_done_of(i).iter().take(2) {
-            self.prefetch(b + x as usize);
+            self.prefetch(x as usize);
         }
     }
 
-    /// The ops (of its rank) waiting for op `i` to complete, in the order their dependencies
-    /// were written.
+    /// The ops (of its rank, by global index) waiting for op `i` to complete, in the order
+    /// their dependencies were written.
     #[inline]
     fn after_done_of(&self, i: usize) -> &[u32] {
         let (here, next) = (&self.recs[i], &self.recs[i + 1]);
@@ -265,7 +267,7 @@ impl Builder {
             } else {
                 &mut g.after_done
             };
-            list[*at as usize] = op;
+            list[*at as usize] = (b + op as usize) as u32;
             *at += 1;
         }
         self.deps.clear();
@@ -292,8 +294,12 @@ impl Builder {
                 .drain()
                 .map(|(i, (a, z))| (i + ops, (a + start, z + start))),
         );
-        g.after_done.append(&mut o.after_done);
-        g.after_start.append(&mut o.after_start);
+        // The appended ops move up by `ops` places, and so do the dependents naming them.
+        let shift = ops as u32;
+        g.after_done
+            .extend(o.after_done.drain(..).map(|x| x + shift));
+        g.after_start
+            .extend(o.after_start.drain(..).map(|x| x + shift));
         g.max_cpu = g.max_cpu.max(o.max_cpu);
         g.max_nic = g.max_nic.max(o.max_nic);
         g.wild |= o.wild;
@@ -337,15 +343,14 @@ pub(super) fn build(s: &GoalSchedule) -> Compiled {
 
 pub(super) struct State<'g> {
     pub(super) g: &'g Graph,
-    /// Ops that became executable in the event being handled, as (host, op), in release
-    /// order.
+    /// Ops that became executable in the event being handled, as (host, global op index), in
+    /// release order.
     pub(super) ready: Vec<(u32, u32)>,
 }
 
 impl State<'_> {
     fn release(&mut self, host: u32, list_done: bool, node: u32) {
-        let b = self.g.base[host as usize];
-        let i = b + node as usize;
+        let i = node as usize;
         let list = if list_done {
             self.g.after_done_of(i)
         } else if self.g.recs[i].meta & STARTS != 0 {
@@ -355,7 +360,7 @@ impl State<'_> {
             return;
         };
         for &x in list {
-            let c = &self.g.recs[b + x as usize].remaining;
+            let c = &self.g.recs[x as usize].remaining;
             let left = c.get() - 1;
             c.set(left);
             if left == 0 {

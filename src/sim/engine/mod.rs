@@ -25,17 +25,17 @@ mod queue;
 mod timeline;
 
 use super::stdsort;
-use super::{Leftover, Model, OpSpan, SimOptions, SimResult};
+use super::{Leftover, Model, SimOptions, SimResult};
 use crate::backend::goal::GoalSchedule;
 pub use graph::{Builder, Compiled};
 use graph::{CALC, MSG, RECV, SEND, State, build};
 use matchq::Queues;
 use queue::{Ev, Events, Unexpected};
-use timeline::{complete_send, record, span};
+use timeline::{Flat, complete_send, record, span};
 
-/// How many pops ahead [`prefetch_ahead`] starts loading, for an event: its rank's start and
-/// CPU state ([`FAR`]), its op's record ([`NEAR`]), then the list of ops waiting for it and
-/// its entry in the message queues ([`LIST`]), and last the records of the first waiting ops
+/// How many pops ahead [`prefetch_ahead`] starts loading, for an event: its rank's clocks
+/// ([`FAR`]), its op's record ([`NEAR`]), then the list of ops waiting for it and its entry in
+/// the message queues ([`LIST`]), and last the records of the first waiting ops
 /// ([`WAITING`]). Each stage reads what the stage before brought in.
 const FAR: usize = 16;
 const NEAR: usize = 8;
@@ -43,7 +43,7 @@ const LIST: usize = 4;
 const WAITING: usize = 2;
 
 /// Hints to the cache what the events a few pops ahead will read ([`prefetch`]; the stages
-/// at [`FAR`]). A message's op is the send on `src`; everything else's is on `host`.
+/// at [`FAR`]). An event names its op by its global index (a message's is the send's).
 fn prefetch_ahead(
     aq: &Events,
     g: &graph::Graph,
@@ -51,20 +51,14 @@ fn prefetch_ahead(
     rq: &Queues<u32>,
     uq: &Queues<Unexpected>,
 ) {
-    let at = |e: &Ev| {
-        let h = if e.ty == MSG { e.src } else { e.host };
-        (h, g.base[h as usize] + e.node as usize)
-    };
     if let Some(e) = aq.ahead(FAR) {
-        let h = if e.ty == MSG { e.src } else { e.host };
-        prefetch::touch(&g.base[h as usize]);
         prefetch::touch(&ck.v[ck.o(e.host, 0)]);
     }
     if let Some(e) = aq.ahead(NEAR) {
-        g.prefetch(at(e).1);
+        g.prefetch(e.node as usize);
     }
     if let Some(e) = aq.ahead(LIST) {
-        let (_, i) = at(e);
+        let i = e.node as usize;
         match e.ty {
             MSG => rq.prefetch(e.host, e.src, g.node(i).tag),
             RECV => {
@@ -78,8 +72,7 @@ fn prefetch_ahead(
         }
     }
     if let Some(e) = aq.ahead(WAITING).filter(|e| e.ty != MSG) {
-        let (h, i) = at(e);
-        g.prefetch_waiting(g.base[h as usize], i);
+        g.prefetch_waiting(e.node as usize);
     }
 }
 
@@ -183,7 +176,8 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     let ncpus = usize::from(g.max_cpu) + 1;
     let nnics = usize::from(g.max_nic) + 1;
     let base = &g.base;
-    let node = |h: u32, i: u32| g.node(base[h as usize] + i as usize);
+    // Events, queues and dependents name ops by their global index in the graph.
+    let node = |i: u32| g.node(i as usize);
     let (loggp, postal) = match opts.model {
         Model::LogGP(m) => (Some(m), None),
         Model::Postal(m) => (None, Some(m)),
@@ -191,9 +185,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     let mut ck = Clocks::new(p, ncpus, nnics);
     let mut rq: Queues<u32> = Queues::new(p, g.wild);
     let mut uq: Queues<Unexpected> = Queues::new(p, g.wild);
-    let mut timeline: Option<Vec<Vec<Option<OpSpan>>>> = opts
-        .trace
-        .then(|| g.base.windows(2).map(|w| vec![None; w[1] - w[0]]).collect());
+    let mut timeline: Flat = opts.trace.then(|| vec![None; total]);
     let mut aq = Events::default();
     let mut aqtime: u64 = 0;
     let mut messages = 0u64;
@@ -203,12 +195,15 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         ready: Vec::new(),
     };
     let by_type = |a: &(u8, u32), b: &(u8, u32)| a.0 < b.0;
+    // Events name ops by a 32-bit global index: a graph of 2^32 ops or more (over 100 GB) does
+    // not run, and the result says it stopped, as over the event limit (each op is an event).
+    let fits = total < u32::MAX as usize;
     // Initially executable ops: each host's roots in op order.
-    for h in 0..p as u32 {
+    for h in 0..if fits { p as u32 } else { 0 } {
         let b = base[h as usize];
-        let mut free: Vec<(u8, u32)> = (0..(base[h as usize + 1] - b) as u32)
-            .filter(|i| g.remaining(b + *i as usize) == 0)
-            .map(|i| (node(h, i).ty, i))
+        let mut free: Vec<(u8, u32)> = (b as u32..base[h as usize + 1] as u32)
+            .filter(|i| g.remaining(*i as usize) == 0)
+            .map(|i| (node(i).ty, i))
             .collect();
         stdsort::sort(&mut free, by_type);
         for (ty, i) in free {
@@ -226,7 +221,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
     }
     let mut free: Vec<(u8, u32)> = Vec::new();
     let mut clock = Clock::default();
-    let mut stopped = false;
+    let mut stopped = !fits;
     while let Some(mut ev) = aq.pop() {
         prefetch_ahead(&aq, &g, &ck, &rq, &uq);
         if aqtime > max_events || clock.overflow.is_some() {
@@ -236,7 +231,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         let (h, t) = (ev.host, ev.time);
         match ev.ty {
             CALC => {
-                let n = node(h, ev.node);
+                let n = node(ev.node);
                 let oi = ck.o(h, n.cpu);
                 if ck.v[oi] <= t {
                     let end = clock.time((h, ev.node), t, n.size, 0, 0);
@@ -247,7 +242,6 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                     ck.finished(h, end);
                     record(
                         &mut timeline,
-                        h,
                         ev.node,
                         span(h, ev.node, n.cpu, t, end, ev.start, end),
                     );
@@ -257,7 +251,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                 }
             }
             SEND => {
-                let n = node(h, ev.node);
+                let n = node(ev.node);
                 let (oi, ni) = (ck.o(h, n.cpu), ck.gs(h, n.nic));
                 let busy = match postal {
                     Some(_) => ck.v[oi],
@@ -311,20 +305,19 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                 };
                 record(
                     &mut timeline,
-                    h,
                     ev.node,
                     span(h, ev.node, n.cpu, t, cpu_end, ev.start, completed),
                 );
             }
             RECV => {
-                let n = node(h, ev.node);
+                let n = node(ev.node);
                 st.started(h, ev.node);
                 match uq.take(h, n.peer, n.tag) {
                     Some(m) => {
                         if loggp.is_some_and(|lg| n.size > lg.S) {
                             st.done(m.src, m.node);
                             ck.rendezvous(m.src, n.cpu, n.nic, t);
-                            complete_send(&mut timeline, m.src, m.node, t);
+                            complete_send(&mut timeline, m.node, t);
                         }
                         st.done(h, ev.node);
                         ops_run += 1;
@@ -334,26 +327,20 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                         } else {
                             (m.o_start, m.o_end)
                         };
-                        record(
-                            &mut timeline,
-                            h,
-                            ev.node,
-                            span(h, ev.node, n.cpu, a, b, t, t),
-                        );
+                        record(&mut timeline, ev.node, span(h, ev.node, n.cpu, a, b, t, t));
                     }
                     None => rq.push(h, n.peer, n.tag, ev.node),
                 }
                 if let Some(tl) = timeline.as_mut() {
                     // Remember when the receive was posted, for its span when it completes.
-                    if tl[h as usize][ev.node as usize].is_none() {
-                        tl[h as usize][ev.node as usize] =
-                            Some(span(h, ev.node, n.cpu, t, t, t, u64::MAX));
+                    if tl[ev.node as usize].is_none() {
+                        tl[ev.node as usize] = Some(span(h, ev.node, n.cpu, t, t, t, u64::MAX));
                     }
                 }
             }
             _ => {
                 // A message from `ev.src` arriving at `h`.
-                let sn = node(ev.src, ev.node);
+                let sn = node(ev.node);
                 let (oi, ni) = (ck.o(h, sn.cpu), ck.gr(h, sn.nic));
                 let (o_start, o_end) = match loggp {
                     Some(m) => {
@@ -378,16 +365,15 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                         if loggp.is_some_and(|m| sn.size > m.S) {
                             st.done(ev.src, ev.node);
                             ck.rendezvous(ev.src, sn.cpu, sn.nic, t);
-                            complete_send(&mut timeline, ev.src, ev.node, t);
+                            complete_send(&mut timeline, ev.node, t);
                         }
                         st.done(h, r);
                         ops_run += 1;
                         ck.finished(h, t);
                         if let Some(tl) = timeline.as_mut() {
-                            let rn = node(h, r);
-                            let posted = tl[h as usize][r as usize].map_or(t, |x| x.issued);
-                            tl[h as usize][r as usize] =
-                                Some(span(h, r, rn.cpu, o_start, o_end, posted, t));
+                            let rn = node(r);
+                            let posted = tl[r as usize].map_or(t, |x| x.issued);
+                            tl[r as usize] = Some(span(h, r, rn.cpu, o_start, o_end, posted, t));
                         }
                     }
                     None => uq.push(
@@ -414,10 +400,10 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         for group in ready.chunk_by(|a, b| a.0 == b.0) {
             let host = group[0].0;
             free.clear();
-            free.extend(group.iter().map(|&(h, i)| (node(h, i).ty, i)));
+            free.extend(group.iter().map(|&(_, i)| (node(i).ty, i)));
             stdsort::sort(&mut free, by_type);
             for &(ty, i) in &free {
-                let n = node(host, i);
+                let n = node(i);
                 let oi = ck.o(host, n.cpu);
                 let mut time = match ty {
                     SEND if loggp.is_some() => ck.v[oi].max(ck.v[ck.gs(host, n.nic)]),
@@ -468,7 +454,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
             host,
             peer,
             tag,
-            op: (host, *i),
+            op: (host, *i - base[host as usize] as u32),
         })
         .collect();
     let unexpected = uq
@@ -478,19 +464,18 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
             host,
             peer,
             tag,
-            op: (m.src, m.node),
+            op: (m.src, m.node - base[m.src as usize] as u32),
         })
         .collect();
     if let Some(tl) = timeline.as_mut() {
         // Receives posted but never completed did not run.
-        for (h, ops) in tl.iter_mut().enumerate() {
-            for (i, x) in ops.iter_mut().enumerate() {
-                if x.is_some_and(|x| x.completed == u64::MAX && g.node(base[h] + i).ty == RECV) {
-                    *x = None;
-                }
+        for (i, x) in tl.iter_mut().enumerate() {
+            if x.is_some_and(|x| x.completed == u64::MAX && g.node(i).ty == RECV) {
+                *x = None;
             }
         }
     }
+    let timeline = timeline.map(|tl| timeline::per_rank(tl, base));
     SimResult {
         finish,
         max,
@@ -504,7 +489,10 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         unexpected,
         unmatched,
         timeline,
-        overflow: clock.overflow,
+        // The clock names ops by global index; the result by index in the rank.
+        overflow: clock
+            .overflow
+            .map(|(h, i)| (h, i - base[h as usize] as u32)),
         stopped,
     }
 }

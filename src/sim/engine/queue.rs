@@ -15,8 +15,8 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
-/// A queue entry: an op of `host` (`node` is its index in the rank), or a message arriving at
-/// `host` from `src` (`node`: the send's index in `src`).
+/// A queue entry: an op of `host` (`node` is its index in the graph, see
+/// [`super::graph::Graph`]), or a message arriving at `host` from `src` (`node`: the send's).
 #[derive(Clone, Copy)]
 pub(super) struct Ev {
     pub(super) time: u64,
@@ -158,6 +158,7 @@ impl Events {
 #[derive(Clone, Copy)]
 pub(super) struct Unexpected {
     pub(super) src: u32,
+    /// The send's index in the graph.
     pub(super) node: u32,
     /// The receiving CPU time it was charged (for the trace of the receive that takes it).
     pub(super) o_start: u64,
