@@ -29,6 +29,10 @@
 //! finishing times. Against the LogGOPSim figures above: time 0.42, 0.36 and 0.39, memory 0.87,
 //! 0.93 and 0.90.
 //!
+//! 2026-11-27, after the loop's clocks went side by side and events name ops globally, collc
+//! alone, medians of three: recursive doubling 1.03 s, 156 MB; `[a4 x 8]` 2.67 s, 287 MB;
+//! ring 1.71 s, 406 MB (time against the LogGOPSim figures above: 0.50, 0.37 and 0.38).
+//!
 //! Both give the same finishing times (88,672 ns, 93,008 ns, 23,811,348 ns). collc's time
 //! includes reading the text (on both cores, `crate::sim::read`), LogGOPSim's not its txt2bin.
 //! The day before, with the full reader (text, spans, labels and a schedule held beside the

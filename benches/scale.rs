@@ -22,9 +22,14 @@
 //! | `[a4 x 10]`, bench, 11-26 | 27.9 s, 6.9 GB | 82.5 s, 4.5 GB |
 //! | recursive doubling, bench, 11-26, later | 25.1 s, 5.7 GB | 19.5 s, 2.1 GB |
 //! | `[a4 x 10]`, bench, 11-26, later | 26.9 s, 6.9 GB | 69.7 s, 4.6 GB |
+//! | recursive doubling, bench, 11-27 | 28.2 s, 5.6 GB | 24.1 s, 2.1 GB |
+//! | `[a4 x 10]`, bench, 11-27 | 27.9 s, 7.0 GB | 71.9 s, 4.6 GB |
 //!
-//! (The later rows: events put back by a busy CPU in a FIFO of their own, the message queues
-//! in an open-addressing table the loop prefetches, the reader's buffers reused.)
+//! (The 11-26 later rows: events put back by a busy CPU in a FIFO of their own, the message
+//! queues in an open-addressing table the loop prefetches, the reader's buffers reused. The
+//! 11-27 rows: a rank's clocks side by side and ops named by their global index, which made
+//! the loop 10-12% faster at 2^18 ranks, A/B; at 2^20 runs of the same binary vary by as much,
+//! and by hand the loop took 54.6 and 59.1 s against 58.4 and 59.3 s before.)
 //!
 //! Both builds meet the target. The `[a4 x 10]` simulation does not: it reads 5.0 GB of GOAL
 //! text (about 17 s on both cores, of which the system's first touch of the 2.7 GB graph is a
