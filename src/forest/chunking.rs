@@ -11,8 +11,10 @@
 //! `D_t / r_t * (c + h - 1) / c` plus the latency of its path: per tree edge, its route's link
 //! latencies and the flow model's per-message `overhead` ([`crate::net::FlowParams`]). Latency
 //! does not hold back the next chunk (pipelined). A tree finishes with its slowest node; a
-//! phase with its slowest tree; allreduce runs reduce-scatter, then allgather. With the solver's
-//! rates this is the report's figure; the flow simulation ([`crate::sim::fluid::forest`]) puts
+//! phase with its slowest tree; allreduce runs reduce-scatter, then allgather. Every figure is
+//! exact: path latencies are summed as integers over the latencies' common denominator when
+//! they fit in 64 bits, as rationals otherwise. With the solver's rates this is the report's
+//! figure; the flow simulation ([`crate::sim::fluid::forest`]) puts
 //! the max-min fair rates on the physical links in their place.
 //!
 //! # The choice
