@@ -294,12 +294,13 @@ impl Builder {
                 .drain()
                 .map(|(i, (a, z))| (i + ops, (a + start, z + start))),
         );
-        // The appended ops move up by `ops` places, and so do the dependents naming them.
+        // The appended ops move up by `ops` places, and so do the dependents naming them
+        // (indices wrap past 2^32 ops, a graph the loop refuses to run).
         let shift = ops as u32;
         g.after_done
-            .extend(o.after_done.drain(..).map(|x| x + shift));
+            .extend(o.after_done.drain(..).map(|x| x.wrapping_add(shift)));
         g.after_start
-            .extend(o.after_start.drain(..).map(|x| x + shift));
+            .extend(o.after_start.drain(..).map(|x| x.wrapping_add(shift)));
         g.max_cpu = g.max_cpu.max(o.max_cpu);
         g.max_nic = g.max_nic.max(o.max_nic);
         g.wild |= o.wild;
