@@ -136,10 +136,11 @@ fn max_flow(topo: &Topology, s: NodeId, t: NodeId) -> (BigRational, Vec<bool>) {
 }
 
 /// The weakest cut separating `ranks` (see the module doc); `None` for fewer than two ranks.
-/// Each flow stops once it reaches the weakest cut found so far (it cannot be weaker then),
-/// on integer capacities (Dinic's, [`FlowNet`]) when the bandwidths scale to small enough
-/// integers, else on exact rationals (Edmonds-Karp). Both give the same cut: the first
-/// weakest in the order `c0 -> v`, `v -> c0` over `v`, and its smallest source side.
+/// When the bandwidths scale to small enough integers the flows run on integer capacities
+/// (Dinic's, [`FlowNet`]), each stopping once it reaches the weakest cut found so far (it
+/// cannot be weaker then); otherwise on exact rationals (Edmonds-Karp), each to its end. Both
+/// give the same cut: the first weakest in the order `c0 -> v`, `v -> c0` over `v`, and its
+/// smallest source side.
 pub fn ring_cut(topo: &Topology, ranks: &[NodeId]) -> Option<RingCut> {
     let (&c0, rest) = ranks.split_first()?;
     if let Some((mut net, unit)) = integer_net(topo) {
