@@ -28,6 +28,7 @@ pub mod net;
 pub mod par;
 pub mod plot;
 pub mod progress;
+pub mod ratio;
 pub mod sema;
 pub mod sim;
 pub mod syntax;

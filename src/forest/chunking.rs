@@ -37,8 +37,6 @@
 use super::{Direction, Forest, Tree};
 use crate::net::FlowParams;
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId, Topology};
-use num_bigint::BigInt;
-use num_integer::Integer;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use std::collections::BTreeMap;
@@ -129,34 +127,30 @@ pub fn per_root(c: &Collective) -> BigRational {
     }
 }
 
-/// Latencies as the model adds them up: exact integers over one common denominator `denom`
-/// (per graph edge, and the overhead) when the topology's link latencies and the overhead
-/// allow it (every one at most 2^62 over the least common multiple of their denominators),
-/// so a forest of a thousand trees of a thousand edges adds machine integers instead of
-/// rationals; [`trees`] falls back to rationals otherwise.
+/// Latencies as the model adds them up: exact integer counts of one common unit
+/// ([`crate::ratio::in_units`], per graph edge and for the overhead) when each is at most 2^62
+/// of them, so a forest of a thousand trees of a thousand edges adds machine integers instead
+/// of rationals; [`trees`] falls back to rationals otherwise.
 struct Scaled {
-    denom: BigInt,
+    unit: BigRational,
     edges: Vec<i128>,
     overhead: i128,
 }
 
 impl Scaled {
     fn new(topo: &Topology, overhead: &BigRational) -> Option<Scaled> {
-        let exact: Vec<&BigRational> = topo.graph.edge_weights().map(|w| &w.latency).collect();
-        let denom = exact
+        let lat = topo.graph.edge_weights().map(|w| &w.latency);
+        let u = crate::ratio::in_units(lat.chain([overhead]));
+        let mut counts: Vec<i128> = u
+            .counts
             .iter()
-            .copied()
-            .chain([overhead])
-            .fold(BigInt::from(1), |l, q| l.lcm(q.denom()));
-        let scale = |q: &BigRational| {
-            (q.numer() * (&denom / q.denom()))
-                .to_i128()
-                .filter(|x| x.unsigned_abs() <= 1 << 62)
-        };
+            .map(|c| c.to_i128().filter(|x| x.unsigned_abs() <= 1 << 62))
+            .collect::<Option<_>>()?;
+        let overhead = counts.pop()?;
         Some(Scaled {
-            edges: exact.into_iter().map(scale).collect::<Option<_>>()?,
-            overhead: scale(overhead)?,
-            denom,
+            unit: u.unit,
+            edges: counts,
+            overhead,
         })
     }
 }
@@ -188,7 +182,7 @@ pub fn trees(
     forests: &[&Forest],
 ) -> Vec<TreeTime> {
     let Some(Scaled {
-        denom,
+        unit,
         edges,
         overhead,
     }) = Scaled::new(topo, overhead)
@@ -199,7 +193,7 @@ pub fn trees(
     let mut seen: std::collections::HashMap<i128, BigRational> = Default::default();
     let mut exact = |x: &i128| {
         seen.entry(*x)
-            .or_insert_with(|| BigRational::new((*x).into(), denom.clone()))
+            .or_insert_with(|| BigRational::from_integer((*x).into()) * &unit)
             .clone()
     };
     let hop = |e: &super::ForestEdge| {

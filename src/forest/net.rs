@@ -11,10 +11,8 @@
 
 use super::types::{Direction, ForestError, Roots};
 use crate::sema::model::{NodeId, Topology};
-use num_bigint::BigInt;
-use num_integer::Integer;
 use num_rational::BigRational;
-use num_traits::{One, ToPrimitive, Zero};
+use num_traits::{ToPrimitive, Zero};
 use petgraph::visit::EdgeRef;
 use std::collections::BTreeMap;
 
@@ -74,32 +72,18 @@ impl Net {
         for &r in &ranks {
             is_rank[r] = true;
         }
-        // unit = gcd of all bandwidths = gcd(numerators * (L / denominators)) / L.
+        // unit = gcd of all bandwidths, every bandwidth an integer count of it.
         let edges: Vec<_> = topo
             .graph
             .edge_references()
             .filter(|e| e.weight().bandwidth > BigRational::zero())
             .filter(|e| e.source() != e.target())
             .collect();
-        let mut lcm = BigInt::one();
-        for e in &edges {
-            lcm = lcm.lcm(e.weight().bandwidth.denom());
-        }
-        let mut g = BigInt::zero();
-        for e in &edges {
-            let bw = &e.weight().bandwidth;
-            g = g.gcd(&(bw.numer() * (&lcm / bw.denom())));
-        }
-        let unit = if g.is_zero() {
-            BigRational::one()
-        } else {
-            BigRational::new(g.clone(), lcm.clone())
-        };
+        let crate::ratio::Units { unit, counts } =
+            crate::ratio::in_units(edges.iter().map(|e| &e.weight().bandwidth));
         let mut phys = Vec::with_capacity(edges.len());
         let mut merged = BTreeMap::new();
-        for e in &edges {
-            let bw = &e.weight().bandwidth;
-            let units = (bw.numer() * (&lcm / bw.denom())) / &g;
+        for (e, units) in edges.iter().zip(&counts) {
             // Bandwidth ratios beyond 2^40 would overflow the flow networks' i64 arithmetic;
             // such links are clamped (they are never the bottleneck next to the small ones).
             let bw = units.to_i64().unwrap_or(i64::MAX).min(1 << 40);

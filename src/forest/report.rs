@@ -24,9 +24,8 @@ use super::flow::{FlowNet, INF};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::model::{AutoOr, Collective, CollectiveKind, Family, Model, NodeId, Topology};
 use num_bigint::BigInt;
-use num_integer::Integer;
 use num_rational::BigRational;
-use num_traits::{One, Signed, ToPrimitive, Zero};
+use num_traits::{Signed, ToPrimitive, Zero};
 use petgraph::visit::EdgeRef;
 use std::collections::VecDeque;
 
@@ -43,38 +42,20 @@ pub struct RingCut {
 /// common divisor of all of them (the returned unit, bytes per second), when each quotient is
 /// at most 2^40 and their sum stays below the flow network's infinity; `None` otherwise.
 fn integer_net(topo: &Topology) -> Option<(FlowNet, BigRational)> {
-    let bws: Vec<(usize, usize, &BigRational)> = topo
+    let edges: Vec<_> = topo
         .graph
         .edge_references()
         .filter(|e| e.weight().bandwidth.is_positive() && e.source() != e.target())
-        .map(|e| {
-            (
-                e.source().index(),
-                e.target().index(),
-                &e.weight().bandwidth,
-            )
-        })
         .collect();
-    let lcm = bws
-        .iter()
-        .fold(BigInt::one(), |l, (_, _, b)| l.lcm(b.denom()));
-    let scaled = |b: &BigRational| b.numer() * (&lcm / b.denom());
-    let g = bws
-        .iter()
-        .fold(BigInt::zero(), |g, (_, _, b)| g.gcd(&scaled(b)));
+    let u = crate::ratio::in_units(edges.iter().map(|e| &e.weight().bandwidth));
     let mut net = FlowNet::new(topo.nodes.len());
     let mut total = 0i64;
-    for (a, b, bw) in &bws {
-        let c = (scaled(bw) / &g).to_i64().filter(|c| *c <= 1 << 40)?;
+    for (e, c) in edges.iter().zip(&u.counts) {
+        let c = c.to_i64().filter(|c| *c <= 1 << 40)?;
         total = total.checked_add(c).filter(|t| *t < INF)?;
-        net.add_arc(*a, *b, c);
+        net.add_arc(e.source().index(), e.target().index(), c);
     }
-    let unit = if g.is_zero() {
-        BigRational::one()
-    } else {
-        BigRational::new(g, lcm)
-    };
-    Some((net, unit))
+    Some((net, u.unit))
 }
 
 /// Max flow from `s` to `t` over the topology's edges (Edmonds-Karp, exact), and the source

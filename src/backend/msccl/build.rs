@@ -65,8 +65,9 @@ pub fn build_with(
         chunks: AutoOr::Auto,
     }) = m.schedule.as_ref().map(|s| s.family.clone())
     {
-        // Every count lowers the same forests: solve them once.
-        let solved = m.collective.as_ref().and_then(|c| {
+        // Every count lowers the same forests: solve them once (unless the caller has).
+        let solved = m.solved.clone().or_else(|| {
+            let c = m.collective.as_ref()?;
             crate::lower::forest::Solved::new(m, &[c], k, progress)
                 .ok()
                 .map(std::sync::Arc::new)
