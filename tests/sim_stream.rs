@@ -156,6 +156,13 @@ fn what_the_fast_path_leaves() {
                 "op5: send 8b to 1 tag 3\nop5: calc 1\n",
             ),
         ),
+        (
+            "duplicate IR label, the first beyond the label table",
+            ok.replace(
+                "a: send 8b to 1 tag 3\n",
+                "op128: calc 1\nop128: calc 1\na: send 8b to 1 tag 3\n",
+            ),
+        ),
         ("keyword label", ok.replace("a: send", "calc: send")),
         (
             "two sends under one tag",
@@ -199,6 +206,13 @@ fn what_the_fast_path_leaves() {
         "op5: send 8b to 1 tag 3\nop05: calc 1\nop5 requires op05\n",
     );
     assert!(agree(&two, 65535));
+    // An IR label too far ahead for the label table is found all the same.
+    let far = ok.replace(
+        "a: send 8b to 1 tag 3\n",
+        "a: send 8b to 1 tag 3\nop200: calc 1\nop200 requires a\n",
+    );
+    assert!(fast(&far, 1 << 20, 65535).is_some());
+    assert!(agree(&far, 65535));
 }
 
 /// Random schedules (matched messages, random dependencies and layouts, some that deadlock):

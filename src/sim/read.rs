@@ -203,13 +203,17 @@ impl Labels {
         h.write(l);
         h.finish()
     }
-    /// Defines `l` as op `op`; false when it is defined already (or shares a hash). IR
-    /// labels go to the table while it stays within a few entries per op of the rank.
+    /// Defines label `l` as op `op`; false when `l` is not a label (as [`label`] says), is
+    /// defined already or shares a hash. IR labels go to the table while it stays within a
+    /// few entries per op of the rank.
     fn define(&mut self, l: &[u8], op: u32) -> bool {
-        if self.get(l).is_some() {
-            return false;
-        }
-        if let Some(k) = ir_label(l).filter(|k| *k < 4 * (op as usize + 64)) {
+        let ir = ir_label(l);
+        if let Some(k) = ir.filter(|k| *k < 4 * (op as usize + 64)) {
+            // An IR label is a label; it may sit in the map if it was defined when the table
+            // could not hold it yet.
+            if self.mapped(l).is_some() {
+                return false;
+            }
             if k >= self.ir.len() {
                 self.ir.resize(k + 1, (0, 0));
             }
@@ -219,6 +223,9 @@ impl Labels {
             }
             *e = (self.stamp, op);
             return true;
+        }
+        if (ir.is_none() && !label(l)) || self.get(l).is_some() {
+            return false;
         }
         let at = self.text.len() as u32;
         match self.by_hash.entry(Self::hash(l)) {
@@ -230,11 +237,21 @@ impl Labels {
             }
         }
     }
+    /// The op label `l` names; None when it names none, or is not a label.
     fn get(&self, l: &[u8]) -> Option<u32> {
-        if let Some(e) = ir_label(l).and_then(|k| self.ir.get(k))
-            && e.0 == self.stamp
-        {
-            return Some(e.1);
+        match ir_label(l) {
+            Some(k) => match self.ir.get(k) {
+                Some(e) if e.0 == self.stamp => Some(e.1),
+                _ => self.mapped(l),
+            },
+            None if label(l) => self.mapped(l),
+            None => None,
+        }
+    }
+    /// The op of label `l` in the map of labels outside the table.
+    fn mapped(&self, l: &[u8]) -> Option<u32> {
+        if self.by_hash.is_empty() {
+            return None;
         }
         let &(op, at, len) = self.by_hash.get(&Self::hash(l))?;
         (&self.text[at as usize..(at + len) as usize] == l).then_some(op)
@@ -399,7 +416,7 @@ impl Reader {
                     _ => return None,
                 };
                 let on = t.next()?;
-                if t.next().is_some() || !label(first) || !label(on) {
+                if t.next().is_some() {
                     return None;
                 }
                 let (op, on) = (self.labels.get(first)?, self.labels.get(on)?);
@@ -413,7 +430,7 @@ impl Reader {
     fn op<'a>(&mut self, kw: &[u8], l: Option<&[u8]>, mut t: Tokens<'a>) -> Option<()> {
         let n = self.ranks?;
         if let Some(l) = l
-            && !(label(l) && self.labels.define(l, self.b.rank_ops()))
+            && !self.labels.define(l, self.b.rank_ops())
         {
             return None;
         }

@@ -87,6 +87,29 @@ impl<T> Queues<T> {
         }
     }
 
+    /// Hints that the oldest entry of (`host`, `src`, `tag`) will be read soon (exact queues
+    /// only); the channel's table entry should be in cache ([`Queues::prefetch`] before).
+    #[inline]
+    pub(super) fn prefetch_oldest(&self, host: u32, src: u32, tag: u32) {
+        if let Queues::Exact(q) = self
+            && let Some(s) = q
+                .lists
+                .get((host, src, tag))
+                .and_then(|(first, _)| q.slots.get(first as usize))
+        {
+            super::prefetch::touch(s);
+        }
+    }
+
+    /// The oldest entry of (`host`, `src`, `tag`), left in place: what [`Queues::take`] would
+    /// return now, for a cache hint (exact queues only; None for per-host queues).
+    #[inline]
+    pub(super) fn peek(&self, host: u32, src: u32, tag: u32) -> Option<&T> {
+        let Queues::Exact(q) = self else { return None };
+        let (first, _) = q.lists.get((host, src, tag))?;
+        q.slots.get(first as usize)?.item.as_ref()
+    }
+
     /// Removes and returns the oldest entry of `host` compatible with (`src`, `tag`).
     pub(super) fn take(&mut self, host: u32, src: u32, tag: u32) -> Option<T> {
         let q = match self {

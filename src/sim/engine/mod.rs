@@ -35,15 +35,28 @@ use timeline::{Flat, complete_send, record, span};
 
 /// How many pops ahead [`prefetch_ahead`] starts loading, for an event: its rank's clocks
 /// ([`FAR`]), its op's record ([`NEAR`]), then the list of ops waiting for it and its entry in
-/// the message queues ([`LIST`]), and last the records of the first waiting ops
+/// the unexpected queue ([`LIST`]), and last the records of the first waiting ops
 /// ([`WAITING`]). Each stage reads what the stage before brought in.
 const FAR: usize = 16;
 const NEAR: usize = 8;
 const LIST: usize = 4;
 const WAITING: usize = 2;
+/// A message's stages after [`NEAR`] (its send's record, for the tag): its channel's entry
+/// in the receive-queue table ([`TABLE`]), the oldest receive queued there ([`SLOT`]), that
+/// receive's record ([`RECEIVE`]), its list of waiting ops ([`RECEIVE_LIST`]) and their first
+/// records ([`RECEIVE_WAITING`]): what completing the posted receive reads.
+const TABLE: usize = 6;
+const SLOT: usize = 4;
+const RECEIVE: usize = 3;
+const RECEIVE_LIST: usize = 2;
+const RECEIVE_WAITING: usize = 1;
 
 /// Hints to the cache what the events a few pops ahead will read ([`prefetch`]; the stages
 /// at [`FAR`]). An event names its op by its global index (a message's is the send's).
+///
+/// The coming events are those of the earliest time, the in-order run and the events put
+/// back (busy CPU or NIC) merged ([`Events::coming`]): on recursive multiplying most
+/// messages are put back at least once, and were not prefetched when only the run was.
 fn prefetch_ahead(
     aq: &Events,
     g: &graph::Graph,
@@ -51,28 +64,45 @@ fn prefetch_ahead(
     rq: &Queues<u32>,
     uq: &Queues<Unexpected>,
 ) {
-    if let Some(e) = aq.ahead(FAR) {
+    let next = aq.coming::<{ FAR + 1 }>();
+    if let Some(e) = next[FAR] {
         prefetch::touch(&ck.v[ck.o(e.host, 0)]);
     }
-    if let Some(e) = aq.ahead(NEAR) {
+    if let Some(e) = next[NEAR] {
         g.prefetch(e.node as usize);
     }
-    if let Some(e) = aq.ahead(LIST) {
+    if let Some(e) = next[LIST].filter(|e| e.ty != MSG) {
         let i = e.node as usize;
-        match e.ty {
-            MSG => rq.prefetch(e.host, e.src, g.node(i).tag),
-            RECV => {
-                let n = g.node(i);
-                uq.prefetch(e.host, n.peer, n.tag);
-            }
-            _ => {}
+        if e.ty == RECV {
+            let n = g.node(i);
+            uq.prefetch(e.host, n.peer, n.tag);
         }
-        if e.ty != MSG {
-            g.prefetch_list(i);
-        }
+        g.prefetch_list(i);
     }
-    if let Some(e) = aq.ahead(WAITING).filter(|e| e.ty != MSG) {
+    if let Some(e) = next[WAITING].filter(|e| e.ty != MSG) {
         g.prefetch_waiting(e.node as usize);
+    }
+    // A message: its channel (host, source, tag) and the receive queued there, if any.
+    let channel = |k: usize| {
+        next[k]
+            .filter(|e| e.ty == MSG)
+            .map(|e| (e.host, e.src, g.node(e.node as usize).tag))
+    };
+    if let Some((h, s, t)) = channel(TABLE) {
+        rq.prefetch(h, s, t);
+    }
+    if let Some((h, s, t)) = channel(SLOT) {
+        rq.prefetch_oldest(h, s, t);
+    }
+    let receive = |k: usize| channel(k).and_then(|(h, s, t)| rq.peek(h, s, t).copied());
+    if let Some(r) = receive(RECEIVE) {
+        g.prefetch(r as usize);
+    }
+    if let Some(r) = receive(RECEIVE_LIST) {
+        g.prefetch_list(r as usize);
+    }
+    if let Some(r) = receive(RECEIVE_WAITING) {
+        g.prefetch_waiting(r as usize);
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! On lowered schedules of millions of ranks the loop visits ranks in no useful order, and
 //! almost every event waits for main memory to bring in its op's record; the queue knows which
-//! events come next ([`super::queue::Events::ahead`]), so their records can be on the way. The
+//! events come next ([`super::queue::Events::coming`]), so their records can be on the way. The
 //! hint has no effect on results, only on time. It is the x86-64 `prefetcht0` instruction
 //! (SSE, part of the baseline) and nothing elsewhere; the intrinsic is an `unsafe fn` although
 //! a prefetch cannot fault, so this module alone is allowed unsafe code.

@@ -126,12 +126,33 @@ impl Events {
         self.buckets[b as usize].push(ev);
     }
 
-    /// The event `k` places behind the front of the earliest time's in-order run, if there is
-    /// one: usually, though not always, the event popped `k` pops from now (a hint for
-    /// [`super::prefetch`]; merging in `late_run` did not pay).
-    pub(super) fn ahead(&self, k: usize) -> Option<&Ev> {
-        let (_, b) = self.first?;
-        self.buckets[b as usize].run.get(k)
+    /// The `N` events that the next `N` pops return, unless events are pushed at the
+    /// earliest time meanwhile or some wait in its `late` heap (left out): the earliest time's
+    /// in-order run and late run, merged by ts. A hint for [`super::prefetch`].
+    pub(super) fn coming<const N: usize>(&self) -> [Option<&Ev>; N] {
+        let mut out = [None; N];
+        let Some((_, b)) = self.first else { return out };
+        let bk = &self.buckets[b as usize];
+        let (mut i, mut j) = (0, 0);
+        for slot in &mut out {
+            let (a, z) = (bk.run.get(i), bk.late_run.get(j));
+            *slot = match (a, z) {
+                (Some(x), Some(y)) if y.ts < x.ts => {
+                    j += 1;
+                    z
+                }
+                (Some(_), _) => {
+                    i += 1;
+                    a
+                }
+                (None, Some(_)) => {
+                    j += 1;
+                    z
+                }
+                (None, None) => break,
+            };
+        }
+        out
     }
 
     pub(super) fn pop(&mut self) -> Option<Ev> {
@@ -168,6 +189,46 @@ pub(super) struct Unexpected {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `coming` names the events the next pops return, put-back ones included, in order.
+    #[test]
+    fn coming_events_are_the_next_pops() {
+        let ev = |time, ts| Ev {
+            time,
+            ts,
+            host: 0,
+            node: ts as u32,
+            src: 0,
+            start: 0,
+            ty: 0,
+        };
+        let mut q = Events::default();
+        // Events of time 0 and 5 in ts order, then events put back to time 5 with older ts.
+        for ts in 0..3 {
+            q.push(ev(0, ts));
+        }
+        for ts in 10..16 {
+            q.push(ev(5, ts));
+        }
+        for ts in [3, 7, 9] {
+            q.push(ev(5, ts));
+        }
+        let ts = |c: &[Option<&Ev>]| c.iter().map(|e| e.map(|e| e.ts)).collect::<Vec<_>>();
+        // Before the first pop the earliest time is not known yet: no hint.
+        assert_eq!(ts(&q.coming::<2>()), vec![None, None]);
+        assert_eq!(q.pop().map(|e| e.ts), Some(0));
+        assert_eq!(ts(&q.coming::<3>()), vec![Some(1), Some(2), None]);
+        q.pop();
+        q.pop();
+        q.pop();
+        let want: Vec<u64> = vec![7, 9, 10, 11, 12, 13, 14, 15];
+        assert_eq!(
+            ts(&q.coming::<8>()),
+            want.iter().map(|&t| Some(t)).collect::<Vec<_>>()
+        );
+        let popped: Vec<u64> = std::iter::from_fn(|| q.pop().map(|e| e.ts)).collect();
+        assert_eq!(popped, want);
+    }
 
     /// Pushes and pops interleaved as the engine does them (times earlier than the last pop,
     /// events put back with their old ts, many ties), against a sorted set of (time, ts).
