@@ -33,6 +33,11 @@
 //! alone, medians of three: recursive doubling 1.03 s, 156 MB; `[a4 x 8]` 2.67 s, 287 MB;
 //! ring 1.71 s, 406 MB (time against the LogGOPSim figures above: 0.50, 0.37 and 0.38).
 //!
+//! Later on 2026-11-27, after the loop's prefetch covered events put back and a message's
+//! posted receive, collc alone, medians of three: recursive doubling 0.72 s, 157 MB;
+//! `[a4 x 8]` 1.89 s, 290 MB; ring 1.68 s, 410 MB (time against the LogGOPSim figures above:
+//! 0.35, 0.26 and 0.37; memory 0.87, 0.94 and 0.90).
+//!
 //! Both give the same finishing times (88,672 ns, 93,008 ns, 23,811,348 ns). collc's time
 //! includes reading the text (on both cores, `crate::sim::read`), LogGOPSim's not its txt2bin.
 //! The day before, with the full reader (text, spans, labels and a schedule held beside the

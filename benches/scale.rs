@@ -24,6 +24,8 @@
 //! | `[a4 x 10]`, bench, 11-26, later | 26.9 s, 6.9 GB | 69.7 s, 4.6 GB |
 //! | recursive doubling, bench, 11-27 | 28.2 s, 5.6 GB | 24.1 s, 2.1 GB |
 //! | `[a4 x 10]`, bench, 11-27 | 27.9 s, 7.0 GB | 71.9 s, 4.6 GB |
+//! | recursive doubling, bench, 11-27, later | 25.5 s, 5.6 GB | 18.3 s, 2.1 GB |
+//! | `[a4 x 10]`, bench, 11-27, later | 28.2 s, 7.0 GB | 53.1 s, 4.6 GB |
 //!
 //! (The 11-26 later rows: events put back by a busy CPU in a FIFO of their own, the message
 //! queues in an open-addressing table the loop prefetches, the reader's buffers reused. The
@@ -31,12 +33,18 @@
 //! the loop 10-12% faster at 2^18 ranks, A/B; at 2^20 runs of the same binary vary by as much,
 //! and by hand the loop took 54.6 and 59.1 s against 58.4 and 59.3 s before.)
 //!
-//! Both builds meet the target. The `[a4 x 10]` simulation does not: it reads 5.0 GB of GOAL
-//! text (about 17 s on both cores, of which the system's first touch of the 2.7 GB graph is a
-//! good part) and runs 126 M events (about 55 s), nearly every one on a rank whose records are
-//! not in cache (the ranks a stage's messages reach are far apart). By hand the loop went from
-//! 76 s to 66 s with the prefetch, and to 55 s with the rest; what is left waits mostly on the
-//! rank index and records of events the lookahead did not predict (those put back late).
+//! (The 11-27 later rows: the loop's prefetch also covers events put back by a busy CPU or
+//! NIC, and follows a message through the receive queue to the receive it completes; the
+//! reader parses collc's labels once.)
+//!
+//! Every step now meets the target. The `[a4 x 10]` simulation is the closest: it reads 5.0 GB
+//! of GOAL text (11.6 to 17 s on both cores, 7 to 10 s of it in the system, which clears the
+//! 2.7 GB graph's pages as they are first touched) and runs 126 M events (about 42.5 s, by
+//! hand with `collc sim -v`), nearly every one on a rank whose records are not in cache (the
+//! ranks a stage's messages reach are far apart). By hand the loop went from 76 s to 66 s with
+//! the first prefetch, to 55 s with the clocks side by side and the message queues' table,
+//! and to 42.5 s once put-back events were prefetched too: at 2^18 ranks 20 M of 48 M pops are
+//! events put back, and a message's posted receive was read unprefetched.
 
 mod common;
 
