@@ -205,6 +205,13 @@ fn programs_beyond_the_op_limit_are_refused_before_lowering() {
             "recursive_multiplying { stages: [a4, a4, a4, a4, a4, a4, a4, a4, a4]; }",
         ),
     );
+    // `stages: auto` on the topology: routes from every rank once cost a search per host
+    // and kept 4 bytes per pair of nodes (275 GB here) before the choice was even made.
+    let auto = write(
+        &d,
+        "auto.coll",
+        &star(1 << 18, ar, "recursive_multiplying { stages: auto; }"),
+    );
     let barrier = write(
         &d,
         "barrier.coll",
@@ -219,6 +226,9 @@ fn programs_beyond_the_op_limit_are_refused_before_lowering() {
         vec!["build", path(&rm), "--emit", "report"],
         vec!["build", path(&rm), "--target", "goal", "-o", o],
         vec!["sim", path(&rm)],
+        vec!["build", path(&auto), "--emit", "ir"],
+        vec!["build", path(&auto), "--emit", "report"],
+        vec!["sim", path(&auto)],
     ] {
         let out = run(&args, 120);
         expect(&out, 1, "E0046");

@@ -116,7 +116,7 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
     let (n, bytes) = (c.ranks.len() as u64, c.bytes());
     let text = match crate::lower::family_of(m, c.kind) {
         Family::RecursiveMultiplying { stages, model } => {
-            let b = cost::derived::basis_for_file(m, model.as_deref());
+            let b = crate::lower::auto_basis(m, c, model.as_deref());
             match stages {
                 AutoOr::Auto => cost::report::report_basis(n, &b, bytes),
                 AutoOr::Fixed(st) => {
@@ -125,7 +125,7 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
             }
         }
         Family::RecursiveDoubling => {
-            let b = cost::derived::basis_for_file(m, None);
+            let b = crate::lower::auto_basis(m, c, None);
             let st = cost::doubling_stages(n);
             cost::report::report_fixed_basis("recursive doubling", &st, n, &b, bytes)
         }
@@ -136,16 +136,16 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
             .is_none_or(|x| x.kind == crate::sema::model::CostModelKind::Flow);
     let mut text: Vec<String> = text.lines().map(str::to_owned).collect();
     if derived {
-        let b = cost::derived::basis_for_file(m, None);
+        let b = crate::lower::auto_basis(m, c, None);
         let built = match crate::lower::family_of(m, c.kind) {
             Family::RecursiveMultiplying {
                 stages: AutoOr::Fixed(st),
                 ..
             } => st,
-            _ => cost::auto_with(n, &b.params, bytes).stages,
+            _ => b.auto(n, bytes).stages,
         };
         let rd = cost::doubling_stages(n);
-        let auto = cost::auto_with(n, &b.params, bytes).stages;
+        let auto = b.auto(n, bytes).stages;
         let mut lists = vec![("stages", built.clone())];
         if rd != built {
             lists.push(("recursive doubling", rd.clone()));
@@ -230,9 +230,9 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     }
     let e = match emit(m, a) {
         Ok(e) => e,
-        // Another section (the forest's) may still be worth reading: say why there is no XML
-        // instead of failing the whole report when it has something else to show.
-        Err(d) if forest_schedule(m) => {
+        // The other sections (costs, the forest's) are still worth reading: say why there is
+        // no XML instead of failing the whole report.
+        Err(d) => {
             let mut lines = vec!["this schedule cannot be written as MSCCL XML:".to_owned()];
             for x in d.iter().take(3) {
                 lines.push(format!("  error[{}]: {}", x.code, x.message));
@@ -240,13 +240,18 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
                     lines.push(format!("  help: {h}"));
                 }
             }
+            if d.len() > 3 {
+                lines.push(format!(
+                    "  ({} more; `--target msccl` lists them)",
+                    d.len() - 3
+                ));
+            }
             return Ok(Some(Section {
                 title: "msccl".into(),
                 lines,
                 warnings: Vec::new(),
             }));
         }
-        Err(d) => return Err(d),
     };
     let x = &e.algo;
     let tbs: usize = x.gpus.iter().map(|g| g.tbs.len()).max().unwrap_or(0);
@@ -359,7 +364,7 @@ fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
             ),
             (
                 "collc build FILE --target msccl -o FILE.xml",
-                "write the XML above (or `--target goal`, `--target mpi -o DIR`)",
+                "write the MSCCL XML of the msccl section (or `--target goal`, `--target mpi -o DIR`)",
             ),
         )
     };

@@ -86,7 +86,7 @@ pub mod rounds;
 #[cfg(test)]
 mod tests;
 
-pub use auto::{AutoChoice, auto_stages, auto_with};
+pub use auto::{AutoChoice, auto_capped, auto_stages, auto_with};
 pub use closed::{
     doubling_stages, eq2_doubling, exact_log, factorisation_cost, pipelined_stage, postal_message,
     uniform_cost,

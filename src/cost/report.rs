@@ -35,14 +35,26 @@ fn list(stages: &[Stage]) -> String {
 pub struct Basis {
     pub params: Params,
     pub text: String,
+    /// The widest base `stages: auto` may use ([`super::auto_capped`]): set when the cheapest
+    /// list would lower to more ops than the limit allows (`lower::auto_basis`); `text` says so.
+    pub max_base: Option<u64>,
 }
 
 impl Basis {
+    /// What `stages: auto` picks under this basis ([`super::auto_capped`] with `max_base`).
+    pub fn auto(&self, n: u64, bytes: u64) -> super::AutoChoice {
+        super::auto_capped(n, &self.params, bytes, self.max_base)
+    }
+
     /// A declared model's parameters (`None`: the paper's Section 6 settings).
     pub fn declared(model: Option<&CostModel>) -> Basis {
         let params = Params::for_model(model);
         let text = basis(model, &params);
-        Basis { params, text }
+        Basis {
+            params,
+            text,
+            max_base: None,
+        }
     }
 
     /// Parameters derived from a topology, described by `from`.
@@ -54,7 +66,11 @@ impl Basis {
             per_byte(&params.beta),
             per_byte(&params.gamma)
         );
-        Basis { params, text }
+        Basis {
+            params,
+            text,
+            max_base: None,
+        }
     }
 }
 
@@ -100,7 +116,7 @@ pub fn report(n: u64, model: Option<&CostModel>, bytes: u64) -> String {
 
 /// [`report`] under any [`Basis`] (a declared model or the file's topology).
 pub fn report_basis(n: u64, b: &Basis, bytes: u64) -> String {
-    report_for_basis(&super::auto_with(n, &b.params, bytes), n, b, bytes)
+    report_for_basis(&b.auto(n, bytes), n, b, bytes)
 }
 
 fn stages_word(k: usize) -> &'static str {
@@ -235,7 +251,7 @@ pub fn report_fixed_basis(what: &str, stages: &[Stage], n: u64, b: &Basis, bytes
     header(&mut out, what, n, bytes, b);
     let cost = super::schedule_cost_with(stages, n, p, bytes);
     stage_lines(&mut out, "stages", stages, &cost, Some((n, p, bytes)));
-    let choice = super::auto_with(n, p, bytes);
+    let choice = b.auto(n, bytes);
     let rd = doubling_stages(n);
     if rd != stages {
         stage_lines(

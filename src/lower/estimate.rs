@@ -144,7 +144,7 @@ fn recursive(n: u64, stages: &[Stage]) -> (u64, u64) {
     (ops, n.saturating_mul(widest.saturating_add(1)))
 }
 
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, ch) in s.chars().enumerate() {

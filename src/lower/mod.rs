@@ -103,11 +103,67 @@ fn stage_list(stages: &[Stage]) -> String {
 }
 
 /// The stage list `stages: auto` picks for `c` ([`crate::cost::auto_stages`]): the cheapest
-/// under the basis [`crate::cost::derived::basis_for_file`] gives the schedule (a declared
-/// latency model, else parameters derived from the topology).
+/// under [`auto_basis`].
 fn auto_stages(model: &Model, c: &Collective, cost_model: Option<&str>) -> Vec<Stage> {
-    let b = crate::cost::derived::basis_for_file(model, cost_model);
-    crate::cost::auto_with(c.ranks.len() as u64, &b.params, c.bytes()).stages
+    auto_basis(model, c, cost_model)
+        .auto(c.ranks.len() as u64, c.bytes())
+        .stages
+}
+
+/// The basis `stages: auto` chooses under for `c`: [`crate::cost::derived::basis_for_file`]
+/// (a declared latency model, else parameters derived from the topology), with the widest base
+/// capped when the cheapest list's program would exceed the model's limits (E0046). On a large
+/// network whose parameters favour few wide stages (one all-to-all stage of 2,048 ranks is 12 M
+/// ops), the search is repeated with the cap at half the widest base it chose, until the choice
+/// fits or the cap would fall below 2; the basis's text says so. What collc chooses is then
+/// something it can lower, and only a schedule too large at any base is refused.
+pub fn auto_basis(
+    model: &Model,
+    c: &Collective,
+    cost_model: Option<&str>,
+) -> crate::cost::report::Basis {
+    let mut b = crate::cost::derived::basis_for_file(model, cost_model);
+    let family = Family::RecursiveMultiplying {
+        stages: AutoOr::Auto,
+        model: None,
+    };
+    let (n, bytes) = (c.ranks.len() as u64, c.bytes());
+    let fits = |st: &[Stage]| {
+        estimate::estimate(c, &family, st).is_none_or(|e| {
+            estimate::check(c, &family, e, &model.limits, Span::new(FileId(0), 0, 0)).is_ok()
+        })
+    };
+    let widest = |st: &[Stage]| {
+        st.iter()
+            .map(|s| match *s {
+                Stage::Factor { base }
+                | Stage::Collapse { base, .. }
+                | Stage::Expand { base, .. }
+                | Stage::Merge { base, .. }
+                | Stage::InvMerge { base, .. } => base,
+            })
+            .max()
+            .unwrap_or(1)
+    };
+    loop {
+        let st = b.auto(n, bytes).stages;
+        let w = widest(&st);
+        if fits(&st) {
+            break;
+        }
+        let cap = w / 2;
+        if cap < 2 {
+            break;
+        }
+        b.max_base = Some(cap);
+    }
+    if let Some(cap) = b.max_base {
+        b.text.push_str(&format!(
+            "; stages: auto takes bases of at most {cap}, wider lists lowering to more than the limit of {} ops (--max-ops)",
+            estimate::thousands(model.limits.max_ops)
+        ));
+    }
+    b
 }
 
 /// The family the model's schedule lowers with: the declared one, and for `schedule auto;` (or no
@@ -137,14 +193,11 @@ pub fn check_size(model: &Model) -> Result<(), Vec<Diagnostic>> {
     let family = family_of(model, c.kind);
     let n = c.ranks.len() as u64;
     let stages = match &family {
-        Family::RecursiveMultiplying {
-            stages: AutoOr::Fixed(st),
-            ..
-        } => st.clone(),
-        // `stages: auto` picks among lists of similar size: recursive doubling's estimate.
-        Family::RecursiveMultiplying { .. } | Family::RecursiveDoubling => {
-            crate::cost::doubling_stages(n)
-        }
+        Family::RecursiveMultiplying { stages, model: m } => match stages {
+            AutoOr::Fixed(st) => st.clone(),
+            AutoOr::Auto => auto_stages(model, c, m.as_deref()),
+        },
+        Family::RecursiveDoubling => crate::cost::doubling_stages(n),
         _ => Vec::new(),
     };
     match estimate::estimate(c, &family, &stages) {

@@ -313,7 +313,7 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
                     ));
                 }
                 AutoOr::Auto => {
-                    let choice = cost::auto_with(n, &p, bytes);
+                    let choice = crate::lower::auto_basis(model, c, m.as_deref()).auto(n, bytes);
                     out.push(format!("stages: auto chooses {}", list(&choice.stages)));
                     out.push(format!(
                         "modelled cost {} for {bytes} B messages under {} (recursive doubling: {})",

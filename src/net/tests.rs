@@ -19,3 +19,87 @@ fn an_empty_route_is_unbounded() {
     let r = fair_rates(&[1.0], &[&[]]);
     assert!(r[0].is_infinite());
 }
+
+/// The route by a search to `b` itself, as [`Net::route`] was before hosts borrowed their
+/// switch's distances: the oracle for `routes_through_a_sole_link_are_unchanged`.
+fn route_by_own_search(net: &Net, a: NodeId, b: NodeId) -> Vec<LinkId> {
+    let mut d = vec![u32::MAX; net.node_count()];
+    let mut q = VecDeque::from([b]);
+    d[b] = 0;
+    while let Some(v) = q.pop_front() {
+        for &l in &net.into[v] {
+            let u = net.links[l as usize].from;
+            if d[u] == u32::MAX {
+                d[u] = d[v] + 1;
+                q.push_back(u);
+            }
+        }
+    }
+    let mut path = Vec::new();
+    if d[a] == u32::MAX {
+        return path;
+    }
+    let mut at = a;
+    while at != b {
+        let next: Vec<LinkId> = net.out[at]
+            .iter()
+            .copied()
+            .filter(|&l| d[net.links[l as usize].to] == d[at] - 1)
+            .collect();
+        let pick = next[(mix(a as u64, b as u64, path.len() as u64) % next.len() as u64) as usize];
+        path.push(pick);
+        at = net.links[pick as usize].to;
+    }
+    path
+}
+
+fn topology(src: &str) -> crate::sema::model::Topology {
+    let mut files = crate::diag::SourceMap::new();
+    let id = files.add("test.coll", src.to_string());
+    let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
+    assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+    c.model.and_then(|m| m.topology).expect("a topology")
+}
+
+/// Every route, between every pair of nodes, is the one a search to the destination itself
+/// gives: on a dragonfly (hosts on one link), a DGX box and a torus (no node has one link in),
+/// and on hosts hanging off a switch and off a host, and a one-way link.
+#[test]
+fn routes_through_a_sole_link_are_unchanged() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources: Vec<String> = [
+        "dragonfly_small.coll",
+        "dgx_a100_2x8.coll",
+        "torus_4x4.coll",
+    ]
+    .iter()
+    .map(|f| std::fs::read_to_string(root.join("examples").join(f)).expect("example"))
+    .collect();
+    sources.push(
+        "topology t { compute a; compute b; compute c; compute d; switch e; switch s; \
+         link a <-> s : 1 GB/s; link b <-> s : 1 GB/s; link c <-> b : 1 GB/s; \
+         link d <-> c : 1 GB/s; link s -> e : 1 GB/s; }
+         collective allgather { size: 1024 B; dtype: f32; }
+         schedule ring;"
+            .to_string(),
+    );
+    let mut leaves_seen = Vec::new();
+    for src in &sources {
+        let net = Net::new(&topology(src));
+        let n = net.node_count();
+        let mut leaves = 0;
+        for b in 0..n {
+            leaves += usize::from(net.into[b].len() == 1);
+            for a in 0..n {
+                assert_eq!(
+                    net.route(a, b),
+                    route_by_own_search(&net, a, b),
+                    "{a} -> {b}"
+                );
+            }
+        }
+        leaves_seen.push(leaves);
+    }
+    // The dragonfly's 40 hosts have one link in, and so do a, d and e of the last.
+    assert_eq!(leaves_seen, vec![40, 0, 0, 3]);
+}

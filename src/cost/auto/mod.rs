@@ -75,6 +75,15 @@ pub fn auto_stages(n: u64, model: Option<&CostModel>, bytes: u64) -> AutoChoice 
 
 /// [`auto_stages`] with explicit parameters.
 pub fn auto_with(n: u64, params: &Params, bytes: u64) -> AutoChoice {
+    auto_capped(n, params, bytes, None)
+}
+
+/// [`auto_with`] among stage lists whose factor, merge and collapse bases are at most `cap`
+/// (`cap >= 2`; factors of 2 around the largest power of two always qualify): the cheapest
+/// list whose program stays small enough to lower (see `lower::auto_basis`). `candidates`
+/// still counts the whole space.
+pub fn auto_capped(n: u64, params: &Params, bytes: u64, cap: Option<u64>) -> AutoChoice {
+    let within = |b: u64| cap.is_none_or(|c| b <= c);
     let w = Weights::new(params, bytes);
     let rd = doubling_stages(n);
     let rd_cost = super::schedule_cost_with(&rd, n, params, bytes);
@@ -86,7 +95,7 @@ pub fn auto_with(n: u64, params: &Params, bytes: u64) -> AutoChoice {
             candidates: 1,
         };
     }
-    let mut s = Search::new(&w);
+    let mut s = Search::new(&w, cap);
     let mut top = Top::default();
     let mut count: u128 = 0;
 
@@ -97,7 +106,7 @@ pub fn auto_with(n: u64, params: &Params, bytes: u64) -> AutoChoice {
 
     // Collapse / expand around a smaller group.
     let smooth = smooth_numbers(n);
-    for b in COLLAPSE_BASES {
+    for b in COLLAPSE_BASES.filter(|&b| within(b)) {
         for m in collapse_inners(n, b, &smooth) {
             let t = (n - m) / (b - 1) * b;
             let lin = factor_lin(b) + expand_lin(b) + s.best(m);
@@ -121,9 +130,12 @@ pub fn auto_with(n: u64, params: &Params, bytes: u64) -> AutoChoice {
     for r in 1..=MAX_REMAINDER.min(n.saturating_sub(4)) {
         let m = n - r;
         let divs = s.divisors(m);
-        for &b in divs.iter().filter(|&&b| b >= 2 && b < m) {
+        for &b in divs.iter().filter(|&&b| b >= 2 && b < m && within(b)) {
             let rest = m / b;
-            for &bs in divs.iter().filter(|&&d| d >= 2 && rest % d == 0) {
+            for &bs in divs
+                .iter()
+                .filter(|&&d| d >= 2 && rest % d == 0 && within(d))
+            {
                 let mid = rest / bs;
                 let inner = s.best(mid);
                 let ways = s.count(mid);

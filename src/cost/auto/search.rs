@@ -119,12 +119,25 @@ pub(super) struct Search<'w> {
     counts: FxHashMap<Vec<u32>, u128>,
     /// `(x, k)`: multisets of factors `>= k` with product `x`.
     partial: FxHashMap<(u64, u64), u128>,
+    /// The largest factor [`Search::best`] takes.
+    cap: Option<u64>,
 }
 
+/// The cost of a group size with no factor list under the cap: dearer than any list (sums
+/// saturate), so no candidate holding it is chosen while another exists (one always does:
+/// factors of 2 around the largest power of two).
+const OVER_CAP: Lin = Lin {
+    stages: u64::MAX,
+    msgs: u64::MAX,
+    reduces: u64::MAX,
+};
+
 impl<'w> Search<'w> {
-    pub(super) fn new(w: &'w Weights) -> Search<'w> {
+    /// A search among factors of at most `cap` (all factors for None).
+    pub(super) fn new(w: &'w Weights, cap: Option<u64>) -> Search<'w> {
         Search {
             w,
+            cap,
             best: FxHashMap::default(),
             divs: FxHashMap::default(),
             counts: FxHashMap::default(),
@@ -136,7 +149,8 @@ impl<'w> Search<'w> {
         self.divs.entry(x).or_insert_with(|| divisors_of(x)).clone()
     }
 
-    /// The cheapest multiset of factors `>= 2` multiplying to `x` (`x = 1`: none).
+    /// The cheapest multiset of factors `>= 2` (and at most the cap) multiplying to `x`
+    /// (`x = 1`: none).
     pub(super) fn best(&mut self, x: u64) -> Lin {
         if x <= 1 {
             return Lin::ZERO;
@@ -146,7 +160,8 @@ impl<'w> Search<'w> {
         }
         let divs = self.divisors(x);
         let mut cur: Option<(Lin, u64)> = None;
-        for &f in divs.iter().skip(1) {
+        let cap = self.cap.unwrap_or(u64::MAX);
+        for &f in divs.iter().skip(1).filter(|&&f| f <= cap) {
             let lin = factor_lin(f) + self.best(x / f);
             let take = match cur {
                 None => true,
@@ -160,7 +175,8 @@ impl<'w> Search<'w> {
                 cur = Some((lin, f));
             }
         }
-        let (lin, f) = cur.unwrap_or((factor_lin(x), x));
+        // Every divisor is over the cap (x's divisors include x): no list.
+        let (lin, f) = cur.unwrap_or((OVER_CAP, x));
         self.best.insert(x, (lin, f));
         lin
     }

@@ -179,7 +179,7 @@ fn smooth_and_divisors() {
 #[test]
 fn counts_multiplicative_partitions() {
     let w = Weights::new(&params(1, 1, 0, 0), 0);
-    let mut s = Search::new(&w);
+    let mut s = Search::new(&w, None);
     // OEIS A001055: 1, 1, 1, 2, 1, 2, 1, 3, 2, 2, 1, 4 (n = 1..12); 16 -> 5, 24 -> 7,
     // 36 -> 9, 48 -> 12, 64 -> 11, 96 -> 19.
     let want = [1u128, 1, 1, 2, 1, 2, 1, 3, 2, 2, 1, 4];
@@ -196,5 +196,38 @@ fn counts_multiplicative_partitions() {
     ] {
         assert_eq!(s.count(x), c, "{x}");
         assert_eq!(s.count(x), multisets(x, 2).len() as u128);
+    }
+}
+
+/// A cap bounds every base of the choice (merges and collapses included), a cap no list
+/// reaches changes nothing, and with every divisor of a group over the cap the search still
+/// finds a list (around the largest power of two) rather than taking the group whole.
+#[test]
+fn capped_choices_keep_their_bases_under_the_cap() {
+    // alpha_p dominant: wide factors are cheapest, so the cap decides.
+    let p = params(1000, 1, 0, 0);
+    for n in [12u64, 97, 100, 2048, 2039, 100_000] {
+        let free = auto_with(n, &p, 8);
+        assert_eq!(auto_capped(n, &p, 8, Some(n)), free, "{n}");
+        for cap in [2u64, 3, 5, 16] {
+            let c = auto_capped(n, &p, 8, Some(cap));
+            assert!(!c.stages.is_empty(), "{n} under {cap}");
+            assert!(
+                stage_problem(&c.stages, n).is_none(),
+                "{n} under {cap}: {:?}",
+                c.stages
+            );
+            for s in &c.stages {
+                let b = match *s {
+                    Stage::Factor { base }
+                    | Stage::Collapse { base, .. }
+                    | Stage::Expand { base, .. }
+                    | Stage::Merge { base, .. }
+                    | Stage::InvMerge { base, .. } => base,
+                };
+                assert!(b <= cap, "{n} under {cap}: {:?}", c.stages);
+            }
+            assert!(c.cost >= free.cost, "{n} under {cap}");
+        }
     }
 }
