@@ -212,6 +212,8 @@ fn programs_beyond_the_op_limit_are_refused_before_lowering() {
         "auto.coll",
         &star(1 << 18, ar, "recursive_multiplying { stages: auto; }"),
     );
+    // `schedule auto` weighs every family: none is lowered, solved or simulated over the limit.
+    let any = write(&d, "any.coll", &star(1 << 18, ar, "auto"));
     let barrier = write(
         &d,
         "barrier.coll",
@@ -229,6 +231,8 @@ fn programs_beyond_the_op_limit_are_refused_before_lowering() {
         vec!["build", path(&auto), "--emit", "ir"],
         vec!["build", path(&auto), "--emit", "report"],
         vec!["sim", path(&auto)],
+        vec!["build", path(&any), "--emit", "ir"],
+        vec!["sim", path(&any)],
     ] {
         let out = run(&args, 120);
         expect(&out, 1, "E0046");

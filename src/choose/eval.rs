@@ -41,6 +41,9 @@ pub fn evaluate(
     let Some(topo) = mm.topology.as_ref() else {
         return Err(Vec::new());
     };
+    // A family whose program would be over the limits is not built (E0046), before a forest
+    // is solved for it (at 100,000 ranks that takes minutes) or anything else is lowered.
+    crate::lower::check_size(&mm)?;
     if let Family::Forest { k, chunks } = family {
         return forest(&mm, *k, *chunks, params);
     }
