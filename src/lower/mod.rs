@@ -133,18 +133,7 @@ pub fn auto_basis(
             estimate::check(c, &family, e, &model.limits, Span::new(FileId(0), 0, 0)).is_ok()
         })
     };
-    let widest = |st: &[Stage]| {
-        st.iter()
-            .map(|s| match *s {
-                Stage::Factor { base }
-                | Stage::Collapse { base, .. }
-                | Stage::Expand { base, .. }
-                | Stage::Merge { base, .. }
-                | Stage::InvMerge { base, .. } => base,
-            })
-            .max()
-            .unwrap_or(1)
-    };
+    let widest = |st: &[Stage]| st.iter().map(Stage::base).max().unwrap_or(1);
     loop {
         let st = b.auto(n, bytes).stages;
         let w = widest(&st);

@@ -196,6 +196,19 @@ pub enum Stage {
     },
 }
 
+impl Stage {
+    /// The stage's base B (its group size: `aB`, `cTmB`, `mRgGaB`, ...).
+    pub fn base(&self) -> u64 {
+        match *self {
+            Stage::Factor { base }
+            | Stage::Collapse { base, .. }
+            | Stage::Expand { base, .. }
+            | Stage::Merge { base, .. }
+            | Stage::InvMerge { base, .. } => base,
+        }
+    }
+}
+
 impl std::fmt::Display for Stage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {

@@ -218,14 +218,7 @@ fn capped_choices_keep_their_bases_under_the_cap() {
                 c.stages
             );
             for s in &c.stages {
-                let b = match *s {
-                    Stage::Factor { base }
-                    | Stage::Collapse { base, .. }
-                    | Stage::Expand { base, .. }
-                    | Stage::Merge { base, .. }
-                    | Stage::InvMerge { base, .. } => base,
-                };
-                assert!(b <= cap, "{n} under {cap}: {:?}", c.stages);
+                assert!(s.base() <= cap, "{n} under {cap}: {:?}", c.stages);
             }
             assert!(c.cost >= free.cost, "{n} under {cap}");
         }
