@@ -118,3 +118,45 @@ fn size_windows_cover_every_size_once_and_each_xml_is_valid() {
         }
     }
 }
+
+/// When `schedule auto` picks a forest, the build lowers the forests it weighed: the solver's
+/// steps (`-v`) run once, in the choice, where `schedule forest` shows them in the build.
+#[test]
+fn a_forest_auto_picks_is_not_solved_again() {
+    let example = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/dgx_a100_2x8.coll"
+    ))
+    .expect("example");
+    let start = example
+        .find("schedule forest {")
+        .expect("a forest schedule");
+    let end = start + example[start..].find('}').expect("closed") + 1;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let run = |name: &str, schedule: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(
+            &path,
+            format!("{}{schedule}{}", &example[..start], &example[end..]),
+        )
+        .expect("written");
+        let ir = dir.path().join(format!("{name}.ir"));
+        let (code, _, err) = collc(&[
+            "build",
+            path.to_str().expect("utf-8"),
+            "--emit",
+            "ir",
+            "-o",
+            ir.to_str().expect("utf-8"),
+            "-v",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        (err, std::fs::read(&ir).expect("IR written"))
+    };
+    let (auto, auto_ir) = run("auto.coll", "schedule auto;");
+    assert!(auto.contains("schedule auto chose forest"), "{auto}");
+    assert!(!auto.contains("solve: capacities"), "solved again:\n{auto}");
+    let (direct, direct_ir) = run("forest.coll", "schedule forest;");
+    assert!(direct.contains("solve: capacities"), "{direct}");
+    assert_eq!(auto_ir, direct_ir);
+}

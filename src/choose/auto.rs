@@ -1,6 +1,7 @@
 //! `schedule auto` on a file with a topology: every family that implements the collective
 //! ([`super::candidates`]) is simulated on the topology at the file's size
-//! ([`super::evaluate`], the flow-level model), and the fastest is built. Ties go to the
+//! ([`super::evaluate`], the flow-level model), and the fastest is built (a forest from the
+//! forests it was weighed with, [`crate::sema::model::Model::solved`]). Ties go to the
 //! earlier candidate, so the choice is the same on every run. Without a topology the static
 //! rule of [`crate::lower::family_of`] applies.
 
@@ -96,6 +97,10 @@ pub fn resolve(m: &Model) -> Result<(Model, Option<AutoPick>), Vec<Diagnostic>> 
     };
     let family = family.clone();
     let mut out = m.clone();
+    // A forest is lowered from the forests it was weighed with, not solved again.
+    if let Family::Forest { k, .. } = &family {
+        out.solved = super::eval::solved(m, *k);
+    }
     let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
     out.schedule = Some(crate::sema::model::Schedule {
         family: family.clone(),

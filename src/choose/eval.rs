@@ -53,8 +53,9 @@ pub fn evaluate(
 }
 
 /// Forests already solved in this process, by [`forest_key`]: a forest does not depend on the
-/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once.
-type Solved = std::sync::Arc<Vec<crate::forest::Forest>>;
+/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once,
+/// and `schedule auto` hands the forests it weighed to the lowering ([`solved`]).
+type Solved = std::sync::Arc<crate::lower::forest::Solved>;
 static FORESTS: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Solved>>> =
     std::sync::OnceLock::new();
 
@@ -80,6 +81,14 @@ fn forest_key(topo: &Topology, c: &Collective, k: AutoOr<u64>) -> String {
     key
 }
 
+/// The forests this process solved for `m`'s topology and collective with `k` trees per root
+/// (by [`evaluate`]), if any: for [`crate::sema::model::Model::solved`].
+pub fn solved(m: &Model, k: AutoOr<u64>) -> Option<Solved> {
+    let (c, topo) = (m.collective.as_ref()?, m.topology.as_ref()?);
+    let map = FORESTS.get()?.lock().ok()?;
+    map.get(&forest_key(topo, c, k)).cloned()
+}
+
 /// A forest's flow-level run ([`crate::sim::fluid::run_forest`]) at the chunk count the
 /// schedule asks for (`auto`: [`crate::forest::chunking::choose`]).
 fn forest(
@@ -91,21 +100,22 @@ fn forest(
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(Vec::new());
     };
-    let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
-    let key = forest_key(topo, c, k);
-    let cache = FORESTS.get_or_init(Default::default);
-    let cached = cache.lock().ok().and_then(|m| m.get(&key).cloned());
-    let forests = match cached {
+    let forests = match solved(m, k) {
         Some(f) => f,
         None => {
-            let f = std::sync::Arc::new(crate::lower::forest::solve(m, c, k, span)?);
-            if let Ok(mut map) = cache.lock() {
-                map.insert(key, f.clone());
+            let f = std::sync::Arc::new(crate::lower::forest::Solved::new(
+                m,
+                &[c],
+                k,
+                &crate::progress::Quiet,
+            )?);
+            if let Ok(mut map) = FORESTS.get_or_init(Default::default).lock() {
+                map.insert(forest_key(topo, c, k), f.clone());
             }
             f
         }
     };
-    let refs: Vec<&crate::forest::Forest> = forests.iter().collect();
+    let refs = forests.forests();
     let ch = crate::forest::chunking::choose(topo, params, c, chunks, &refs);
     let net = Net::new(topo);
     Ok(crate::sim::fluid::run_forest(

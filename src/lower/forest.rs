@@ -272,6 +272,12 @@ impl Solved {
         }
     }
 
+    /// Every kept forest, in the order solved: [`needs`]'s for the first collective given to
+    /// [`Solved::new`], then the others' new ones.
+    pub fn forests(&self) -> Vec<&Forest> {
+        self.forests.iter().map(|f| &f.2).collect()
+    }
+
     /// The kept forest for `c`'s ranks, `k`, `roots` and `dir`, if there is one.
     fn get(&self, c: &Collective, k: AutoOr<u64>, roots: Roots, dir: Direction) -> Option<&Forest> {
         if self.k != k || self.ranks != c.ranks {
