@@ -21,6 +21,9 @@ pub struct FlowNet {
     level: Vec<i32>,
     iter: Vec<usize>,
     queue: Vec<u32>,
+    /// While `recording`, each residual capacity changed, with its value before.
+    journal: Vec<(u32, i64)>,
+    recording: bool,
 }
 
 impl FlowNet {
@@ -65,6 +68,19 @@ impl FlowNet {
         self.cap0.truncate(id);
     }
 
+    /// Takes the arc `arc` (and its reverse) out of the adjacency lists: flows no longer scan
+    /// it. Only for an arc whose capacity is zero for good (its reverse is zero too, so no flow
+    /// can use either); its id stays allocated. Not while temporary arcs are pushed.
+    pub fn detach(&mut self, arc: usize) {
+        debug_assert_eq!(self.cap0[arc], 0);
+        for a in [arc, arc ^ 1] {
+            let u = self.to[a ^ 1] as usize;
+            if let Some(i) = self.adj[u].iter().position(|&x| x as usize == a) {
+                self.adj[u].swap_remove(i);
+            }
+        }
+    }
+
     pub fn arc_count(&self) -> usize {
         self.to.len() / 2
     }
@@ -95,25 +111,56 @@ impl FlowNet {
         let mut total = 0i64;
         while total < limit && self.bfs(s, t) {
             self.iter.iter_mut().for_each(|i| *i = 0);
-            loop {
-                let f = self.dfs(s, t, limit - total);
-                if f == 0 {
-                    break;
+            // The source's arcs are tried last added first: callers add their temporary
+            // (infinite) source arcs last, and a flow that only has to reach `limit` gets there
+            // with a few wide paths from those instead of a unit path per rank. The order
+            // changes which flow is found, not its value (nor the minimum cut of a maximum one).
+            for i in (0..self.adj[s].len()).rev() {
+                let a = self.adj[s][i] as usize;
+                let v = self.to[a] as usize;
+                if self.cap[a] <= 0 || self.level[v] != 1 {
+                    continue;
                 }
-                total += f;
-                if total >= limit {
-                    break;
+                let f = self.dfs(v, t, (limit - total).min(self.cap[a]));
+                if f > 0 {
+                    self.push(a, f);
+                    total += f;
+                    if total >= limit {
+                        break;
+                    }
                 }
             }
         }
         total
     }
 
+    /// Sends `f` more along arc `a`.
+    fn push(&mut self, a: usize, f: i64) {
+        if self.recording {
+            self.journal.push((a as u32, self.cap[a]));
+            self.journal.push((a as u32 ^ 1, self.cap[a ^ 1]));
+        }
+        self.cap[a] -= f;
+        self.cap[a ^ 1] += f;
+    }
+
     fn bfs(&mut self, s: usize, t: usize) -> bool {
         self.level.iter_mut().for_each(|l| *l = -1);
         self.queue.clear();
         self.level[s] = 0;
-        self.queue.push(s as u32);
+        // The source's arcs last added first, as the blocking flow takes them (see `augment`):
+        // the search may stop at `t` before it has looked at the other nodes of level 1.
+        for i in (0..self.adj[s].len()).rev() {
+            let a = self.adj[s][i] as usize;
+            let v = self.to[a] as usize;
+            if self.cap[a] > 0 && self.level[v] < 0 {
+                self.level[v] = 1;
+                if v == t {
+                    return true;
+                }
+                self.queue.push(v as u32);
+            }
+        }
         let mut head = 0;
         while head < self.queue.len() {
             let u = self.queue[head] as usize;
@@ -145,8 +192,7 @@ impl FlowNet {
             if self.cap[a] > 0 && self.level[v] == self.level[u] + 1 {
                 let d = self.dfs(v, t, (f - pushed).min(self.cap[a]));
                 if d > 0 {
-                    self.cap[a] -= d;
-                    self.cap[a ^ 1] += d;
+                    self.push(a, d);
                     pushed += d;
                     if pushed == f {
                         return pushed;
@@ -205,6 +251,49 @@ impl FlowNet {
     pub fn restore(&mut self, saved: &[i64]) {
         self.cap.clear();
         self.cap.extend_from_slice(saved);
+    }
+
+    /// Sets the residual capacities to the capacities (zero flow), as a run starts.
+    pub fn reset_residual(&mut self) {
+        self.cap.clear();
+        self.cap.extend_from_slice(&self.cap0);
+    }
+
+    /// Puts the whole capacity of arc `a` on its reverse (after [`FlowNet::reset_residual`]):
+    /// the residual network then has the arc turned around.
+    pub fn saturate(&mut self, a: usize) {
+        self.cap[a ^ 1] += self.cap[a];
+        self.cap[a] = 0;
+    }
+
+    /// Exchanges the residual capacities with `other`: a caller keeps a flow of its own between
+    /// runs without copying it.
+    pub fn swap_residual(&mut self, other: &mut Vec<i64>) {
+        std::mem::swap(&mut self.cap, other);
+    }
+
+    /// From now on records every change of a residual capacity, for [`FlowNet::rollback`].
+    pub fn record(&mut self) {
+        self.journal.clear();
+        self.recording = true;
+    }
+
+    /// Undoes the changes since [`FlowNet::record`] and stops recording.
+    pub fn rollback(&mut self) {
+        while let Some((a, c)) = self.journal.pop() {
+            self.cap[a as usize] = c;
+        }
+        self.recording = false;
+    }
+
+    /// The number of residual capacities held (twice the arcs of the last run).
+    pub fn residual_len(&self) -> usize {
+        self.cap.len()
+    }
+
+    /// Keeps the first `len` residual capacities (drops those of arcs popped since).
+    pub fn truncate_residual(&mut self, len: usize) {
+        self.cap.truncate(len);
     }
 
     /// Extends the residual array after arcs were added since the last run (new arcs unused).

@@ -35,7 +35,8 @@ pub struct Oracle<'a> {
     s: usize,
     edge_arcs: Vec<usize>,
     root_arcs: Vec<usize>,
-    /// Ranks ordered by ingress, smallest first: the likeliest violators are tried first.
+    /// Ranks ordered by ingress, smallest first: the likeliest violators are tried first. One
+    /// rank per class of twins ([`twins_dropped`]).
     sinks: Vec<usize>,
 }
 
@@ -51,6 +52,7 @@ impl<'a> Oracle<'a> {
         let root_arcs = net.roots.iter().map(|&r| flow.add_arc(s, r, 0)).collect();
         let mut sinks = net.ranks.clone();
         sinks.sort_by_key(|&v| (net.ingress(v), v));
+        let sinks = twins_dropped(net, sinks);
         Oracle {
             net,
             flow,
@@ -90,6 +92,29 @@ impl<'a> Oracle<'a> {
         }
         worst
     }
+}
+
+/// `ranks` without their twins: of the ranks with the same root status and the same arcs (same
+/// capacities) to and from the same neighbours, such as the hosts under one switch, only the
+/// first in `ranks`' order is kept. Swapping two twins is an automorphism of G_x that fixes s, so they have
+/// the same F(s, v) at every x, and a twin's minimum cut is the kept one's with the two swapped:
+/// checking one of each class finds a violation whenever there is one, the same smallest flow.
+fn twins_dropped(net: &Net, ranks: Vec<usize>) -> Vec<usize> {
+    let mut out: Vec<Vec<(usize, i64)>> = vec![Vec::new(); net.n];
+    let mut inn: Vec<Vec<(usize, i64)>> = vec![Vec::new(); net.n];
+    for (&(a, b), &c) in &net.merged {
+        out[a].push((b, c));
+        inn[b].push((a, c));
+    }
+    let is_root: std::collections::BTreeSet<usize> = net.roots.iter().copied().collect();
+    let mut seen = std::collections::BTreeSet::new();
+    ranks
+        .into_iter()
+        .filter(|&v| {
+            // `merged` is ordered by (from, to), so both lists come out sorted.
+            seen.insert((is_root.contains(&v), out[v].clone(), inn[v].clone()))
+        })
+        .collect()
 }
 
 fn gcd(a: i64, b: i64) -> i64 {

@@ -64,6 +64,27 @@ pub struct Logical {
     demand: i64,
     /// Optimistic pass: Theorem 8's per-rank minima are assumed not to bind (see the module doc).
     optimistic: bool,
+    /// The flow into the switch being removed that family 1's flows start from ([`Warm`]).
+    warm: Option<Warm>,
+    /// The arcs s -> root.
+    root_arcs: Vec<usize>,
+    /// Every node of the graph (without s) has equal capacity in and out ([`family_2`]).
+    balanced: bool,
+    flows: Flows,
+}
+
+/// A flow from s into the switch `w` being removed, as residual capacities, kept while w's
+/// pairs are split. Every family-1 flow of w ends at w: each starts from this one (a maximum
+/// F(s, w), at most D) and only has to find the rest of D + c0 from u and t, which is short,
+/// instead of routing the unit from every rank again. Max flow values and the minimal minimum
+/// cut of a maximum flow do not depend on where the search starts, so gamma is the same.
+/// Splitting lowers c(u, w): flow above the new capacity is sent on from u to w, or back to s
+/// ([`warm_split`]). w's outgoing arcs are kept at zero residual: a flow into w never needs
+/// them, and the repair then cannot route through w.
+struct Warm {
+    w: usize,
+    res: Vec<i64>,
+    value: i64,
 }
 
 impl Logical {
@@ -94,6 +115,7 @@ impl Logical {
             self.out[u].remove(&v);
             self.inn[v].remove(&u);
             self.pieces[a / 2].clear();
+            self.flow.detach(a);
         }
     }
 }
@@ -102,6 +124,22 @@ impl Logical {
 /// by the optimistic pass (check the result with [`holds`] or by packing it), else by Algorithm 4
 /// as written.
 pub fn remove_switches(net: &Net, plan: &Plan, optimistic: bool) -> Logical {
+    remove_switches_with(net, plan, optimistic, Flows::Shortcuts)
+}
+
+/// How Theorem 8's flows are computed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flows {
+    /// [`Warm`] for family 1, [`family_2`] on balanced graphs.
+    Shortcuts,
+    /// Each from zero flow on D_k, as the module doc describes.
+    Plain,
+    /// Both, asserting they agree (tests).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Checked,
+}
+
+fn remove_switches_with(net: &Net, plan: &Plan, optimistic: bool, flows: Flows) -> Logical {
     let n = net.n;
     let mut lg = Logical {
         flow: FlowNet::new(n + 1),
@@ -113,6 +151,10 @@ pub fn remove_switches(net: &Net, plan: &Plan, optimistic: bool) -> Logical {
         is_root: (0..=n).map(|v| net.roots.contains(&v)).collect(),
         demand: net.roots.len() as i64 * plan.k as i64,
         optimistic,
+        warm: None,
+        root_arcs: Vec::new(),
+        balanced: false,
+        flows,
     };
     // One arc per merged edge, with floor(U b) units on each physical copy and the rest of the
     // merged edge's floor(U B) on a piece that names the merged edge: `routes::trees` spreads
@@ -139,9 +181,19 @@ pub fn remove_switches(net: &Net, plan: &Plan, optimistic: bool) -> Logical {
             });
         }
     }
+    let mut net_in = vec![0i64; n];
+    let mut net_out = vec![0i64; n];
+    for (u, arcs) in lg.out.iter().enumerate() {
+        for (&v, &a) in arcs {
+            net_out[u] += lg.cap(a);
+            net_in[v] += lg.cap(a);
+        }
+    }
+    lg.balanced = net_in == net_out;
     for &r in &net.roots {
         let a = lg.flow.add_arc(lg.s, r, plan.k as i64);
         lg.pieces.resize(a / 2 + 1, Vec::new());
+        lg.root_arcs.push(a);
     }
     let pending: Vec<usize> = (0..n)
         .filter(|&v| !net.is_rank[v] && (!lg.out[v].is_empty() || !lg.inn[v].is_empty()))
@@ -201,9 +253,13 @@ fn remove_switch(lg: &mut Logical, w: usize) {
             };
             if g > 0 {
                 apply(lg, u, w, t, g);
+                if !exact {
+                    warm_split(lg, u, t, e, g);
+                }
             }
         }
     }
+    lg.warm = None;
     // With an Eulerian D every edge of w is used up now (Theorems 6-8). Capacity left over (only
     // possible when floor(U b_e) broke the balance) cannot be routed through w and is dropped.
     for t in lg.out[w].keys().copied().collect::<Vec<_>>() {
@@ -226,9 +282,22 @@ fn gamma(lg: &mut Logical, u: usize, w: usize, t: usize, c0: i64) -> i64 {
     let s = lg.s;
     let d = lg.demand;
     // Family 1: s, u, t on the source side; w, v on the sink side.
+    if lg.flows != Flows::Plain && lg.warm.as_ref().is_none_or(|b| b.w != w) {
+        let value = lg.flow.max_flow(s, w, d);
+        let mut res = lg.flow.snapshot();
+        for &a in lg.out[w].values() {
+            res[a] = 0;
+        }
+        lg.warm = Some(Warm { w, res, value });
+    }
     lg.flow.add_arc(s, u, INF);
     lg.flow.add_arc(s, t, INF);
     let f1 = min_over_sinks(lg, w, &[u, t], d + c0, false);
+    if lg.flows == Flows::Checked {
+        let warm = lg.warm.take();
+        assert_eq!(f1, min_over_sinks(lg, w, &[u, t], d + c0, false));
+        lg.warm = warm;
+    }
     lg.flow.pop_arc();
     lg.flow.pop_arc();
     let g = c0.min(f1 - d);
@@ -236,18 +305,79 @@ fn gamma(lg: &mut Logical, u: usize, w: usize, t: usize, c0: i64) -> i64 {
         return 0;
     }
     // Family 2: s, w on the source side; u, t, v on the sink side.
+    let either_rank = lg.is_rank[u] || lg.is_rank[t];
+    let short = if lg.flows == Flows::Shortcuts && lg.balanced {
+        family_2(lg, u, w, t, d + g, either_rank)
+    } else {
+        None
+    };
+    if let Some(f2) = short {
+        return g.min(f2 - d).max(0);
+    }
     lg.flow.add_arc(s, w, INF);
     let extra = u != t;
     if extra {
         lg.flow.add_arc(t, u, INF);
     }
-    let either_rank = lg.is_rank[u] || lg.is_rank[t];
     let f2 = min_over_sinks(lg, u, &[u, t], d + g, either_rank);
     if extra {
         lg.flow.pop_arc();
     }
     lg.flow.pop_arc();
+    if lg.flows == Flows::Checked
+        && lg.balanced
+        && let Some(f) = family_2(lg, u, w, t, d + g, either_rank)
+    {
+        assert_eq!(f, f2);
+    }
     g.min(f2 - d).max(0)
+}
+
+/// Family 2's minimum on a balanced graph G (every node's capacity in equals its capacity out,
+/// as with links of equal bandwidth both ways; splitting keeps it so), as a flow that fans out
+/// from u instead of one that gathers a unit from every root. For a set X holding s and w, with
+/// A = X - s and B its complement, the cut is c(A -> B) + k |roots in B|, and by balance
+/// c(A -> B) = c(B -> A). That is the cut of B in G with each root's s-arc turned around
+/// (root -> s, k) and w joined to s: the maximum flow from u (with t joined to it) to s in that
+/// network, which is the residual network of D_k with every s-arc saturated. The same value
+/// then, capped at `limit`; and the sink side of the original's smallest minimum cut is the
+/// largest source side here (what cannot reach s). `None` when each rank would have to be tried
+/// as an extra sink (the exact pass, and no rank on that side): the caller does it as before.
+fn family_2(
+    lg: &mut Logical,
+    u: usize,
+    w: usize,
+    t: usize,
+    limit: i64,
+    settled: bool,
+) -> Option<i64> {
+    let s = lg.s;
+    lg.flow.add_arc(w, s, INF);
+    let extra = u != t;
+    if extra {
+        lg.flow.add_arc(u, t, INF);
+    }
+    lg.flow.reset_residual();
+    for &a in &lg.root_arcs {
+        lg.flow.saturate(a);
+    }
+    let f = lg.flow.augment(u, s, limit);
+    let answer = if f >= limit || settled {
+        Some(f)
+    } else {
+        let reach = lg.flow.sink_side(s);
+        let n = lg.is_rank.len();
+        if (0..n).any(|v| lg.is_rank[v] && !reach[v] && v != u && v != t) {
+            Some(f)
+        } else {
+            lg.optimistic.then_some(limit)
+        }
+    };
+    if extra {
+        lg.flow.pop_arc();
+    }
+    lg.flow.pop_arc();
+    answer
 }
 
 /// min over ranks v (not in `excluded`) of F(s, {sink, v}), capped at `limit`. With `settled`
@@ -260,18 +390,27 @@ fn min_over_sinks(
     settled: bool,
 ) -> i64 {
     let s = lg.s;
+    if let Some(mut b) = lg.warm.take_if(|b| b.w == sink) {
+        // Start from the kept flow into w and undo the search afterwards.
+        let len = b.res.len();
+        lg.flow.swap_residual(&mut b.res);
+        lg.flow.sync_new_arcs();
+        lg.flow.record();
+        let f = b.value + lg.flow.augment(s, sink, limit - b.value);
+        let answer = settle(lg, f, excluded, limit, settled);
+        lg.flow.rollback();
+        lg.flow.truncate_residual(len);
+        lg.flow.swap_residual(&mut b.res);
+        lg.warm = Some(b);
+        if let Some(f) = answer {
+            return f;
+        }
+    }
     let f = lg.flow.max_flow(s, sink, limit);
-    if f >= limit || settled {
+    if let Some(f) = settle(lg, f, excluded, limit, settled) {
         return f;
     }
-    let side = lg.flow.source_side(s);
     let n = lg.is_rank.len();
-    if (0..n).any(|v| lg.is_rank[v] && !side[v] && !excluded.contains(&v)) {
-        return f;
-    }
-    if lg.optimistic {
-        return limit;
-    }
     // Every rank sits on the source side of every minimum cut: try each one as an extra sink.
     let saved = lg.flow.snapshot();
     let mut best = limit;
@@ -307,6 +446,60 @@ fn min_over_sinks(
         }
     }
     best
+}
+
+/// The answer of [`min_over_sinks`] once the flow to its sink is `f` (a maximum flow when below
+/// `limit`), unless each rank must be tried as an extra sink.
+fn settle(lg: &Logical, f: i64, excluded: &[usize], limit: i64, settled: bool) -> Option<i64> {
+    if f >= limit || settled {
+        return Some(f);
+    }
+    let side = lg.flow.source_side(lg.s);
+    let n = lg.is_rank.len();
+    if (0..n).any(|v| lg.is_rank[v] && !side[v] && !excluded.contains(&v)) {
+        return Some(f);
+    }
+    lg.optimistic.then_some(limit)
+}
+
+/// Keeps [`Warm`]'s flow feasible after `apply` took `g` units off the arc `e` = (u, w) (and off
+/// (w, t), whose residual stays zero) and added them to (u, t).
+fn warm_split(lg: &mut Logical, u: usize, t: usize, e: usize, g: i64) {
+    let Some(mut b) = lg.warm.take() else {
+        return;
+    };
+    let (s, w) = (lg.s, b.w);
+    // An arc `apply` created carries no flow yet; one that was there has g more room.
+    let have = b.res.len();
+    b.res
+        .extend((have / 2..lg.flow.arc_count()).flat_map(|a| [lg.cap(2 * a), 0]));
+    if u != t
+        && let Some(&a) = lg.out[u].get(&t)
+        && a < have
+    {
+        b.res[a] += g;
+    }
+    let flow = b.res[e ^ 1];
+    let excess = flow - lg.cap(e);
+    if excess <= 0 {
+        b.res[e] = -excess;
+    } else {
+        // u now receives `excess` more than it can pass on to w: send it to w another way,
+        // or back to s (possible: the flow into u came from s).
+        b.res[e] = 0;
+        b.res[e ^ 1] = lg.cap(e);
+        lg.flow.swap_residual(&mut b.res);
+        let on = lg.flow.augment(u, w, excess);
+        let back = if on < excess {
+            lg.flow.augment(u, s, excess - on)
+        } else {
+            0
+        };
+        lg.flow.swap_residual(&mut b.res);
+        debug_assert_eq!(on + back, excess);
+        b.value -= back;
+    }
+    lg.warm = Some(b);
 }
 
 fn apply(lg: &mut Logical, u: usize, w: usize, t: usize, g: i64) {
@@ -371,3 +564,7 @@ fn join(mut a: Vec<Piece>, mut b: Vec<Piece>) -> Vec<Piece> {
     }
     out
 }
+
+#[cfg(test)]
+#[path = "split_tests.rs"]
+mod tests;
