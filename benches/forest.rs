@@ -6,8 +6,9 @@
 //! even tori (24x24: 31 s before tight.rs's widest-first order, 0.7 s after; 40x50, 2,000 nodes,
 //! did not finish before, about 10 s after), a hypercube of dimension 10 (did not finish
 //! before, about 4 s after) and allgather forests on dragonflies of 1,056 hosts (33 groups of
-//! 8 routers with 4 hosts each: median 3.18 s, 2026-11-27) and 2,112 hosts (16 routers a
-//! group: 10.4 s). Each loads its example through the front end once and
+//! 8 routers with 4 hosts each: median 3.18 s, then 1.85 s with switch removal's flow
+//! shortcuts, 2026-11-27), 2,112 hosts (16 routers a group: 10.4 s, then 6.06 s) and 4,160
+//! hosts (65 groups: 57 s before, 31 to 41 s after, by hand). Each loads its example through the front end once and
 //! times `forest::solve` alone. Run with `cargo bench --bench forest`; `cargo test --benches`
 //! runs each once (the 1,024-GPU solve takes about 10 s on the 2-core machine, so it runs by
 //! default, with criterion's minimum of 10 samples). `FOREST_BENCH_BOXES=n` also times the same
@@ -166,9 +167,11 @@ fn forest(c: &mut Criterion) {
         bench_torus(c, 24, 24);
         bench_torus(c, 40, 50);
         bench_hypercube(c, 10);
-        // Dragonflies of 1,056 hosts (264 routers) and 2,112 hosts (528 routers).
+        // Dragonflies of 1,056 hosts (264 routers), 2,112 hosts (528 routers) and 4,160 hosts
+        // (1,040 routers; about 30 s a solve).
         bench_dragonfly(c, 33, 8, 4);
         bench_dragonfly(c, 33, 16, 4);
+        bench_dragonfly(c, 65, 16, 4);
     }
 }
 

@@ -21,6 +21,16 @@
 //! Switches with at most two neighbours (NICs, PCIe switches) are spliced without any flow: the
 //! full split preserves every cut (see `remove_switch`).
 //!
+//! Two more ways to the same flow values (our additions, for switches among thousands of ranks,
+//! where a flow from s gathers a unit from every root and costs a path per root):
+//! - family 1 always ends at w: its flows start from one flow s -> w kept while w's pairs are
+//!   split and repaired after each split ([`Warm`]), so each only finds the extra c0 from u, t;
+//! - family 2 on a balanced graph (equal capacity in and out at every node, which ForestColl's
+//!   symmetric-bandwidth rule gives and splitting keeps) is a flow that fans out from u to the
+//!   s-arcs turned around ([`family_2`]).
+//!
+//! A test runs both beside the plain flows on every evaluation (`Flows::Checked`).
+//!
 //! Optimistic pass first (our addition; the paper always evaluates (2) in full). The per-rank
 //! minima above are what makes large switches expensive (one flow per class of ranks, per pair).
 //! The optimistic pass skips them: where one flow leaves every rank on the source side, that
@@ -39,9 +49,12 @@
 //! Every unit of capacity carries the physical path it stands for ([`Piece`]): splitting
 //! concatenates the paths of the two edges it consumes, so a tree edge maps back to graph edges.
 
+mod shortcuts;
+
 use super::flow::{FlowNet, INF};
 use super::net::Net;
 use super::plan::Plan;
+use shortcuts::{Warm, family_2, warm_split, warm_up};
 use std::collections::BTreeMap;
 
 /// `units` units of a logical edge travel along `path` (graph edge indices).
@@ -71,20 +84,6 @@ pub struct Logical {
     /// Every node of the graph (without s) has equal capacity in and out ([`family_2`]).
     balanced: bool,
     flows: Flows,
-}
-
-/// A flow from s into the switch `w` being removed, as residual capacities, kept while w's
-/// pairs are split. Every family-1 flow of w ends at w: each starts from this one (a maximum
-/// F(s, w), at most D) and only has to find the rest of D + c0 from u and t, which is short,
-/// instead of routing the unit from every rank again. Max flow values and the minimal minimum
-/// cut of a maximum flow do not depend on where the search starts, so gamma is the same.
-/// Splitting lowers c(u, w): flow above the new capacity is sent on from u to w, or back to s
-/// ([`warm_split`]). w's outgoing arcs are kept at zero residual: a flow into w never needs
-/// them, and the repair then cannot route through w.
-struct Warm {
-    w: usize,
-    res: Vec<i64>,
-    value: i64,
 }
 
 impl Logical {
@@ -282,13 +281,8 @@ fn gamma(lg: &mut Logical, u: usize, w: usize, t: usize, c0: i64) -> i64 {
     let s = lg.s;
     let d = lg.demand;
     // Family 1: s, u, t on the source side; w, v on the sink side.
-    if lg.flows != Flows::Plain && lg.warm.as_ref().is_none_or(|b| b.w != w) {
-        let value = lg.flow.max_flow(s, w, d);
-        let mut res = lg.flow.snapshot();
-        for &a in lg.out[w].values() {
-            res[a] = 0;
-        }
-        lg.warm = Some(Warm { w, res, value });
+    if lg.flows != Flows::Plain {
+        warm_up(lg, w);
     }
     lg.flow.add_arc(s, u, INF);
     lg.flow.add_arc(s, t, INF);
@@ -331,53 +325,6 @@ fn gamma(lg: &mut Logical, u: usize, w: usize, t: usize, c0: i64) -> i64 {
         assert_eq!(f, f2);
     }
     g.min(f2 - d).max(0)
-}
-
-/// Family 2's minimum on a balanced graph G (every node's capacity in equals its capacity out,
-/// as with links of equal bandwidth both ways; splitting keeps it so), as a flow that fans out
-/// from u instead of one that gathers a unit from every root. For a set X holding s and w, with
-/// A = X - s and B its complement, the cut is c(A -> B) + k |roots in B|, and by balance
-/// c(A -> B) = c(B -> A). That is the cut of B in G with each root's s-arc turned around
-/// (root -> s, k) and w joined to s: the maximum flow from u (with t joined to it) to s in that
-/// network, which is the residual network of D_k with every s-arc saturated. The same value
-/// then, capped at `limit`; and the sink side of the original's smallest minimum cut is the
-/// largest source side here (what cannot reach s). `None` when each rank would have to be tried
-/// as an extra sink (the exact pass, and no rank on that side): the caller does it as before.
-fn family_2(
-    lg: &mut Logical,
-    u: usize,
-    w: usize,
-    t: usize,
-    limit: i64,
-    settled: bool,
-) -> Option<i64> {
-    let s = lg.s;
-    lg.flow.add_arc(w, s, INF);
-    let extra = u != t;
-    if extra {
-        lg.flow.add_arc(u, t, INF);
-    }
-    lg.flow.reset_residual();
-    for &a in &lg.root_arcs {
-        lg.flow.saturate(a);
-    }
-    let f = lg.flow.augment(u, s, limit);
-    let answer = if f >= limit || settled {
-        Some(f)
-    } else {
-        let reach = lg.flow.sink_side(s);
-        let n = lg.is_rank.len();
-        if (0..n).any(|v| lg.is_rank[v] && !reach[v] && v != u && v != t) {
-            Some(f)
-        } else {
-            lg.optimistic.then_some(limit)
-        }
-    };
-    if extra {
-        lg.flow.pop_arc();
-    }
-    lg.flow.pop_arc();
-    answer
 }
 
 /// min over ranks v (not in `excluded`) of F(s, {sink, v}), capped at `limit`. With `settled`
@@ -462,46 +409,6 @@ fn settle(lg: &Logical, f: i64, excluded: &[usize], limit: i64, settled: bool) -
     lg.optimistic.then_some(limit)
 }
 
-/// Keeps [`Warm`]'s flow feasible after `apply` took `g` units off the arc `e` = (u, w) (and off
-/// (w, t), whose residual stays zero) and added them to (u, t).
-fn warm_split(lg: &mut Logical, u: usize, t: usize, e: usize, g: i64) {
-    let Some(mut b) = lg.warm.take() else {
-        return;
-    };
-    let (s, w) = (lg.s, b.w);
-    // An arc `apply` created carries no flow yet; one that was there has g more room.
-    let have = b.res.len();
-    b.res
-        .extend((have / 2..lg.flow.arc_count()).flat_map(|a| [lg.cap(2 * a), 0]));
-    if u != t
-        && let Some(&a) = lg.out[u].get(&t)
-        && a < have
-    {
-        b.res[a] += g;
-    }
-    let flow = b.res[e ^ 1];
-    let excess = flow - lg.cap(e);
-    if excess <= 0 {
-        b.res[e] = -excess;
-    } else {
-        // u now receives `excess` more than it can pass on to w: send it to w another way,
-        // or back to s (possible: the flow into u came from s).
-        b.res[e] = 0;
-        b.res[e ^ 1] = lg.cap(e);
-        lg.flow.swap_residual(&mut b.res);
-        let on = lg.flow.augment(u, w, excess);
-        let back = if on < excess {
-            lg.flow.augment(u, s, excess - on)
-        } else {
-            0
-        };
-        lg.flow.swap_residual(&mut b.res);
-        debug_assert_eq!(on + back, excess);
-        b.value -= back;
-    }
-    lg.warm = Some(b);
-}
-
 fn apply(lg: &mut Logical, u: usize, w: usize, t: usize, g: i64) {
     let e = lg.inn[w][&u];
     let f = lg.out[w][&t];
@@ -566,5 +473,4 @@ fn join(mut a: Vec<Piece>, mut b: Vec<Piece>) -> Vec<Piece> {
 }
 
 #[cfg(test)]
-#[path = "split_tests.rs"]
 mod tests;
