@@ -372,14 +372,19 @@ fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
         "collc compare FILE",
         "every schedule family over a range of sizes, and the winner at each",
     );
-    // Canary is not lowered yet (E0039): simulating or emitting it is not a next step.
+    // Canary is a protocol, not a program of sends: the packet simulator runs it, and the P4
+    // target writes it for switches.
     let rows: &[(&str, &str)] = if matches!(s.family, Family::Canary(_)) {
         &[
-            compare,
             (
-                "collc build FILE --emit model",
-                "the parameters every default resolved to",
+                "collc sim FILE",
+                "run the protocol at packet level (a declared `packet` model, else its defaults)",
             ),
+            (
+                "collc build FILE --target p4 -o DIR",
+                "write the switch program, its table entries and the host program",
+            ),
+            compare,
         ]
     } else {
         &[sim, emit, compare]

@@ -35,6 +35,9 @@ pub struct Oracle<'a> {
     s: usize,
     edge_arcs: Vec<usize>,
     root_arcs: Vec<usize>,
+    /// Every node has the same capacity in and out (ForestColl's symmetric-bandwidth rule), so
+    /// each F(s, v) is computed turned around (see [`Oracle::violated`]).
+    balanced: bool,
     /// Ranks ordered by ingress, smallest first: the likeliest violators are tried first. One
     /// rank per class of twins ([`twins_dropped`]).
     sinks: Vec<usize>,
@@ -55,6 +58,7 @@ impl<'a> Oracle<'a> {
         let sinks = twins_dropped(net, sinks);
         Oracle {
             net,
+            balanced: false,
             flow,
             s,
             edge_arcs,
@@ -65,9 +69,13 @@ impl<'a> Oracle<'a> {
 
     /// Sets the capacities: `caps` aligned with `net.merged`, `root` on every s -> root arc.
     pub fn set(&mut self, caps: &[i64], root: i64) {
-        for (&a, &c) in self.edge_arcs.iter().zip(caps) {
+        let mut net_flow = vec![0i64; self.net.n];
+        for ((&a, &c), &(from, to)) in self.edge_arcs.iter().zip(caps).zip(self.net.merged.keys()) {
             self.flow.set_cap(a, c);
+            net_flow[from] = net_flow[from].saturating_add(c);
+            net_flow[to] = net_flow[to].saturating_sub(c);
         }
+        self.balanced = caps.iter().all(|&c| c < INF) && net_flow.iter().all(|&x| x == 0);
         for &a in &self.root_arcs {
             self.flow.set_cap(a, root);
         }
@@ -76,13 +84,32 @@ impl<'a> Oracle<'a> {
     /// Checks min over ranks v of F(s, v) >= `demand`. On failure returns the smallest flow
     /// found and the source side (without s) of its minimum cut; with `first` it stops at the
     /// first violation instead of looking for the smallest.
+    ///
+    /// F(s, v) gathers a unit from every root. On a balanced graph it is computed turned
+    /// around, fanning out from v: for a set X holding s but not v, with A = X - s and B the
+    /// rest, the cut is c(A -> B) + root |roots in B|, and c(A -> B) = c(B -> A) by balance,
+    /// which is the cut of B in the network with each root's s-arc reversed (root -> s): the
+    /// flow v -> s there has the same value, and the nodes that can still reach s are the
+    /// smallest minimum cut's X.
     pub fn violated(&mut self, demand: i64, first: bool) -> Option<(i64, Vec<bool>)> {
         let mut worst: Option<(i64, Vec<bool>)> = None;
         for i in 0..self.sinks.len() {
             let v = self.sinks[i];
-            let f = self.flow.max_flow(self.s, v, demand);
+            let f = if self.balanced {
+                self.flow.reset_residual();
+                for &a in &self.root_arcs {
+                    self.flow.saturate(a);
+                }
+                self.flow.augment(v, self.s, demand)
+            } else {
+                self.flow.max_flow(self.s, v, demand)
+            };
             if f < demand && worst.as_ref().is_none_or(|(w, _)| f < *w) {
-                let mut side = self.flow.source_side(self.s);
+                let mut side = if self.balanced {
+                    self.flow.sink_side(self.s)
+                } else {
+                    self.flow.source_side(self.s)
+                };
                 side.truncate(self.net.n);
                 worst = Some((f, side));
                 if first {
