@@ -7,7 +7,12 @@
 //! The network is built once and reused: `cap0` holds the capacities, `cap` the residual of the
 //! current run. Temporary arcs (the infinite edges of the auxiliary networks) are pushed last and
 //! popped after use, and a flow can be capped (`limit`) because every caller only asks whether a
-//! maxflow reaches a threshold.
+//! maxflow reaches a threshold. A run may also start from a flow a caller kept
+//! ([`FlowNet::swap_residual`], the changes undone with [`FlowNet::record`] and
+//! [`FlowNet::rollback`]) or from arcs turned around ([`FlowNet::saturate`]). The source's own
+//! arcs are tried last added first, so a capped flow reaches its cap through the callers'
+//! temporary infinite arcs before the unit arcs of the roots; removed arcs leave the adjacency
+//! ([`FlowNet::detach`]).
 
 /// Capacity that no cut in our networks can reach.
 pub const INF: i64 = i64::MAX / 4;
