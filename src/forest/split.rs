@@ -261,6 +261,16 @@ fn remove_switch(lg: &mut Logical, w: usize) {
     lg.warm = None;
     // With an Eulerian D every edge of w is used up now (Theorems 6-8). Capacity left over (only
     // possible when floor(U b_e) broke the balance) cannot be routed through w and is dropped.
+    // A neighbour x stays balanced when it loses as much in as out: c(x, w) = c(w, x) left.
+    // Otherwise `family_2` is not used from here on.
+    let left = |m: &BTreeMap<usize, usize>, x: usize| m.get(&x).map_or(0, |&a| lg.cap(a));
+    if lg.out[w]
+        .keys()
+        .chain(lg.inn[w].keys())
+        .any(|&x| left(&lg.out[w], x) != left(&lg.inn[w], x))
+    {
+        lg.balanced = false;
+    }
     for t in lg.out[w].keys().copied().collect::<Vec<_>>() {
         let a = lg.out[w][&t];
         lg.flow.set_cap(a, 0);
