@@ -9,7 +9,7 @@
 //! popped after use, and a flow can be capped (`limit`) because every caller only asks whether a
 //! maxflow reaches a threshold. A run may also start from a flow a caller kept
 //! ([`FlowNet::swap_residual`], the changes undone with [`FlowNet::record`] and
-//! [`FlowNet::rollback`]) or from arcs turned around ([`FlowNet::saturate`]). The source's own
+//! [`FlowNet::rollback`]), or run with arcs turned around ([`FlowNet::reversed_flow`]). The source's own
 //! arcs are tried last added first, so a capped flow reaches its cap through the callers'
 //! temporary infinite arcs before the unit arcs of the roots; removed arcs leave the adjacency
 //! ([`FlowNet::detach`]).
@@ -100,9 +100,43 @@ impl FlowNet {
 
     /// Maxflow from `s` to `t`, stopping once it reaches `limit`; starts from zero flow.
     pub fn max_flow(&mut self, s: usize, t: usize, limit: i64) -> i64 {
+        self.restore_capacities();
+        self.augment(s, t, limit)
+    }
+
+    /// Maxflow from `s` to `t` (up to `limit`) in the network with each arc of `reversed` turned
+    /// around (its capacity on its reverse), starting from zero flow. Afterwards
+    /// [`FlowNet::sink_side`] is what can still reach `t`.
+    pub fn reversed_flow(&mut self, s: usize, t: usize, reversed: &[usize], limit: i64) -> i64 {
+        self.restore_capacities();
+        for &a in reversed {
+            self.cap[a ^ 1] += self.cap[a];
+            self.cap[a] = 0;
+        }
+        self.augment(s, t, limit)
+    }
+
+    /// Whether every node other than `except` has as much capacity in as out (arcs at `except`
+    /// left out), with every capacity below [`INF`].
+    pub fn balanced(&self, except: usize) -> bool {
+        let mut net = vec![0i128; self.adj.len()];
+        for a in (0..self.to.len()).step_by(2) {
+            let (u, v, c) = (self.to[a + 1] as usize, self.to[a] as usize, self.cap0[a]);
+            if u == except || v == except {
+                continue;
+            }
+            if c >= INF {
+                return false;
+            }
+            net[u] += i128::from(c);
+            net[v] -= i128::from(c);
+        }
+        net.iter().all(|&x| x == 0)
+    }
+
+    fn restore_capacities(&mut self) {
         self.cap.clear();
         self.cap.extend_from_slice(&self.cap0);
-        self.augment(s, t, limit)
     }
 
     /// Pushes more flow from `s` to `t` on the current residual network (after `max_flow`).
@@ -258,19 +292,6 @@ impl FlowNet {
         self.cap.extend_from_slice(saved);
     }
 
-    /// Sets the residual capacities to the capacities (zero flow), as a run starts.
-    pub fn reset_residual(&mut self) {
-        self.cap.clear();
-        self.cap.extend_from_slice(&self.cap0);
-    }
-
-    /// Puts the whole capacity of arc `a` on its reverse (after [`FlowNet::reset_residual`]):
-    /// the residual network then has the arc turned around.
-    pub fn saturate(&mut self, a: usize) {
-        self.cap[a ^ 1] += self.cap[a];
-        self.cap[a] = 0;
-    }
-
     /// Exchanges the residual capacities with `other`: a caller keeps a flow of its own between
     /// runs without copying it.
     pub fn swap_residual(&mut self, other: &mut Vec<i64>) {
@@ -289,11 +310,6 @@ impl FlowNet {
             self.cap[a as usize] = c;
         }
         self.recording = false;
-    }
-
-    /// The number of residual capacities held (twice the arcs of the last run).
-    pub fn residual_len(&self) -> usize {
-        self.cap.len()
     }
 
     /// Keeps the first `len` residual capacities (drops those of arcs popped since).
@@ -343,5 +359,35 @@ mod tests {
         assert_eq!(f.max_flow(0, 5, INF), 28);
         f.pop_arc();
         assert_eq!(f.max_flow(0, 5, INF), 23);
+    }
+
+    #[test]
+    fn balance_and_turned_arcs() {
+        // A two-way ring 0 <-> 1 <-> 2 <-> 0 of capacity 2, and a source 3 with arcs to 0 and 1.
+        let mut f = FlowNet::new(4);
+        for (u, v) in [(0, 1), (1, 2), (2, 0)] {
+            f.add_arc(u, v, 2);
+            f.add_arc(v, u, 2);
+        }
+        let roots = [f.add_arc(3, 0, 1), f.add_arc(3, 1, 1)];
+        assert!(f.balanced(3));
+        assert!(!f.balanced(0));
+        // F(3 -> 2) = 2; turned around, 2 -> 3 through the reversed arcs is 2 as well, and
+        // what can still reach 3 there is the smallest minimum cut's source side here.
+        assert_eq!(f.max_flow(3, 2, INF), 2);
+        let side = f.source_side(3);
+        assert_eq!(f.reversed_flow(2, 3, &roots, INF), 2);
+        assert_eq!(f.sink_side(3), side);
+        // With 3 -> 0 of capacity 3, the smallest minimum cut is still {3} (4 leaves it, as
+        // {3, 0, 1}), and the source's arcs do not count towards balance.
+        f.set_cap(roots[0], 3);
+        assert!(f.balanced(3));
+        assert_eq!(f.max_flow(3, 2, INF), 4);
+        let side = f.source_side(3);
+        assert_eq!(f.reversed_flow(2, 3, &roots, INF), 4);
+        assert_eq!(f.sink_side(3), side);
+        // A ring arc of capacity 3 unbalances nodes 0 and 1.
+        f.set_cap(0, 3);
+        assert!(!f.balanced(3));
     }
 }

@@ -69,13 +69,10 @@ impl<'a> Oracle<'a> {
 
     /// Sets the capacities: `caps` aligned with `net.merged`, `root` on every s -> root arc.
     pub fn set(&mut self, caps: &[i64], root: i64) {
-        let mut net_flow = vec![0i64; self.net.n];
-        for ((&a, &c), &(from, to)) in self.edge_arcs.iter().zip(caps).zip(self.net.merged.keys()) {
+        for (&a, &c) in self.edge_arcs.iter().zip(caps) {
             self.flow.set_cap(a, c);
-            net_flow[from] = net_flow[from].saturating_add(c);
-            net_flow[to] = net_flow[to].saturating_sub(c);
         }
-        self.balanced = caps.iter().all(|&c| c < INF) && net_flow.iter().all(|&x| x == 0);
+        self.balanced = self.flow.balanced(self.s);
         for &a in &self.root_arcs {
             self.flow.set_cap(a, root);
         }
@@ -96,11 +93,7 @@ impl<'a> Oracle<'a> {
         for i in 0..self.sinks.len() {
             let v = self.sinks[i];
             let f = if self.balanced {
-                self.flow.reset_residual();
-                for &a in &self.root_arcs {
-                    self.flow.saturate(a);
-                }
-                self.flow.augment(v, self.s, demand)
+                self.flow.reversed_flow(v, self.s, &self.root_arcs, demand)
             } else {
                 self.flow.max_flow(self.s, v, demand)
             };

@@ -180,15 +180,7 @@ fn remove_switches_with(net: &Net, plan: &Plan, optimistic: bool, flows: Flows) 
             });
         }
     }
-    let mut net_in = vec![0i64; n];
-    let mut net_out = vec![0i64; n];
-    for (u, arcs) in lg.out.iter().enumerate() {
-        for (&v, &a) in arcs {
-            net_out[u] += lg.cap(a);
-            net_in[v] += lg.cap(a);
-        }
-    }
-    lg.balanced = net_in == net_out;
+    lg.balanced = lg.flow.balanced(lg.s);
     for &r in &net.roots {
         let a = lg.flow.add_arc(lg.s, r, plan.k as i64);
         lg.pieces.resize(a / 2 + 1, Vec::new());
@@ -354,7 +346,7 @@ fn min_over_sinks(
         lg.flow.sync_new_arcs();
         lg.flow.record();
         let f = b.value + lg.flow.augment(s, sink, limit - b.value);
-        let answer = settle(lg, f, excluded, limit, settled);
+        let answer = settle(lg, f, excluded, limit, settled, false);
         lg.flow.rollback();
         lg.flow.truncate_residual(len);
         lg.flow.swap_residual(&mut b.res);
@@ -364,7 +356,7 @@ fn min_over_sinks(
         }
     }
     let f = lg.flow.max_flow(s, sink, limit);
-    if let Some(f) = settle(lg, f, excluded, limit, settled) {
+    if let Some(f) = settle(lg, f, excluded, limit, settled, false) {
         return f;
     }
     let n = lg.is_rank.len();
@@ -406,12 +398,24 @@ fn min_over_sinks(
 }
 
 /// The answer of [`min_over_sinks`] once the flow to its sink is `f` (a maximum flow when below
-/// `limit`), unless each rank must be tried as an extra sink.
-fn settle(lg: &Logical, f: i64, excluded: &[usize], limit: i64, settled: bool) -> Option<i64> {
+/// `limit`), unless each rank must be tried as an extra sink. `turned`: the flow ran turned
+/// around ([`shortcuts::family_2`]), so the original sink side is what cannot reach s.
+fn settle(
+    lg: &Logical,
+    f: i64,
+    excluded: &[usize],
+    limit: i64,
+    settled: bool,
+    turned: bool,
+) -> Option<i64> {
     if f >= limit || settled {
         return Some(f);
     }
-    let side = lg.flow.source_side(lg.s);
+    let side = if turned {
+        lg.flow.sink_side(lg.s)
+    } else {
+        lg.flow.source_side(lg.s)
+    };
     let n = lg.is_rank.len();
     if (0..n).any(|v| lg.is_rank[v] && !side[v] && !excluded.contains(&v)) {
         return Some(f);

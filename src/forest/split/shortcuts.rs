@@ -3,7 +3,7 @@
 //! [`family_2`] turns family 2's flow around on a balanced graph so that it fans out from u
 //! instead of gathering a unit from every root.
 
-use super::Logical;
+use super::{Logical, settle};
 use crate::forest::flow::INF;
 
 /// A flow from s into the switch `w` being removed, as residual capacities, kept while w's
@@ -97,22 +97,8 @@ pub(super) fn family_2(
     if extra {
         lg.flow.add_arc(u, t, INF);
     }
-    lg.flow.reset_residual();
-    for &a in &lg.root_arcs {
-        lg.flow.saturate(a);
-    }
-    let f = lg.flow.augment(u, s, limit);
-    let answer = if f >= limit || settled {
-        Some(f)
-    } else {
-        let reach = lg.flow.sink_side(s);
-        let n = lg.is_rank.len();
-        if (0..n).any(|v| lg.is_rank[v] && !reach[v] && v != u && v != t) {
-            Some(f)
-        } else {
-            lg.optimistic.then_some(limit)
-        }
-    };
+    let f = lg.flow.reversed_flow(u, s, &lg.root_arcs, limit);
+    let answer = settle(lg, f, &[u, t], limit, settled, true);
     if extra {
         lg.flow.pop_arc();
     }
