@@ -40,7 +40,7 @@ fn tree(root: usize, rate: BigRational, edges: &[(usize, usize)]) -> Tree {
             .map(|&(from, to)| ForestEdge {
                 from,
                 to,
-                route: Vec::new(),
+                route: Vec::new().into(),
             })
             .collect(),
     }

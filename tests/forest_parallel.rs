@@ -182,7 +182,7 @@ fn two_parallel_copies_give_four_gbs_at_k_one() {
         let mut load: BTreeMap<usize, BigRational> = BTreeMap::new();
         for t in &f.trees {
             for e in &t.edges {
-                for &g in &e.route {
+                for &g in e.route.iter() {
                     *load.entry(g).or_insert_with(|| ratio(0, 1)) += &t.rate;
                 }
             }

@@ -85,14 +85,15 @@ pub fn solve_with(
         KChoice::Fixed(k) => plan::fixed(&net, &opt, k),
     };
     progress.phase(Phase::SolvePacking, None);
-    let (mut lg, batches) = match switch_free_forest(&net, &plan) {
+    let tail = split::leap_tail(&net);
+    let (mut lg, batches) = match switch_free_forest(&net, &plan, tail) {
         Some(found) => found,
         None => {
             // floor(U b_e) can unbalance a relay node of a topology with one-way links (Section
             // 4.5: "G({floor(U* b_e)}) is not necessarily Eulerian"), and edge splitting then
             // cannot route all of it. The optimal plan's U b_e are exact, hence Eulerian.
             plan = plan::optimal(&net, &opt);
-            switch_free_forest(&net, &plan)
+            switch_free_forest(&net, &plan, tail)
                 .expect("an Eulerian D_k always packs (Theorems 7 and 10)")
         }
     };
@@ -115,29 +116,45 @@ pub fn solve_with(
 }
 
 /// Switch removal and packing for `plan`, fast paths first (see the module docs of [`split`],
-/// [`tight`] and [`pack`]): the optimistic switch removal and the speculative packings give
-/// exactly the exact algorithms' results whenever the packing completes, which it checks by
-/// itself. The breadth-first speculative packing gets [`tight::BREADTH_RESTARTS`] restarts;
-/// then the same packing trying the widest edge first (a different but equally valid edge
-/// order of Algorithm 5, [`tight::Order`]). Otherwise the exact algorithms run: switch removal
-/// again only if its result fails Theorem 10.
+/// [`tight`] and [`pack`]): the leaping and the optimistic switch removal and the speculative
+/// packings give exactly the exact algorithms' results whenever the packing completes, which it
+/// checks by itself. The breadth-first speculative packing gets [`tight::BREADTH_RESTARTS`]
+/// restarts; then the same packing trying the widest edge first (a different but equally valid
+/// edge order of Algorithm 5, [`tight::Order`]). A leaping removal whose result no packing took
+/// is checked against Theorem 10 and, failing it, redone by the optimistic pass. Otherwise the
+/// exact algorithms run: switch removal again only if its result fails Theorem 10.
 fn switch_free_forest(
     net: &net::Net,
     plan: &plan::Plan,
+    leap_tail: usize,
 ) -> Option<(split::Logical, Vec<pack::Batch>)> {
     let k = plan.k as i64;
-    let mut lg = split::remove_switches(net, plan, true);
     let (ranks, roots) = (&net.ranks, &net.roots);
-    let breadth = tight::pack(
-        &lg,
-        ranks,
-        roots,
-        k,
-        tight::Order::Breadth,
-        tight::BREADTH_RESTARTS,
-    );
-    if let Some(b) = breadth {
+    let breadth = |lg: &split::Logical| {
+        tight::pack(
+            lg,
+            ranks,
+            roots,
+            k,
+            tight::Order::Breadth,
+            tight::BREADTH_RESTARTS,
+        )
+    };
+    let mut lg = split::remove_switches(net, plan, split::Pass::Leap(leap_tail));
+    if let Some(b) = breadth(&lg) {
         return Some((lg, b));
+    }
+    // Theorem 10 on the result, once known.
+    let mut holds = None;
+    if lg.leapt() {
+        if split::holds(&mut lg) {
+            holds = Some(true);
+        } else {
+            lg = split::remove_switches(net, plan, split::Pass::Optimistic);
+            if let Some(b) = breadth(&lg) {
+                return Some((lg, b));
+            }
+        }
     }
     if let Some(b) = tight::pack(&lg, ranks, roots, k, tight::Order::Widest, usize::MAX) {
         return Some((lg, b));
@@ -145,8 +162,8 @@ fn switch_free_forest(
     if let Some(b) = pack::pack(&lg, &net.ranks, &net.roots, k, true) {
         return Some((lg, b));
     }
-    if !split::holds(&mut lg) {
-        lg = split::remove_switches(net, plan, false);
+    if !holds.unwrap_or_else(|| split::holds(&mut lg)) {
+        lg = split::remove_switches(net, plan, split::Pass::Exact);
     }
     let b = pack::pack(&lg, &net.ranks, &net.roots, k, false)?;
     Some((lg, b))

@@ -179,13 +179,13 @@ impl Net {
         }
     }
 
-    /// Total units entering `v`.
-    pub fn ingress(&self, v: usize) -> i64 {
-        self.merged
-            .iter()
-            .filter(|((_, b), _)| *b == v)
-            .map(|(_, c)| c)
-            .sum()
+    /// Total units entering each node, by node.
+    pub fn ingress(&self) -> Vec<i64> {
+        let mut into = vec![0i64; self.n];
+        for (&(_, b), &c) in &self.merged {
+            into[b] += c;
+        }
+        into
     }
 
     /// B+(S): units leaving the node set `inside`.

@@ -54,7 +54,8 @@ impl<'a> Oracle<'a> {
             .collect();
         let root_arcs = net.roots.iter().map(|&r| flow.add_arc(s, r, 0)).collect();
         let mut sinks = net.ranks.clone();
-        sinks.sort_by_key(|&v| (net.ingress(v), v));
+        let ingress = net.ingress();
+        sinks.sort_by_key(|&v| (ingress[v], v));
         let sinks = twins_dropped(net, sinks);
         Oracle {
             net,
@@ -149,10 +150,11 @@ pub fn optimum(net: &Net) -> Optimum {
         is_root[r] = true;
     }
     // Start from the best single-node cut S = V - {v} (Algorithm 1's lower bound).
+    let ingress = net.ingress();
     let mut best: Option<(i64, i64, usize)> = None;
     for &v in &net.ranks {
         let a = roots - i64::from(is_root[v]);
-        let b = net.ingress(v);
+        let b = ingress[v];
         if a == 0 || b == 0 {
             continue;
         }

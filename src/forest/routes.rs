@@ -21,15 +21,22 @@
 
 use super::net::Net;
 use super::pack::Batch;
-use super::split::{Logical, Piece};
+use super::split::Logical;
 use super::types::{ForestEdge, Tree};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::Zero;
+use rayon::prelude::*;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// One tree's share of a batch: how many trees, and each edge's route in the batch's edge order.
+type Sub = (i64, Vec<Arc<[usize]>>);
 
 /// Turns batches into trees with routes; `y` is the rate of one tree (bytes per second) and
-/// `rank_of` orders the output by root rank.
+/// `rank_of` orders the output by root rank. Tree edges that take the same piece share its route
+/// (one allocation per piece, not per edge: a forest on thousands of ranks has millions of
+/// edges); the trees are built in parallel once the pieces are handed out.
 pub fn trees(
     net: &Net,
     copy_caps: &[i64],
@@ -38,58 +45,84 @@ pub fn trees(
     y: &BigRational,
     rank_of: &BTreeMap<usize, usize>,
 ) -> Vec<Tree> {
-    let mut out: Vec<(usize, Tree)> = Vec::new();
+    // Each piece's path as a shared route, kept in step with the piece lists.
+    let mut shared: Vec<Vec<Arc<[usize]>>> = lg
+        .pieces
+        .iter()
+        .map(|list| {
+            list.iter()
+                .map(|p| p.path.iter().map(|&e| e as usize).collect())
+                .collect()
+        })
+        .collect();
+    let mut split: Vec<Vec<Sub>> = Vec::with_capacity(batches.len());
     for b in batches {
-        let mut subs: Vec<(i64, Vec<Vec<u32>>)> = vec![(b.m, Vec::new())];
+        let mut subs: Vec<Sub> = vec![(b.m, Vec::with_capacity(b.edges.len()))];
         for &(_, _, arc) in &b.edges {
             let list = &mut lg.pieces[arc / 2];
+            let routes = &mut shared[arc / 2];
             let mut next = Vec::with_capacity(subs.len());
-            for (m, mut routes) in subs {
+            for (m, mut taken) in subs {
                 let mut need = m;
                 loop {
-                    let piece: &mut Piece =
-                        list.last_mut().expect("the packing stays within capacity");
+                    let piece = list.last_mut().expect("the packing stays within capacity");
                     let t = piece.units.min(need);
                     need -= t;
-                    let path = piece.path.clone();
                     piece.units -= t;
-                    if piece.units == 0 {
+                    let route = if piece.units == 0 {
                         list.pop();
+                        routes.pop()
+                    } else {
+                        routes.last().cloned()
                     }
+                    .expect("every piece has its route");
                     if need == 0 {
                         // The last piece takes the routes so far along; only splits copy them.
-                        routes.push(path);
-                        next.push((t, routes));
+                        taken.push(route);
+                        next.push((t, taken));
                         break;
                     }
-                    let mut r = routes.clone();
-                    r.push(path);
+                    let mut r = taken.clone();
+                    r.push(route);
                     next.push((t, r));
                 }
             }
             subs = next;
         }
-        let order = bfs_order(b);
-        for (m, routes) in subs {
-            let edges = order
-                .iter()
-                .map(|&i| {
-                    let (from, to, _) = b.edges[i];
-                    ForestEdge {
-                        from,
-                        to,
-                        route: routes[i].iter().map(|&e| e as usize).collect(),
-                    }
-                })
-                .collect();
-            let tree = Tree {
-                root: b.root,
-                rate: y * BigRational::from_integer(BigInt::from(m)),
-                edges,
-            };
-            out.push((rank_of[&b.root], tree));
-        }
+        split.push(subs);
     }
+    let mut out: Vec<(usize, Tree)> = batches
+        .par_iter()
+        .zip(split)
+        .map_init(
+            || vec![0u32; net.n],
+            |depth, (b, subs)| {
+                let order = bfs_order(b, depth);
+                subs.into_iter()
+                    .map(|(m, routes)| {
+                        let edges = order
+                            .iter()
+                            .map(|&i| {
+                                let (from, to, _) = b.edges[i];
+                                ForestEdge {
+                                    from,
+                                    to,
+                                    route: routes[i].clone(),
+                                }
+                            })
+                            .collect();
+                        let tree = Tree {
+                            root: b.root,
+                            rate: y * BigRational::from_integer(BigInt::from(m)),
+                            edges,
+                        };
+                        (rank_of[&b.root], tree)
+                    })
+                    .collect::<Vec<_>>()
+            },
+        )
+        .flatten()
+        .collect();
     out.sort_by_key(|(r, _)| *r);
     let mut trees: Vec<Tree> = out.into_iter().map(|(_, t)| t).collect();
     for i in 0..net.copies.len() {
@@ -144,20 +177,22 @@ fn spread(net: &Net, copy_caps: &[i64], y: &BigRational, i: usize, trees: &mut V
                 &left - &rate
             };
         }
-        trees[t].edges[e].route[h] = net.phys[copies[at]].edge;
+        let mut route = trees[t].edges[e].route.to_vec();
+        route[h] = net.phys[copies[at]].edge;
+        trees[t].edges[e].route = route.into();
     }
 }
 
 /// Edge indices of a batch sorted by the depth of their child (stable), so parents come first.
-fn bfs_order(b: &Batch) -> Vec<usize> {
-    let mut depth: BTreeMap<usize, usize> = BTreeMap::new();
-    depth.insert(b.root, 0);
+/// `depth` is scratch indexed by node: each entry is written before it is read.
+fn bfs_order(b: &Batch, depth: &mut [u32]) -> Vec<usize> {
+    depth[b.root] = 0;
     let mut keyed = Vec::with_capacity(b.edges.len());
     for (i, &(x, y, _)) in b.edges.iter().enumerate() {
-        let d = depth[&x] + 1;
-        depth.insert(y, d);
-        keyed.push((d, i));
+        let d = depth[x] + 1;
+        depth[y] = d;
+        keyed.push((d, i as u32));
     }
-    keyed.sort();
-    keyed.into_iter().map(|(_, i)| i).collect()
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i as usize).collect()
 }

@@ -15,7 +15,7 @@ pub struct ForestEdge {
     pub to: NodeId,
     /// The directed graph edges (indices into `Topology::graph`'s edges) from `from` to `to`, in
     /// order; more than one when the route passes through switches.
-    pub route: Vec<usize>,
+    pub route: std::sync::Arc<[usize]>,
 }
 
 /// A spanning out-tree over the compute nodes (in-tree when the forest is reversed for

@@ -52,7 +52,11 @@ fn hop(topo: &Topology, dir: Direction, from: NodeId, via: NodeId, to: NodeId) -
         Direction::Out => vec![edge(topo, from, via), edge(topo, via, to)],
         Direction::In => vec![edge(topo, to, via), edge(topo, via, from)],
     };
-    ForestEdge { from, to, route }
+    ForestEdge {
+        from,
+        to,
+        route: route.into(),
+    }
 }
 
 /// Figure 5's trees on examples/forestcoll_fig2.coll: rooted at every `c[i][j]`, a chain through

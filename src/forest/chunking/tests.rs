@@ -12,7 +12,7 @@ fn in_trees_keep_every_chain_no_other_beats() {
     let e = |from, to, lat: i64| ForestEdge {
         from,
         to,
-        route: vec![lat as usize],
+        route: vec![lat as usize].into(),
     };
     let t = Tree {
         root: 0,

@@ -18,7 +18,7 @@ fn arcs(lg: &Logical) -> Vec<(usize, usize, i64, Vec<Piece>)> {
     v
 }
 
-fn removed(text: &str, dir: Direction, roots: Roots, optimistic: bool, flows: Flows) -> Logical {
+fn removed(text: &str, dir: Direction, roots: Roots, pass: Pass, flows: Flows) -> Logical {
     let mut sources = SourceMap::new();
     let id = sources.add("t.coll".to_string(), text.to_string());
     let c = check(&mut sources, id, &Options::default());
@@ -28,7 +28,7 @@ fn removed(text: &str, dir: Direction, roots: Roots, optimistic: bool, flows: Fl
     let ranks = &m.collective.as_ref().expect("a collective").ranks;
     let net = Net::build(topo, ranks, roots, dir).expect("a net");
     let plan = plan::auto(&net, &optimum::optimum(&net));
-    remove_switches_with(&net, &plan, optimistic, flows)
+    remove_switches_with(&net, &plan, pass, flows)
 }
 
 fn example(name: &str) -> String {
@@ -53,10 +53,10 @@ fn shortcuts_make_the_plain_flows_splits() {
     .collect();
     for text in &cases {
         for dir in [Direction::Out, Direction::In] {
-            for optimistic in [true, false] {
+            for pass in [Pass::Optimistic, Pass::Exact] {
                 // Checked: every family-1 and family-2 value is the plain flow's.
-                let fast = removed(text, dir, Roots::All, optimistic, Flows::Checked);
-                let plain = removed(text, dir, Roots::All, optimistic, Flows::Plain);
+                let fast = removed(text, dir, Roots::All, pass, Flows::Checked);
+                let plain = removed(text, dir, Roots::All, pass, Flows::Plain);
                 assert_eq!(arcs(&fast), arcs(&plain), "{text}");
                 // ForestColl's inputs have equal bandwidth in and out at every node, so
                 // family_2 ran.
@@ -64,4 +64,69 @@ fn shortcuts_make_the_plain_flows_splits() {
             }
         }
     }
+}
+
+/// Theorem 10 by one plain flow per rank, as the paper states it.
+fn holds_plainly(lg: &mut Logical) -> bool {
+    let (s, d) = (lg.s, lg.demand);
+    (0..lg.is_rank.len())
+        .filter(|&v| lg.is_rank[v])
+        .all(|v| lg.flow.max_flow(s, v, d) >= d)
+}
+
+#[test]
+fn a_leap_that_holds_is_the_optimistic_pass() {
+    let cases = [
+        "examples/dgx_a100_2x8.coll",
+        "examples/mi250_8plus8.coll",
+        "examples/mi250_2x16.coll",
+        "examples/dragonfly_small.coll",
+        "examples/full_mesh_boxes.coll",
+        "examples/forestcoll_fig2.coll",
+    ];
+    let (mut held, mut failed) = (0, 0);
+    for name in cases {
+        let text = example(name);
+        for dir in [Direction::Out, Direction::In] {
+            let optimistic = removed(&text, dir, Roots::All, Pass::Optimistic, Flows::Shortcuts);
+            for tail in [0, 1, 2, 4, 8] {
+                let mut leap = removed(&text, dir, Roots::All, Pass::Leap(tail), Flows::Shortcuts);
+                let ok = holds(&mut leap);
+                // The twin and turned-around shortcuts of `holds` give the paper's answer.
+                assert_eq!(ok, holds_plainly(&mut leap), "{name} tail {tail}");
+                if ok {
+                    assert_eq!(arcs(&leap), arcs(&optimistic), "{name} tail {tail}");
+                    held += usize::from(leap.leapt());
+                } else {
+                    assert!(leap.leapt(), "{name} tail {tail}: only a leap can fail");
+                    failed += 1;
+                }
+            }
+        }
+    }
+    // Both outcomes occur: the check is not vacuous.
+    assert!(held > 0 && failed > 0, "held {held}, failed {failed}");
+}
+
+#[test]
+fn a_failed_leap_falls_back_to_the_same_forest() {
+    // MI250 2x16's one switch binds (family 2), so leaping over it fails Theorem 10; the
+    // solver then runs the optimistic pass and packs the same trees as without leaping.
+    let text = example("examples/mi250_2x16.coll");
+    let mut sources = SourceMap::new();
+    let id = sources.add("t.coll".to_string(), text);
+    let c = check(&mut sources, id, &Options::default());
+    let m = c.model.expect("a model");
+    let topo = m.topology.as_ref().expect("a topology");
+    let ranks = &m.collective.as_ref().expect("a collective").ranks;
+    let net = Net::build(topo, ranks, Roots::All, Direction::Out).expect("a net");
+    let plan = plan::auto(&net, &optimum::optimum(&net));
+    let mut leap = remove_switches(&net, &plan, Pass::Leap(0));
+    assert!(leap.leapt() && !holds(&mut leap));
+    let batches = |tail| {
+        let (lg, b) = crate::forest::switch_free_forest(&net, &plan, tail).expect("packs");
+        let b: Vec<_> = b.iter().map(|b| (b.root, b.m, b.edges.clone())).collect();
+        (arcs(&lg), b)
+    };
+    assert_eq!(batches(0), batches(usize::MAX));
 }

@@ -149,7 +149,7 @@ fn live_tree(
 ) -> Live {
     let mut path = Vec::new();
     for e in &f.trees[t.tree].edges {
-        for &g in &e.route {
+        for &g in e.route.iter() {
             let ends = topo
                 .graph
                 .edge_endpoints(petgraph::graph::EdgeIndex::new(g))
