@@ -120,9 +120,10 @@ pub fn solve_with(
 /// packings give exactly the exact algorithms' results whenever the packing completes, which it
 /// checks by itself. The breadth-first speculative packing gets [`tight::BREADTH_RESTARTS`]
 /// restarts; then the same packing trying the widest edge first (a different but equally valid
-/// edge order of Algorithm 5, [`tight::Order`]). A leaping removal whose result no packing took
-/// is checked against Theorem 10 and, failing it, redone by the optimistic pass. Otherwise the
-/// exact algorithms run: switch removal again only if its result fails Theorem 10.
+/// edge order of Algorithm 5, [`tight::Order`]). A leaping removal that neither took is checked
+/// against Theorem 10 and, failing it, redone by the optimistic pass (a graph that leapt too
+/// far has a set short of capacity from the start, where both packings give up at once).
+/// Otherwise the exact algorithms run: switch removal again only if its result fails Theorem 10.
 fn switch_free_forest(
     net: &net::Net,
     plan: &plan::Plan,
@@ -130,7 +131,7 @@ fn switch_free_forest(
 ) -> Option<(split::Logical, Vec<pack::Batch>)> {
     let k = plan.k as i64;
     let (ranks, roots) = (&net.ranks, &net.roots);
-    let breadth = |lg: &split::Logical| {
+    let speculate = |lg: &split::Logical| {
         tight::pack(
             lg,
             ranks,
@@ -139,9 +140,10 @@ fn switch_free_forest(
             tight::Order::Breadth,
             tight::BREADTH_RESTARTS,
         )
+        .or_else(|| tight::pack(lg, ranks, roots, k, tight::Order::Widest, usize::MAX))
     };
     let mut lg = split::remove_switches(net, plan, split::Pass::Leap(leap_tail));
-    if let Some(b) = breadth(&lg) {
+    if let Some(b) = speculate(&lg) {
         return Some((lg, b));
     }
     // Theorem 10 on the result, once known.
@@ -151,13 +153,10 @@ fn switch_free_forest(
             holds = Some(true);
         } else {
             lg = split::remove_switches(net, plan, split::Pass::Optimistic);
-            if let Some(b) = breadth(&lg) {
+            if let Some(b) = speculate(&lg) {
                 return Some((lg, b));
             }
         }
-    }
-    if let Some(b) = tight::pack(&lg, ranks, roots, k, tight::Order::Widest, usize::MAX) {
-        return Some((lg, b));
     }
     if let Some(b) = pack::pack(&lg, &net.ranks, &net.roots, k, true) {
         return Some((lg, b));
