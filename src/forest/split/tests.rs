@@ -18,7 +18,8 @@ fn arcs(lg: &Logical) -> Vec<(usize, usize, i64, Vec<Piece>)> {
     v
 }
 
-fn removed(text: &str, dir: Direction, roots: Roots, pass: Pass, flows: Flows) -> Logical {
+/// The net of `text`'s collective and its automatic plan.
+fn planned(text: &str, dir: Direction, roots: Roots) -> (Net, Plan) {
     let mut sources = SourceMap::new();
     let id = sources.add("t.coll".to_string(), text.to_string());
     let c = check(&mut sources, id, &Options::default());
@@ -28,8 +29,24 @@ fn removed(text: &str, dir: Direction, roots: Roots, pass: Pass, flows: Flows) -
     let ranks = &m.collective.as_ref().expect("a collective").ranks;
     let net = Net::build(topo, ranks, roots, dir).expect("a net");
     let plan = plan::auto(&net, &optimum::optimum(&net));
+    (net, plan)
+}
+
+fn removed(text: &str, dir: Direction, roots: Roots, pass: Pass, flows: Flows) -> Logical {
+    let (net, plan) = planned(text, dir, roots);
     remove_switches_with(&net, &plan, pass, flows)
 }
+
+/// Boxes of GPUs under NVSwitches and NICs (family 2 binds there), a dragonfly, boxes in a full
+/// mesh, the paper's Figure 2.
+const CASES: [&str; 6] = [
+    "examples/dgx_a100_2x8.coll",
+    "examples/mi250_8plus8.coll",
+    "examples/mi250_2x16.coll",
+    "examples/dragonfly_small.coll",
+    "examples/full_mesh_boxes.coll",
+    "examples/forestcoll_fig2.coll",
+];
 
 fn example(name: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(name);
@@ -38,19 +55,7 @@ fn example(name: &str) -> String {
 
 #[test]
 fn shortcuts_make_the_plain_flows_splits() {
-    // Boxes of GPUs under NVSwitches and NICs (family 2 binds there), a dragonfly, boxes in a
-    // full mesh, the paper's Figure 2.
-    let cases: Vec<String> = [
-        "examples/dgx_a100_2x8.coll",
-        "examples/mi250_8plus8.coll",
-        "examples/mi250_2x16.coll",
-        "examples/dragonfly_small.coll",
-        "examples/full_mesh_boxes.coll",
-        "examples/forestcoll_fig2.coll",
-    ]
-    .iter()
-    .map(|p| example(p))
-    .collect();
+    let cases: Vec<String> = CASES.iter().map(|p| example(p)).collect();
     for text in &cases {
         for dir in [Direction::Out, Direction::In] {
             for pass in [Pass::Optimistic, Pass::Exact] {
@@ -76,16 +81,8 @@ fn holds_plainly(lg: &mut Logical) -> bool {
 
 #[test]
 fn a_leap_that_holds_is_the_optimistic_pass() {
-    let cases = [
-        "examples/dgx_a100_2x8.coll",
-        "examples/mi250_8plus8.coll",
-        "examples/mi250_2x16.coll",
-        "examples/dragonfly_small.coll",
-        "examples/full_mesh_boxes.coll",
-        "examples/forestcoll_fig2.coll",
-    ];
     let (mut held, mut failed) = (0, 0);
-    for name in cases {
+    for name in CASES {
         let text = example(name);
         for dir in [Direction::Out, Direction::In] {
             let optimistic = removed(&text, dir, Roots::All, Pass::Optimistic, Flows::Shortcuts);
@@ -113,14 +110,7 @@ fn a_failed_leap_falls_back_to_the_same_forest() {
     // MI250 2x16's one switch binds (family 2), so leaping over it fails Theorem 10; the
     // solver then runs the optimistic pass and packs the same trees as without leaping.
     let text = example("examples/mi250_2x16.coll");
-    let mut sources = SourceMap::new();
-    let id = sources.add("t.coll".to_string(), text);
-    let c = check(&mut sources, id, &Options::default());
-    let m = c.model.expect("a model");
-    let topo = m.topology.as_ref().expect("a topology");
-    let ranks = &m.collective.as_ref().expect("a collective").ranks;
-    let net = Net::build(topo, ranks, Roots::All, Direction::Out).expect("a net");
-    let plan = plan::auto(&net, &optimum::optimum(&net));
+    let (net, plan) = planned(&text, Direction::Out, Roots::All);
     let mut leap = remove_switches(&net, &plan, Pass::Leap(0));
     assert!(leap.leapt() && !holds(&mut leap));
     let batches = |tail| {
