@@ -1,8 +1,8 @@
 //! The ForestColl fast paths give exactly the paper's algorithms' results: the optimistic and
-//! leaping switch removals (src/forest/split.rs) against Algorithm 4 with Theorem 8's gamma in full, and both
-//! speculative packings (src/forest/pack.rs, src/forest/tight.rs) against Algorithm 5 with every
-//! mu computed, on the examples, a small DGX fat tree, tori, a hypercube, a dragonfly and random
-//! box-and-switch topologies.
+//! leaping switch removals (src/forest/split.rs) against Algorithm 4 with Theorem 8's gamma in
+//! full, and both speculative packings (src/forest/pack.rs, src/forest/tight.rs) against
+//! Algorithm 5 with every mu computed, on the examples, a small DGX fat tree, tori, a hypercube,
+//! a dragonfly and random box-and-switch topologies.
 
 mod forest_common;
 

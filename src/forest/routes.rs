@@ -1,7 +1,7 @@
 //! Mapping packed trees back to the physical topology (../shared/seeds/forestcoll.txt, Appendix
 //! C.3, last part: "one needs to use the routing in Algorithm 4 to recover the paths in G").
 //!
-//! Every unit of a logical edge's capacity carries one physical path ([`Piece`]); a batch of m
+//! Every unit of a logical edge's capacity carries one physical path ([`Piece`](super::split::Piece)); a batch of m
 //! trees takes m units of each of its edges. When those units come from different paths the batch
 //! is split further, so that every [`Tree`] uses one route per edge; each piece is used by at most
 //! as many trees as it has units, so the trees' load on every physical edge stays within

@@ -45,11 +45,12 @@
 //! Leaping (our addition, [`Pass::Leap`]). On large networks almost every gamma is c0: on a
 //! 4,160-host dragonfly only the last 4 of 1,040 switches had a binding cut, on a 1,024-GPU fat
 //! tree the last 32 of 1,216. A leaping pass takes gamma = c0 without any flow for every switch
-//! but the last max(64, n/8) of its n switches ([`leap_tail`]), and runs the optimistic pass on those. By the
-//! same argument, a split above Theorem 8's gamma leaves a cut below |R| k for good, so if the
-//! result meets Theorem 10 (or k trees per root pack into it) every leap was Theorem 8's gamma
-//! and the result is the optimistic pass's, arc for arc; otherwise the caller runs the
-//! optimistic pass. The tail's size only decides how often that happens, never the result.
+//! but the last max(64, n/8) of its n switches ([`leap_tail`]), and runs the optimistic pass on
+//! those. By the same argument, a split above Theorem 8's gamma leaves a cut below |R| k for
+//! good, so if the result meets Theorem 10 (or k trees per root pack into it) every leap was
+//! Theorem 8's gamma and the result is the optimistic pass's, arc for arc; otherwise the caller
+//! runs the optimistic pass. The tail's size only decides how often that happens, never the
+//! result.
 //!
 //! Pairs are tried with u != t first (u == t would only drop capacity as a self-loop) and in
 //! rotated order starting after t, which pairs neighbours into rings as in Figure 13.
@@ -74,7 +75,6 @@ pub struct Piece {
 }
 
 /// The working graph: arcs of the flow network D_k with their pieces.
-#[derive(Clone)]
 pub struct Logical {
     pub flow: FlowNet,
     pub s: usize,
@@ -148,7 +148,7 @@ pub enum Pass {
     /// packing it.
     Optimistic,
     /// Gamma = c0 without flows but for the last this many switches, which get the optimistic
-    /// pass ([`LEAP_TAIL`] for the default); check the result the same way.
+    /// pass ([`leap_tail`] for the default); check the result the same way.
     Leap(usize),
 }
 

@@ -14,7 +14,6 @@ use crate::forest::flow::INF;
 /// Splitting lowers c(u, w): flow above the new capacity is sent on from u to w, or back to s
 /// ([`warm_split`]). w's outgoing arcs are kept at zero residual: a flow into w never needs
 /// them, and the repair then cannot route through w.
-#[derive(Clone)]
 pub(super) struct Warm {
     pub(super) w: usize,
     pub(super) res: Vec<i64>,
