@@ -1,11 +1,12 @@
 //! Mapping packed trees back to the physical topology (../shared/seeds/forestcoll.txt, Appendix
 //! C.3, last part: "one needs to use the routing in Algorithm 4 to recover the paths in G").
 //!
-//! Every unit of a logical edge's capacity carries one physical path ([`Piece`](super::split::Piece)); a batch of m
-//! trees takes m units of each of its edges. When those units come from different paths the batch
-//! is split further, so that every [`Tree`] uses one route per edge; each piece is used by at most
-//! as many trees as it has units, so the trees' load on every physical edge stays within
-//! floor(U b_e) trees, i.e. within the link's bandwidth at rate y per tree.
+//! Every unit of a logical edge's capacity carries one physical path
+//! ([`Piece`](super::split::Piece)); a batch of m trees takes m units of each of its edges. When
+//! those units come from different paths the batch is split further, so that every [`Tree`] uses
+//! one route per edge; each piece is used by at most as many trees as it has units, so the trees'
+//! load on every physical edge stays within floor(U b_e) trees, i.e. within the link's bandwidth
+//! at rate y per tree.
 //!
 //! Capacities are per merged edge (parallel copies of a link summed, see [`super::plan`]): each
 //! copy holds the floor(U b) whole trees it can carry alone, and the few units by which floor(U B)
