@@ -116,6 +116,38 @@ impl FlowNet {
         self.augment(s, t, limit)
     }
 
+    /// F(s, v) up to `limit`, where `root_arcs` are the only arcs at s (s -> root). On a
+    /// `balanced` network (every node but s with equal capacity in and out) it is computed turned
+    /// around, fanning out from v instead of gathering a unit from every root: for a set X
+    /// holding s but not v, with A = X - s and B the rest, the cut is c(A -> B) + the root arcs
+    /// into B, and c(A -> B) = c(B -> A) by balance, which is the cut of B in the network with
+    /// each root arc reversed (root -> s). The flow v -> s there has the same value. Afterwards
+    /// [`FlowNet::rooted_cut`] gives the smallest minimum cut's X either way.
+    pub fn rooted_flow(
+        &mut self,
+        s: usize,
+        v: usize,
+        root_arcs: &[usize],
+        balanced: bool,
+        limit: i64,
+    ) -> i64 {
+        if balanced {
+            self.reversed_flow(v, s, root_arcs, limit)
+        } else {
+            self.max_flow(s, v, limit)
+        }
+    }
+
+    /// The source side of the smallest minimum cut of the last [`FlowNet::rooted_flow`] (with
+    /// the same `balanced`): what s reaches, or, turned around, what can still reach s.
+    pub fn rooted_cut(&self, s: usize, balanced: bool) -> Vec<bool> {
+        if balanced {
+            self.sink_side(s)
+        } else {
+            self.source_side(s)
+        }
+    }
+
     /// Whether every node other than `except` has as much capacity in as out (arcs at `except`
     /// left out), with every capacity below [`INF`].
     pub fn balanced(&self, except: usize) -> bool {

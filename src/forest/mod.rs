@@ -86,7 +86,7 @@ pub fn solve_with(
     };
     progress.phase(Phase::SolvePacking, None);
     let tail = split::leap_tail(&net);
-    let (mut lg, batches) = match switch_free_forest(&net, &plan, tail) {
+    let (lg, batches) = match switch_free_forest(&net, &plan, tail) {
         Some(found) => found,
         None => {
             // floor(U b_e) can unbalance a relay node of a topology with one-way links (Section
@@ -101,7 +101,7 @@ pub fn solve_with(
     // One tree carries 1/U units: unit * u_den / u_num bytes per second.
     let y = &net.unit * int(plan.u_den) / int(plan.u_num);
     progress.phase(Phase::SolveRoutes, None);
-    let trees = routes::trees(&net, &plan.copy_caps(&net), &mut lg, &batches, &y, &rank_of);
+    let trees = routes::trees(&net, &plan.copy_caps(&net), &lg, &batches, &y, &rank_of);
     let inv_rate = int(plan.u_num) / (int(plan.u_den) * int(plan.k as i128) * &net.unit);
     let optimum = int(opt.p as i128) / (int(opt.q as i128) * &net.unit);
     Ok(Forest {

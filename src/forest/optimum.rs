@@ -83,27 +83,17 @@ impl<'a> Oracle<'a> {
     /// found and the source side (without s) of its minimum cut; with `first` it stops at the
     /// first violation instead of looking for the smallest.
     ///
-    /// F(s, v) gathers a unit from every root. On a balanced graph it is computed turned
-    /// around, fanning out from v: for a set X holding s but not v, with A = X - s and B the
-    /// rest, the cut is c(A -> B) + root |roots in B|, and c(A -> B) = c(B -> A) by balance,
-    /// which is the cut of B in the network with each root's s-arc reversed (root -> s): the
-    /// flow v -> s there has the same value, and the nodes that can still reach s are the
-    /// smallest minimum cut's X.
+    /// F(s, v) gathers a unit from every root; on a balanced graph it is computed turned
+    /// around, fanning out from v ([`FlowNet::rooted_flow`]).
     pub fn violated(&mut self, demand: i64, first: bool) -> Option<(i64, Vec<bool>)> {
         let mut worst: Option<(i64, Vec<bool>)> = None;
         for i in 0..self.sinks.len() {
             let v = self.sinks[i];
-            let f = if self.balanced {
-                self.flow.reversed_flow(v, self.s, &self.root_arcs, demand)
-            } else {
-                self.flow.max_flow(self.s, v, demand)
-            };
+            let f = self
+                .flow
+                .rooted_flow(self.s, v, &self.root_arcs, self.balanced, demand);
             if f < demand && worst.as_ref().is_none_or(|(w, _)| f < *w) {
-                let mut side = if self.balanced {
-                    self.flow.sink_side(self.s)
-                } else {
-                    self.flow.source_side(self.s)
-                };
+                let mut side = self.flow.rooted_cut(self.s, self.balanced);
                 side.truncate(self.net.n);
                 worst = Some((f, side));
                 if first {

@@ -41,18 +41,19 @@ type Sub = (i64, Vec<Arc<[usize]>>);
 pub fn trees(
     net: &Net,
     copy_caps: &[i64],
-    lg: &mut Logical,
+    lg: &Logical,
     batches: &[Batch],
     y: &BigRational,
     rank_of: &BTreeMap<usize, usize>,
 ) -> Vec<Tree> {
-    // Each piece's path as a shared route, kept in step with the piece lists.
-    let mut shared: Vec<Vec<Arc<[usize]>>> = lg
+    // Each logical arc's pieces as (units left, route), the route shared by every tree edge
+    // that takes it; handed out from the end, as `split` left them.
+    let mut pieces: Vec<Vec<(i64, Arc<[usize]>)>> = lg
         .pieces
         .iter()
         .map(|list| {
             list.iter()
-                .map(|p| p.path.iter().map(|&e| e as usize).collect())
+                .map(|p| (p.units, p.path.iter().map(|&e| e as usize).collect()))
                 .collect()
         })
         .collect();
@@ -60,23 +61,20 @@ pub fn trees(
     for b in batches {
         let mut subs: Vec<Sub> = vec![(b.m, Vec::with_capacity(b.edges.len()))];
         for &(_, _, arc) in &b.edges {
-            let list = &mut lg.pieces[arc / 2];
-            let routes = &mut shared[arc / 2];
+            let list = &mut pieces[arc / 2];
             let mut next = Vec::with_capacity(subs.len());
             for (m, mut taken) in subs {
                 let mut need = m;
                 loop {
-                    let piece = list.last_mut().expect("the packing stays within capacity");
-                    let t = piece.units.min(need);
+                    let (units, route) =
+                        list.last_mut().expect("the packing stays within capacity");
+                    let t = (*units).min(need);
                     need -= t;
-                    piece.units -= t;
-                    let route = if piece.units == 0 {
+                    *units -= t;
+                    let route = route.clone();
+                    if *units == 0 {
                         list.pop();
-                        routes.pop()
-                    } else {
-                        routes.last().cloned()
                     }
-                    .expect("every piece has its route");
                     if need == 0 {
                         // The last piece takes the routes so far along; only splits copy them.
                         taken.push(route);

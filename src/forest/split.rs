@@ -255,8 +255,7 @@ fn remove_all(lg: &mut Logical, mut pending: Vec<usize>, tail: usize) {
 
 /// Theorem 10's condition on the switch-free result: every rank v receives F(s, v) >= |R| k.
 /// One rank per class of twins (an automorphism fixing s swaps them, so they have the same
-/// flow); on a balanced graph each flow is computed turned around, fanning out from v to the
-/// s-arcs reversed (the same value, see `optimum::Oracle::violated`).
+/// flow); on a balanced graph each flow is computed turned around ([`FlowNet::rooted_flow`]).
 pub fn holds(lg: &mut Logical) -> bool {
     let (s, d) = (lg.s, lg.demand);
     let mut seen = std::collections::BTreeSet::new();
@@ -264,12 +263,7 @@ pub fn holds(lg: &mut Logical) -> bool {
         if !lg.is_rank[v] || !seen.insert(signature(lg, v)) {
             continue;
         }
-        let f = if lg.balanced {
-            lg.flow.reversed_flow(v, s, &lg.root_arcs, d)
-        } else {
-            lg.flow.max_flow(s, v, d)
-        };
-        if f < d {
+        if lg.flow.rooted_flow(s, v, &lg.root_arcs, lg.balanced, d) < d {
             return false;
         }
     }
@@ -474,11 +468,7 @@ fn settle(
     if f >= limit || settled {
         return Some(f);
     }
-    let side = if turned {
-        lg.flow.sink_side(lg.s)
-    } else {
-        lg.flow.source_side(lg.s)
-    };
+    let side = lg.flow.rooted_cut(lg.s, turned);
     let n = lg.is_rank.len();
     if (0..n).any(|v| lg.is_rank[v] && !side[v] && !excluded.contains(&v)) {
         return Some(f);
