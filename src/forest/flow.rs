@@ -1,18 +1,22 @@
 //! The maxflow oracle every ForestColl stage calls (../shared/seeds/forestcoll.txt, Appendix C:
-//! F(x, y; D) and the min-cut theorem; Appendix D assumes a preflow-push solver, we use Dinic's
+//! F(x, y; D) and the min-cut theorem). Appendix D assumes a preflow-push solver; we use Dinic's
 //! blocking flows, which has the same strongly polynomial bound on these unit-free integer
-//! networks). Capacities are exact `i64` integers: callers scale rational bandwidths to a common
-//! denominator first, so no float ever decides a cut.
+//! networks, and, for the flows whose callers only read the sink side of the cut, a few blocking
+//! flows followed by push-relabel ([`FlowNet::preflow`], in preflow.rs), which is far faster where
+//! the paths are long. Capacities are exact `i64` integers: callers scale rational bandwidths to
+//! a common denominator first, so no float ever decides a cut.
 //!
 //! The network is built once and reused: `cap0` holds the capacities, `cap` the residual of the
 //! current run. Temporary arcs (the infinite edges of the auxiliary networks) are pushed last and
 //! popped after use, and a flow can be capped (`limit`) because every caller only asks whether a
 //! maxflow reaches a threshold. A run may also start from a flow a caller kept
 //! ([`FlowNet::swap_residual`], the changes undone with [`FlowNet::record`] and
-//! [`FlowNet::rollback`]), or run with arcs turned around ([`FlowNet::reversed_flow`]). The source's own
-//! arcs are tried last added first, so a capped flow reaches its cap through the callers'
-//! temporary infinite arcs before the unit arcs of the roots; removed arcs leave the adjacency
-//! ([`FlowNet::detach`]).
+//! [`FlowNet::rollback`]), or run with arcs turned around ([`FlowNet::reversed_flow`]). The
+//! source's own arcs are tried last added first, so a capped flow reaches its cap through the
+//! callers' temporary infinite arcs before the unit arcs of the roots; removed arcs leave the
+//! adjacency ([`FlowNet::detach`]).
+
+mod preflow;
 
 /// Capacity that no cut in our networks can reach.
 pub const INF: i64 = i64::MAX / 4;
@@ -29,6 +33,7 @@ pub struct FlowNet {
     /// While `recording`, each residual capacity changed, with its value before.
     journal: Vec<(u32, i64)>,
     recording: bool,
+    labels: preflow::Labels,
 }
 
 impl FlowNet {
@@ -106,14 +111,16 @@ impl FlowNet {
 
     /// Maxflow from `s` to `t` (up to `limit`) in the network with each arc of `reversed` turned
     /// around (its capacity on its reverse), starting from zero flow. Afterwards
-    /// [`FlowNet::sink_side`] is what can still reach `t`.
+    /// [`FlowNet::sink_side`] is what can still reach `t`. Computed as a maximum preflow
+    /// ([`FlowNet::preflow`]): these flows fan out from one node to many, where Dinic needs a
+    /// phase per path length.
     pub fn reversed_flow(&mut self, s: usize, t: usize, reversed: &[usize], limit: i64) -> i64 {
         self.restore_capacities();
         for &a in reversed {
             self.cap[a ^ 1] += self.cap[a];
             self.cap[a] = 0;
         }
-        self.augment(s, t, limit)
+        self.preflow(s, t, limit)
     }
 
     /// F(s, v) up to `limit`, where `root_arcs` are the only arcs at s (s -> root). On a
@@ -173,14 +180,25 @@ impl FlowNet {
 
     /// Pushes more flow from `s` to `t` on the current residual network (after `max_flow`).
     pub fn augment(&mut self, s: usize, t: usize, limit: i64) -> i64 {
+        self.dinic(s, t, limit, usize::MAX).0
+    }
+
+    /// [`FlowNet::augment`] for at most `phases` blocking flows; also says whether it stopped
+    /// for that reason (the flow may then be short of maximum).
+    fn dinic(&mut self, s: usize, t: usize, limit: i64, phases: usize) -> (i64, bool) {
         if s == t {
-            return INF;
+            return (INF, false);
         }
         let n = self.adj.len();
         self.level.resize(n, 0);
         self.iter.resize(n, 0);
         let mut total = 0i64;
+        let mut phase = 0;
         while total < limit && self.bfs(s, t) {
+            if phase == phases {
+                return (total, true);
+            }
+            phase += 1;
             self.iter.iter_mut().for_each(|i| *i = 0);
             // The source's arcs are tried last added first: callers add their temporary
             // (infinite) source arcs last, and a flow that only has to reach `limit` gets there
@@ -202,7 +220,7 @@ impl FlowNet {
                 }
             }
         }
-        total
+        (total, false)
     }
 
     /// Sends `f` more along arc `a`.
@@ -421,5 +439,38 @@ mod tests {
         // A ring arc of capacity 3 unbalances nodes 0 and 1.
         f.set_cap(0, 3);
         assert!(!f.balanced(3));
+    }
+
+    proptest::proptest! {
+        /// The preflow's value (capped or not) and sink side are the maximum flow's, on random
+        /// networks with a many-source gathering like tight.rs's probes (a source with finite
+        /// arcs to batch nodes, infinite arcs from those into the graph).
+        #[test]
+        fn preflow_is_the_maximum_flow(
+            n in 2usize..14,
+            arcs in proptest::collection::vec((0usize..14, 0usize..14, 0i64..6), 0..50),
+            batches in proptest::collection::vec((1i64..4, 0usize..14), 1..6),
+            t in 0usize..14,
+        ) {
+            let t = t % n;
+            let mut f = FlowNet::new(n);
+            for (u, v, c) in arcs {
+                f.add_arc(u % n, v % n, c);
+            }
+            let s = f.add_node();
+            for (m, r) in batches {
+                let b = f.add_node();
+                f.add_arc(s, b, m);
+                f.add_arc(b, r % n, INF);
+            }
+            for limit in [INF, 3] {
+                let want = f.max_flow(s, t, limit);
+                let side = f.sink_side(t);
+                proptest::prop_assert_eq!(f.max_preflow(s, t, limit), want);
+                if want < limit {
+                    proptest::prop_assert_eq!(f.sink_side(t), side);
+                }
+            }
+        }
     }
 }

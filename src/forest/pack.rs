@@ -292,7 +292,7 @@ fn mu(
     }
     let want = g.min(batches[i].m);
     net.add_arc(sigma, x, INF);
-    let f = net.max_flow(sigma, y, others + want);
+    let f = net.max_preflow(sigma, y, others + want);
     let cut = (f < others + want).then(|| {
         let side = net.sink_side(y);
         (0..sigma).filter(|&v| side[v]).collect()

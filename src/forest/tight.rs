@@ -513,7 +513,7 @@ impl Check {
 
     /// A broken set holding v (the smallest sink side of a minimum cut), if any.
     fn deficient(&mut self, v: usize) -> Option<Vec<u32>> {
-        if self.net.max_flow(self.sigma, v, self.total) >= self.total {
+        if self.net.max_preflow(self.sigma, v, self.total) >= self.total {
             return None;
         }
         let side = self.net.sink_side(v);
