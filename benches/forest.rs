@@ -1,16 +1,18 @@
 //! ForestColl solver benchmarks (issue 5's and issue 19's speed targets): allgather forests with
 //! automatic k for MI250 2x16 (under 1 s), DGX-A100 2x8 (under 0.1 s) and 1,024 GPUs, 128
 //! DGX-A100 boxes on an InfiniBand fat tree (under 60 s; median 2.0 s since the leaping switch
-//! removal, 2026-11-27), the same with 50 GB/s InfiniBand (37 minutes before
-//! src/forest/tight.rs, about 7 s after, 5.8 s now) and allreduce forests on 20x20 and 25x25
-//! tori (283 s before, about 1 s after), on a 45x45 torus (2,025 nodes, about 10 s), and on
-//! even tori (24x24: 31 s before tight.rs's widest-first order, 0.7 s after; 40x50, 2,000 nodes,
-//! did not finish before, about 10 s after), a hypercube of dimension 10 (did not finish
-//! before, about 4 s after) and allgather forests on dragonflies of 1,056 hosts (33 groups of
-//! 8 routers with 4 hosts each: median 3.18 s, then 1.85 s with switch removal's flow
-//! shortcuts, 0.99 s with leaping, 2026-11-27), 2,112 hosts (16 routers a group: 10.4 s, then
-//! 6.06 s, then 2.73 s) and 4,160 hosts (65 groups: 57 s before, 31 to 41 s by hand after the
-//! shortcuts, median 13.9 s with leaping). Each loads its example through the front end once and
+//! removal, 1.56 s with push-relabel flows, 2026-11-27), the same with 50 GB/s InfiniBand (37
+//! minutes before src/forest/tight.rs, about 7 s after, 5.8 s with leaping, 4.81 s with
+//! push-relabel) and allreduce forests on 20x20 and 25x25 tori (283 s before, about 1 s after;
+//! 0.22 s and 0.41 s now), on a 45x45 torus (2,025 nodes, about 10 s, 4.05 s with push-relabel),
+//! and on even tori (24x24: 31 s before tight.rs's widest-first order, 0.7 s after, 0.39 s now;
+//! 40x50, 2,000 nodes, did not finish before, about 10 s after, 3.77 s now), a hypercube of
+//! dimension 10 (did not finish before, about 4 s after, 3.00 s now) and allgather forests on
+//! dragonflies of 1,056 hosts (33 groups of 8 routers with 4 hosts each: median 3.18 s, then
+//! 1.85 s with switch removal's flow shortcuts, 0.99 s with leaping, 0.50 s with push-relabel),
+//! 2,112 hosts (16 routers a group: 10.4 s, then 6.06 s, then 2.73 s, then 1.39 s) and 4,160
+//! hosts (65 groups: 57 s before, 31 to 41 s by hand after the shortcuts, median 13.9 s with
+//! leaping, 7.29 s with push-relabel). Each loads its example through the front end once and
 //! times `forest::solve` alone. Run with `cargo bench --bench forest`; `cargo test --benches`
 //! runs each once (the 1,024-GPU solve takes about 2 s on the 2-core machine, so it runs by
 //! default, with criterion's minimum of 10 samples). `FOREST_BENCH_BOXES=n` also times the same
@@ -162,7 +164,7 @@ fn forest(c: &mut Criterion) {
     if std::env::args().any(|a| a == "--bench") {
         bench_boxes(c, "dgx_a100_fat_tree_1024_ib50_auto", "128", "50 GB/s");
         bench_torus(c, 25, 25);
-        // 2,025 nodes: about 10 s a solve, so about two minutes for criterion's ten samples.
+        // 2,025 nodes: about 4 s a solve, so about a minute for criterion's ten samples.
         bench_torus(c, 45, 45);
         // Even tori and hypercubes pack in tight.rs's widest-first order (its breadth-first
         // order restarted over a thousand times on 24 x 24, and did not finish on these).
@@ -170,7 +172,7 @@ fn forest(c: &mut Criterion) {
         bench_torus(c, 40, 50);
         bench_hypercube(c, 10);
         // Dragonflies of 1,056 hosts (264 routers), 2,112 hosts (528 routers) and 4,160 hosts
-        // (1,040 routers; about 14 s a solve).
+        // (1,040 routers; about 7 s a solve).
         bench_dragonfly(c, 33, 8, 4);
         bench_dragonfly(c, 33, 16, 4);
         bench_dragonfly(c, 65, 16, 4);
