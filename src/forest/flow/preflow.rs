@@ -8,14 +8,16 @@
 //! from 2.2 s to 0.8 s in all (2-core machine, release build).
 //!
 //! It starts from whatever flow the residual network holds (after a few blocking flows, see
-//! [`DINIC_PHASES`]), and only push-relabel's first phase runs: excess that cannot reach the sink stays where it is. That is
-//! enough for both answers the callers want. Let T be what can still reach t in the residual
-//! network once no vertex of T other than t holds excess. Every arc from the rest S into T is
-//! saturated and none from T into S carries flow (its reverse would put the S end in T), so
-//! the excess at t equals the capacity of the cut (S, T): it is the maximum flow, and T is the
-//! smallest sink side of a minimum cut. Returning the stranded excess to s only changes flow
-//! on arcs inside S (a path of flow from s to a vertex of S never enters T, for the same
-//! reason), so T is the set [`FlowNet::sink_side`] gives after a maximum flow too.
+//! [`DINIC_PHASES`]), and only push-relabel's first phase runs: excess that cannot reach the sink
+//! stays where it is. That is enough for both answers the callers want. Let T be what can still
+//! reach t in the residual network once no vertex of T other than t holds excess. Every arc from
+//! the rest S into T is saturated and none from T into S carries flow (its reverse would put the S
+//! end in T), so the excess at t equals the capacity of the cut (S, T): it is the maximum flow, and
+//! T is the smallest sink side of a minimum cut. Returning the stranded excess to s only changes
+//! flow on arcs inside S (a path of flow from s to a vertex of S never enters T, for the same
+//! reason), so T is the set [`FlowNet::sink_side`] gives after a maximum flow too. The proof needs
+//! T to hold no excess, which a preflow that started from a flow (no excess anywhere but s) and ran
+//! to the end gives; it says nothing of [`FlowNet::source_side`].
 
 use super::FlowNet;
 
