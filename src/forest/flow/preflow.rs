@@ -121,7 +121,7 @@ impl FlowNet {
     }
 
     /// The push-relabel part of [`FlowNet::preflow`].
-    fn push_relabel(&mut self, s: usize, t: usize, limit: i64) -> i64 {
+    pub(super) fn push_relabel(&mut self, s: usize, t: usize, limit: i64) -> i64 {
         let n = self.adj.len();
         let mut lb = std::mem::take(&mut self.labels);
         lb.reset(n);
