@@ -46,29 +46,26 @@ pub(super) struct Labels {
     first: Vec<u32>,
     next: Vec<u32>,
     prev: Vec<u32>,
-    /// The highest height that may hold an active vertex, and that any vertex below n has.
+    /// The highest height that may hold an active vertex.
     top: usize,
+    /// The highest height below n that any vertex may have (where the gap rule's walk ends).
     highest: usize,
 }
 
 const NONE: u32 = u32::MAX;
 
 impl Labels {
+    /// Sizes the buffers for `n` vertices with no excess; [`FlowNet::relabel_all`] sets the
+    /// heights, lists and buckets.
     fn reset(&mut self, n: usize) {
-        self.height.clear();
-        self.height.resize(n, n);
         self.excess.clear();
         self.excess.resize(n, 0);
-        self.current.clear();
+        self.height.resize(n, n);
         self.current.resize(n, 0);
         self.active.resize(n, Vec::new());
-        self.active.iter_mut().for_each(Vec::clear);
-        self.first.clear();
         self.first.resize(n, NONE);
         self.next.resize(n, NONE);
         self.prev.resize(n, NONE);
-        self.top = 0;
-        self.highest = 0;
     }
 
     /// Gives `v` (height n, in no list) the height `h` below n.
