@@ -26,6 +26,8 @@
 //! | `[a4 x 10]`, bench, 11-27 | 27.9 s, 7.0 GB | 71.9 s, 4.6 GB |
 //! | recursive doubling, bench, 11-27, later | 25.5 s, 5.6 GB | 18.3 s, 2.1 GB |
 //! | `[a4 x 10]`, bench, 11-27, later | 28.2 s, 7.0 GB | 53.1 s, 4.6 GB |
+//! | recursive doubling, bench, 11-27, session 14 | 25.3 s, 5.6 GB | 19.9 s, 2.1 GB |
+//! | `[a4 x 10]`, bench, 11-27, session 14 | 27.8 s, 6.9 GB | 53.9 s, 4.6 GB |
 //!
 //! (The 11-26 later rows: events put back by a busy CPU in a FIFO of their own, the message
 //! queues in an open-addressing table the loop prefetches, the reader's buffers reused. The
