@@ -38,7 +38,7 @@
 //! `[a4 x 8]` 1.89 s, 290 MB; ring 1.68 s, 410 MB (time against the LogGOPSim figures above:
 //! 0.35, 0.26 and 0.37; memory 0.87, 0.94 and 0.90).
 //!
-//! Re-run in the fourteenth session (2026-11-27), collc alone, one run each: recursive doubling
+//! Re-run in the fourteenth session (2026-11-27), collc alone, medians of three: recursive doubling
 //! 0.79 s, 157 MB; `[a4 x 8]` 2.10 s, 289 MB; ring 1.76 s, 410 MB (against the LogGOPSim
 //! figures above: time 0.38, 0.29 and 0.39; memory 0.87, 0.93 and 0.90).
 //!
