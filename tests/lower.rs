@@ -350,10 +350,7 @@ fn unlowered_families_are_e0039() {
     let d = lower(&model(CollectiveKind::Allreduce, 8, 16, None, forest)).expect_err("no topology");
     assert_eq!(d[0].code, Code::MissingDeclaration);
     // Static trees need switches to aggregate in (tests/static_trees.rs lowers them).
-    let family = Family::StaticTrees {
-        trees: 2,
-        roots: collc::sema::model::TreeRoots::Random { seed: 0 },
-    };
+    let family = Family::static_trees(2);
     let d = lower(&model(CollectiveKind::Allreduce, 8, 16, None, family)).expect_err("no topology");
     assert_eq!(d[0].code, Code::LowerUnsupported);
     assert!(d[0].message.contains("need a topology"), "{}", d[0].message);

@@ -184,11 +184,15 @@ fn host_binary(dir: &Path) -> PathBuf {
     bin
 }
 
-/// `text` with its Canary schedule replaced by two static trees.
+/// `text` with its Canary schedule replaced by two static trees of 16 slots (so that blocks
+/// reuse slots).
 fn on_trees(text: &str) -> String {
     let from = text.find("\nschedule canary").expect("schedule");
     let to = text.find("\ntarget p4 {").expect("target");
-    text.replace(&text[from..to], "\nschedule static_trees { trees: 2; }\n")
+    text.replace(
+        &text[from..to],
+        "\nschedule static_trees { trees: 2; slots: 16; }\n",
+    )
 }
 
 static PORTS: AtomicU16 = AtomicU16::new(0);
@@ -318,6 +322,12 @@ fn a_one_descriptor_table_collides_and_restores() {
 fn static_trees_complete_an_allreduce_on_the_emulated_switches() {
     let text = std::fs::read_to_string(root().join(EXAMPLE)).expect("example");
     let trees = on_trees(&text);
+    // The schedule's slots size the switch's registers and the hosts' window.
+    let dir = build("p4-trees-slots", &trees, &[]);
+    let source = std::fs::read_to_string(dir.join("static_trees.p4")).expect("the program");
+    assert!(source.contains("const bit<32> SLOTS = 16;"), "{source}");
+    let plan = std::fs::read_to_string(dir.join("host/plan.txt")).expect("the plan");
+    assert!(plan.contains("window 16"), "{plan}");
     let (counts, outs) = run_udp("p4-udp-trees", &trees, &[], |_| Vec::new());
     passed(&outs);
     assert!(counts.packets > 0);

@@ -2,7 +2,8 @@
 //! trees where that run places the collective, congestion hurts one tree more than four (the
 //! Canary paper's Fig. 7a, on a small fat tree), `collc compare` runs the in-network families
 //! under a packet model, the sliced ring runs at link rate with trees at about twice its goodput
-//! (Fig. 2), and `collc sim --plot` draws the link-utilisation distribution.
+//! (Fig. 2), `collc sim --plot` draws the link-utilisation distribution, and the trees' reserved
+//! `slots` bound each host's packets in flight.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -252,4 +253,44 @@ fn sim_plot_draws_the_utilisation_of_each_run() {
     let err = String::from_utf8_lossy(&lg.stderr);
     assert!(err.contains("E0024") && err.contains("--plot"), "{err}");
     assert!(!dir.path().join("x.svg").exists());
+}
+
+#[test]
+fn reserved_slots_bound_an_allreduces_packets_in_flight() {
+    let dir = setup();
+    let with = |slots: u32| {
+        median_of(
+            dir.path(),
+            &SMALL.replace(
+                "schedule static_trees { trees: trees; }",
+                &format!("schedule static_trees {{ trees: 1; slots: {slots}; }}"),
+            ),
+        )
+    };
+    let (one, two, many) = (with(1), with(2), with(64));
+    // 64 slots cover the quiet round trip: line rate, as without a bound.
+    let wire_ns = 512.0 * 1081.0 * 8.0 / 100.0;
+    assert!(many > wire_ns && many < wire_ns * 1.05, "{many} ns");
+    // One slot: each of the 512 packets makes the whole round trip (four links of at least
+    // 86 ns of serialisation each) before the next may go.
+    assert!(one > 512.0 * 4.0 * 86.0, "{one} ns");
+    // Two slots: two packets per round trip, twice the rate.
+    let ratio = one / two;
+    assert!((1.8..2.1).contains(&ratio), "{one} vs {two} ns");
+    // A slot count that is not a power of two is refused with a help line.
+    std::fs::write(
+        dir.path().join("bad.coll"),
+        SMALL.replace(
+            "schedule static_trees { trees: trees; }",
+            "schedule static_trees { slots: 48; }",
+        ),
+    )
+    .unwrap();
+    let o = collc(dir.path(), &["check", "bad.coll"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("E0024") && err.contains("use `slots: 32;`"),
+        "{err}"
+    );
 }

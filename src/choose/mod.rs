@@ -10,7 +10,7 @@ pub mod windows;
 pub use auto::{AutoPick, resolve};
 pub use eval::{evaluate, evaluate_packet, with_family_and_size};
 
-use crate::sema::model::{AutoOr, Family, Model, NodeKind, TreeRoots};
+use crate::sema::model::{AutoOr, Family, Model, NodeKind};
 use crate::sema::schedule::supports;
 
 /// The families that implement the file's collective, with their parameters left to collc
@@ -53,13 +53,7 @@ pub fn in_network_candidates(m: &Model) -> Vec<Family> {
     if !t.nodes.iter().any(|n| n.kind == NodeKind::Switch) {
         return Vec::new();
     }
-    let mut out: Vec<Family> = [1, 4]
-        .into_iter()
-        .map(|trees| Family::StaticTrees {
-            trees,
-            roots: TreeRoots::Random { seed: 0 },
-        })
-        .collect();
+    let mut out: Vec<Family> = [1, 4].into_iter().map(Family::static_trees).collect();
     // Canary with the file's own parameters when it declares a Canary schedule (so a sweep
     // can vary its timeout), else the defaults.
     let canary = match m.schedule.as_ref().map(|s| &s.family) {

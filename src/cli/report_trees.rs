@@ -1,7 +1,7 @@
 //! The report section "static trees": the trees `schedule static_trees` lowered to (roots, how
-//! they were chosen, switches and hosts per tree, the blocks), and the link-load bound of the
-//! lowered program on the topology ([`crate::cost::load`]) beside ring allreduce's on the same
-//! links, with what the figure leaves out.
+//! they were chosen, switches and hosts per tree, the blocks, the reserved slots), and the
+//! link-load bound of the lowered program on the topology ([`crate::cost::load`]) beside ring
+//! allreduce's on the same links, with what the figure leaves out.
 
 use super::report::Section;
 use crate::cli::sim::fluid::gbs;
@@ -19,7 +19,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     let (Some(c), Some(topo), Some(s)) = (&m.collective, &m.topology, &m.schedule) else {
         return Ok(None);
     };
-    let Family::StaticTrees { roots, .. } = &s.family else {
+    let Family::StaticTrees { roots, slots, .. } = &s.family else {
         return Ok(None);
     };
     let (p, _) = crate::lower::lower_with(m, &crate::progress::Quiet)?;
@@ -52,6 +52,13 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     if trees > 8 {
         lines.push(format!("  ... and {} more trees", trees - 8));
     }
+    lines.push(if c.kind == CollectiveKind::Allreduce {
+        format!(
+            "slots: {slots} per switch (`slots`), so each host keeps at most {slots} packets in flight and a tree moves at most {slots} packets per round trip (its `packet` model simulates the round trip)"
+        )
+    } else {
+        format!("slots: {slots} per switch (`slots`); a {} frees a slot as its data moves on, so they bound no host's sending", c.kind.name())
+    });
     let net = Net::new(topo);
     let Some(at) = placement(&p, c, topo) else {
         return Ok(Some(Section {

@@ -343,7 +343,7 @@ pub fn lower_with(
         Family::Forest { k, chunks } => {
             return forest::lower(model, c, *k, *chunks, span, progress);
         }
-        Family::StaticTrees { trees, roots } => match &model.topology {
+        Family::StaticTrees { trees, roots, .. } => match &model.topology {
             Some(topo) => static_trees::lower(topo, c, *trees, roots, span),
             None => Err(unsupported(
                 "static in-network trees need a topology with switches".into(),

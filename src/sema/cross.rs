@@ -207,10 +207,7 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                     k: super::model::AutoOr::Auto,
                     chunks: super::model::AutoOr::Auto,
                 },
-                "static_trees" => super::model::Family::StaticTrees {
-                    trees: 1,
-                    roots: super::model::TreeRoots::Random { seed: 0 },
-                },
+                "static_trees" => super::model::Family::static_trees(1),
                 "canary" => return kind == super::model::CollectiveKind::Allreduce,
                 _ => super::model::Family::Auto,
             };

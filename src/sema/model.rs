@@ -321,16 +321,32 @@ pub enum Family {
     },
     /// Canary's dynamic in-network trees ([`CanaryParams`]).
     Canary(Box<CanaryParams>),
-    /// In-network reduction trees rooted at switches, blocks assigned round robin.
+    /// In-network reduction trees rooted at switches, blocks assigned round robin; each switch
+    /// reserves `slots` aggregation slots for the collective (a power of two), so an allreduce's
+    /// hosts keep at most that many blocks in flight ([`DEFAULT_SLOTS`] unless declared).
     StaticTrees {
         trees: u64,
         roots: TreeRoots,
+        slots: u64,
     },
     /// Let collc choose the family.
     Auto,
 }
 
+/// Static trees' aggregation slots per switch when the schedule does not say: 64 blocks, 64 KiB
+/// of switch memory at 1 KiB per packet (docs/figures/canary-fig7.md, "Reserved slots").
+pub const DEFAULT_SLOTS: u64 = 64;
+
 impl Family {
+    /// Static trees with their slots and random roots left to collc.
+    pub fn static_trees(trees: u64) -> Family {
+        Family::StaticTrees {
+            trees,
+            roots: TreeRoots::Random { seed: 0 },
+            slots: DEFAULT_SLOTS,
+        }
+    }
+
     /// The ring with its parameters left to collc.
     pub fn ring() -> Family {
         Family::Ring {

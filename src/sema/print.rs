@@ -169,8 +169,12 @@ pub fn model_text(m: &Model) -> String {
                     let _ = write!(s, " fixed_point {f}");
                 }
             }
-            Family::StaticTrees { trees, roots } => {
-                let _ = write!(s, " trees {trees}");
+            Family::StaticTrees {
+                trees,
+                roots,
+                slots,
+            } => {
+                let _ = write!(s, " trees {trees} slots {slots}");
                 match roots {
                     crate::sema::model::TreeRoots::Random { seed } => {
                         let _ = write!(s, " roots random seed {seed}");

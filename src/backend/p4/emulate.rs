@@ -36,8 +36,11 @@ pub enum Program {
         /// The schedule's shards: how `children` is encoded on the wire.
         wire: Shards,
     },
-    /// Per tree: its root and every node's parent.
-    Trees(Vec<(usize, BTreeMap<usize, usize>)>),
+    /// Per tree its root and every node's parent; the slots of every switch.
+    Trees {
+        trees: Vec<(usize, BTreeMap<usize, usize>)>,
+        slots: u64,
+    },
 }
 
 /// What the switches did.
@@ -177,7 +180,7 @@ impl State {
         self.counts.packets += 1;
         match &self.program {
             Program::Canary { .. } => self.canary(i, Some(port as u32), p, Trigger::Packet),
-            Program::Trees(_) => self.tree(i, p),
+            Program::Trees { .. } => self.tree(i, p),
         }
     }
 
@@ -305,7 +308,7 @@ impl State {
     }
 
     fn tree(&mut self, i: usize, mut p: Packet) -> Result<(), String> {
-        let Program::Trees(trees) = &self.program else {
+        let Program::Trees { trees, slots } = &self.program else {
             return Ok(());
         };
         let v = self.view(i).node;
@@ -326,7 +329,7 @@ impl State {
             }
             return Ok(());
         }
-        let key = (v as u32, p.h.id & (super::trees::SLOTS as u32 - 1));
+        let key = (v as u32, p.h.id & (*slots as u32 - 1));
         let entry = self.acc.entry(key).or_insert((vec![0; p.data.len()], 0, 0));
         for (x, y) in entry.0.iter_mut().zip(&p.data) {
             *x = x.wrapping_add(*y);

@@ -114,9 +114,17 @@ pub fn emulation(m: &Model, o: &P4Options) -> Result<(Fabric, emulate::Program, 
             };
             Ok((fabric, program, cp.elements_per_packet as usize))
         }
-        Family::StaticTrees { trees, roots } => {
+        Family::StaticTrees {
+            trees,
+            roots,
+            slots,
+        } => {
             let shapes = trees_of(topo, c, *trees, roots)?;
-            Ok((fabric, emulate::Program::Trees(shapes), TREE_LANES as usize))
+            let program = emulate::Program::Trees {
+                trees: shapes,
+                slots: *slots,
+            };
+            Ok((fabric, program, TREE_LANES as usize))
         }
         f => Err(not_emitted(f)),
     }
@@ -200,6 +208,7 @@ fn build_trees(
     c: &Collective,
     trees: u64,
     roots: &crate::sema::model::TreeRoots,
+    slots: u64,
     fabric: &Fabric,
 ) -> Result<Built, P4Error> {
     let shapes = trees_of(topo, c, trees, roots)?;
@@ -249,6 +258,7 @@ fn build_trees(
         stem: "static_trees",
         source: trees::program(
             TREE_LANES,
+            slots,
             &format!(
                 "Static trees for topology `{}`: {} trees rooted at {}",
                 topo.name,
@@ -256,7 +266,7 @@ fn build_trees(
                 names.join(", ")
             ),
         ),
-        schema: trees::schema(TREE_LANES),
+        schema: trees::schema(TREE_LANES, slots),
         entries,
         about: format!(
             "Frames: Ethernet (EtherType 0x{:04X}), the 19-byte Canary header (its `switch` field names the tree: block b on tree b mod {}), {TREE_LANES} 32-bit elements.\n\
@@ -264,7 +274,7 @@ Trees: rooted at {}; a switch aggregates a block from its tree children, sends t
             canary::ETHERTYPE,
             shapes.len(),
             names.join(", "),
-            trees::SLOTS
+            slots
         ),
     })
 }
@@ -276,7 +286,11 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
     let fabric = Fabric::new(topo);
     let built = match &s.family {
         Family::Canary(cp) => build_canary(m, o, cp, &fabric),
-        Family::StaticTrees { trees, roots } => build_trees(topo, c, *trees, roots, &fabric)?,
+        Family::StaticTrees {
+            trees,
+            roots,
+            slots,
+        } => build_trees(topo, c, *trees, roots, *slots, &fabric)?,
         f => return Err(not_emitted(f)),
     };
     let mut files = vec![

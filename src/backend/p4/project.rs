@@ -5,7 +5,6 @@
 //! retransmission timeout, the shard width of restoration packets and the fixed-point scale.
 
 use super::fabric::Fabric;
-use super::trees::SLOTS;
 use crate::canary::protocol::Protocol;
 use crate::sema::model::{Family, LeaderPolicy, Model};
 use crate::sim::packet::PacketParams;
@@ -84,8 +83,8 @@ pub fn plan(m: &Model, fabric: &Fabric, lanes: u64, retransmit_us: u64) -> Resul
                 let _ = writeln!(o, "fixed_point {f}");
             }
         }
-        Family::StaticTrees { trees, .. } => {
-            let _ = writeln!(o, "trees {trees}\nwindow {SLOTS}");
+        Family::StaticTrees { trees, slots, .. } => {
+            let _ = writeln!(o, "trees {trees}\nwindow {slots}");
         }
         _ => {}
     }

@@ -154,7 +154,15 @@ impl Elab<'_> {
                     (TreeRoots::Named(names), _) => names.len() as u64,
                     (_, t) => t.map_or(1, |x| x.0),
                 };
-                Family::StaticTrees { trees, roots }
+                let slots = match p.get("slots") {
+                    None => crate::sema::model::DEFAULT_SLOTS,
+                    Some(x) => self.slots(&x.value)?,
+                };
+                Family::StaticTrees {
+                    trees,
+                    roots,
+                    slots,
+                }
             }
             _ => Family::Auto,
         };
@@ -272,6 +280,26 @@ impl Elab<'_> {
             return None;
         }
         Some(s)
+    }
+
+    /// Static trees' `slots`: a power of two, as a switch finds a block's slot by masking its
+    /// sequence number.
+    fn slots(&mut self, e: &Expr) -> Option<u64> {
+        let n = self.positive(e, "`slots`")?;
+        if !n.is_power_of_two() || n > 1 << 20 {
+            let below = 1u64 << (63 - n.leading_zeros()).min(20);
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    e.span,
+                    format!("`slots` must be a power of two of at most 2^20, found {n}"),
+                )
+                .label("not a power of two up to 1048576")
+                .help(format!("a switch finds a block's slot by masking its sequence number; use `slots: {below};`")),
+            );
+            return None;
+        }
+        Some(n)
     }
 
     pub(super) fn positive(&mut self, e: &Expr, what: &str) -> Option<u64> {

@@ -53,7 +53,7 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
             "fixed_point",
         ],
     ),
-    ("static_trees", &["trees", "roots", "seed"]),
+    ("static_trees", &["trees", "roots", "seed", "slots"]),
     ("auto", &[]),
 ];
 

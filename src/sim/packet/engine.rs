@@ -38,6 +38,14 @@
 //! - **Ops** follow [`super::job`]: ranks run the IR at message level; switch processes stream
 //!   per packet. Host reductions take `gamma` per byte on the host's CPU, one after another;
 //!   switch reductions take `aggregation_delay` per packet.
+//! - **Windows.** A job with a `window` (a static-trees allreduce: the aggregation slots each
+//!   switch reserves for it, as SHARP, SwitchML, ATP and PANAMA reserve memory before they run,
+//!   the Canary paper's Section 2.2) lets each of its hosts have at most that many packets sent
+//!   into switch processes whose results have not come back: a host's next packet waits for a
+//!   result, as SwitchML's hosts reuse a slot only once its result is in (and as collc's P4
+//!   static trees do, src/backend/p4/trees.rs). So a tree runs at the rate of its round trip,
+//!   which queueing on any of its links lengthens. Canary reserves nothing (its descriptors are
+//!   allocated on demand and its hosts send at line rate): no window.
 //! - **Background traffic** ([`super::traffic`]) runs until the last collective has finished;
 //!   the run ends there.
 
@@ -96,6 +104,10 @@ pub(super) struct Sim<'a> {
     pub(super) free_msgs: Vec<u32>,
     pub(super) job_messages: u64,
     pub(super) jobs: Vec<JobState>,
+    /// Per job its window (0: none); per node the packets it has in flight under its job's
+    /// window (empty when no job has one).
+    windows: Vec<u32>,
+    flight: Vec<u32>,
     pub(super) job_end: Vec<u64>,
     pub(super) jobs_left: usize,
     pub(super) ready: Vec<(u32, u32)>,
@@ -182,6 +194,12 @@ pub fn simulate(
         job_end: vec![u64::MAX; jobs.len() + setup.canary.len()],
         jobs_left: jobs.len() + setup.canary.len(),
         jobs,
+        windows: setup.jobs.iter().map(|j| j.window).collect(),
+        flight: if setup.jobs.iter().any(|j| j.window > 0) {
+            vec![0; switch.len()]
+        } else {
+            Vec::new()
+        },
         ready: Vec::new(),
         bg_hosts: setup.background.clone(),
         peers: if params.background_to_all {
@@ -507,6 +525,22 @@ impl Sim<'_> {
         l
     }
 
+    /// The window `m`'s packets count against: a host's message into a switch process of a
+    /// job with a window.
+    fn window_of(&self, m: &Msg) -> Option<u32> {
+        let w = *self.windows.get(m.owner as usize)?;
+        (w > 0 && m.hosted && self.switch[m.dst as usize]).then_some(w)
+    }
+
+    /// A result of a windowed job reached host `at`: a packet of its window is done.
+    fn result_in(&mut self, at: u32) {
+        let f = &mut self.flight[at as usize];
+        *f = f.saturating_sub(1);
+        for k in 0..self.out_links[at as usize].len() {
+            self.try_start(self.out_links[at as usize][k]);
+        }
+    }
+
     fn total_wire(&self, m: &Msg) -> u64 {
         m.bytes + u64::from(m.npk) * self.params.header
     }
@@ -544,7 +578,13 @@ impl Sim<'_> {
             let wire = u64::from(p.wire);
             fits(wire, dst).then_some((Some(i), wire, dst))
         });
-        let msg = port.msgs.front().and_then(|&m| {
+        // A host's message under a full window waits for a result (not for credit).
+        let windowed = port.msgs.front().is_some_and(|&m| {
+            let m = &self.msgs[m as usize];
+            self.window_of(m)
+                .is_some_and(|w| self.flight[m.src as usize] >= w)
+        });
+        let msg = port.msgs.front().filter(|_| !windowed).and_then(|&m| {
             let m = &self.msgs[m as usize];
             let dst = if is_canary(m.owner) { to } else { m.dst };
             let wire = self.msg_wire(m, u64::from(m.sent));
@@ -558,6 +598,9 @@ impl Sim<'_> {
         let now = self.now;
         let Some((input, wire, dst)) = pick else {
             let port = &mut self.ports[l as usize];
+            if windowed && port.npk == 0 {
+                return;
+            }
             if port.stalled == u64::MAX {
                 port.stalled = now;
                 self.stalls += 1;
@@ -581,6 +624,9 @@ impl Sim<'_> {
             // Messages waiting at a port take turns packet by packet, as a NIC serves its
             // queue pairs (and a switch its multicast copies): concurrent sends share the link.
             let m = port.msgs[0];
+            if self.window_of(&self.msgs[m as usize]).is_some() {
+                self.flight[self.msgs[m as usize].src as usize] += 1;
+            }
             let mm = &mut self.msgs[m as usize];
             if !self.switch[mm.src as usize] {
                 owner = mm.owner;
@@ -707,12 +753,16 @@ impl Sim<'_> {
         let msg = &mut self.msgs[m as usize];
         msg.arrived += 1;
         let (owner, op, npk, arrived) = (msg.owner, msg.op, msg.npk, msg.arrived);
+        let msg_hosted = msg.hosted;
         if arrived == npk {
             self.free_msgs.push(m);
         }
         if owner == BG {
             self.bg_bytes += wire.saturating_sub(self.params.header);
             return;
+        }
+        if self.windows[owner as usize] > 0 && !msg_hosted {
+            self.result_in(self.msgs[m as usize].dst);
         }
         let job = &mut self.jobs[owner as usize];
         let r = job.peer_recv[op as usize];

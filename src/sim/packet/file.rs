@@ -8,7 +8,8 @@
 //! run places a [`CanaryJob`] (its blocks, leaders and roots) for the hosts it runs on, and the
 //! engine executes the protocol ([`super::canary`]). A ring's `slices: auto` becomes slices of
 //! a packet's payload here ([`crate::lower::packet_ring_slices`]), and the ring runs through its
-//! hosts in the network's order wherever they are placed ([`crate::lower`]'s ring).
+//! hosts in the network's order wherever they are placed ([`crate::lower`]'s ring). A
+//! static-trees allreduce runs with its `slots` as each host's window of packets in flight.
 
 use super::canary::CanaryJob;
 use super::{
@@ -18,7 +19,7 @@ use crate::canary::host::{Plan, SEQ_BITS};
 use crate::canary::protocol::Protocol;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::model::{
-    AutoOr, CanaryParams, CanaryRoots, Family, Model, NodeId, NodeKind, TreeRoots,
+    AutoOr, CanaryParams, CanaryRoots, CollectiveKind, Family, Model, NodeId, NodeKind, TreeRoots,
 };
 use rayon::prelude::*;
 
@@ -180,6 +181,20 @@ fn packet_schedule(m: &Model, params: &PacketParams) -> Model {
     out
 }
 
+/// The window of a static-trees allreduce: its reserved slots, as many blocks (packets) in
+/// flight per host (reduce and broadcast free a slot without a round trip: no window).
+fn window(m: &Model) -> u32 {
+    match (
+        m.schedule.as_ref().map(|s| &s.family),
+        m.collective.as_ref().map(|c| c.kind),
+    ) {
+        (Some(Family::StaticTrees { slots, .. }), Some(CollectiveKind::Allreduce)) => {
+            u32::try_from(*slots).unwrap_or(u32::MAX)
+        }
+        _ => 0,
+    }
+}
+
 /// Whether each run needs its own lowering.
 fn per_run(m: &Model, params: &PacketParams) -> bool {
     params.random_placement
@@ -250,6 +265,7 @@ pub fn run_file_with(
         Some(Family::Canary(cp)) => Some(cp.as_ref()),
         _ => None,
     };
+    let window = window(m);
     let once = if canary.is_some() || per_run(m, params) {
         None
     } else {
@@ -315,6 +331,7 @@ pub fn run_file_with(
                         program,
                         hosts,
                         bytes: data_bytes(program),
+                        window,
                     }
                 })
                 .collect();

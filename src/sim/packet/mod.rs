@@ -90,6 +90,9 @@ pub struct Job<'p> {
     pub hosts: Vec<u32>,
     /// The collective's data size (for goodput): [`data_bytes`].
     pub bytes: u64,
+    /// Packets each rank may have sent into switch processes without their results back: a
+    /// static-trees allreduce's reserved slots (0: no bound). See [`engine`].
+    pub window: u32,
 }
 
 /// Everything one run simulates.
@@ -190,7 +193,8 @@ pub fn plan(
 }
 
 /// Runs `program` (a file's collective on ranks `declared`) with seeds `seed..seed+runs`, in
-/// parallel; the runs in seed order.
+/// parallel; the runs in seed order. No window bounds its ranks (a file's static trees get
+/// theirs from [`run_file`]).
 pub fn run_seeds(
     network: &Network,
     program: &Program,
@@ -217,6 +221,7 @@ pub fn run_seeds(
                         program,
                         hosts,
                         bytes,
+                        window: 0,
                     })
                     .collect(),
                 canary: Vec::new(),
