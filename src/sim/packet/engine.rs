@@ -28,7 +28,8 @@
 //!   Packets a switch process emits (aggregated results) enter its output queues without
 //!   credit: the switch's aggregation memory holds them (so they do not count as the port's
 //!   buffer occupancy that adaptive routing reads, either), so a congested tree link does not
-//!   push back on the hosts feeding the tree (it still delays the tree's result).
+//!   push back on the hosts feeding the tree through credit; a static-trees allreduce's window
+//!   (below) is what holds its hosts back.
 //!   Only switches' buffers are flow controlled: a compute node that forwards (a ring, torus or
 //!   hypercube of hosts, a direct network) keeps transit packets in host memory, so direct
 //!   networks cannot deadlock on their cyclic routes. Lossless switched networks can deadlock
@@ -44,7 +45,9 @@
 //!   into switch processes whose results have not come back: a host's next packet waits for a
 //!   result, as SwitchML's hosts reuse a slot only once its result is in (and as collc's P4
 //!   static trees do, src/backend/p4/trees.rs). So a tree runs at the rate of its round trip,
-//!   which queueing on any of its links lengthens. Canary reserves nothing (its descriptors are
+//!   which queueing on any of its links lengthens. The hosts post their blocks in the same
+//!   order and take turns among them packet by packet, so the oldest packet in flight is the
+//!   same block on every host and its result can always complete: the window cannot deadlock. Canary reserves nothing (its descriptors are
 //!   allocated on demand and its hosts send at line rate): no window.
 //! - **Background traffic** ([`super::traffic`]) runs until the last collective has finished;
 //!   the run ends there.
