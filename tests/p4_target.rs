@@ -151,6 +151,14 @@ fn limits_are_e0050() {
         "{err}"
     );
     assert!(!out.exists(), "nothing written");
+    let slots = on_trees(&text).replace("slots: 16;", "slots: 131072;");
+    let (code, err, _) = try_build("p4-limits-slots", &slots, &[]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("131072 slots, but a bmv2 switch holds at most 65536 descriptors")
+            && err.contains("set `slots` to a power of two of at most 65536"),
+        "{err}"
+    );
     let i64s = text.replace("dtype: i32;", "dtype: i64;");
     let (code, err, _) = try_build("p4-limits-i64", &i64s, &[]);
     assert_eq!(code, 1);

@@ -57,7 +57,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
             "slots: {slots} per switch (`slots`), so each host keeps at most {slots} packets in flight and a tree moves at most {slots} packets per round trip (its `packet` model simulates the round trip)"
         )
     } else {
-        format!("slots: {slots} per switch (`slots`); a {} frees a slot as its data moves on, so they bound no host's sending", c.kind.name())
+        format!("slots: {slots} per switch (`slots`); a {} frees each slot as its data moves on, so the slots hold no host back", c.kind.name())
     });
     let net = Net::new(topo);
     let Some(at) = placement(&p, c, topo) else {

@@ -229,6 +229,17 @@ pub fn check(m: &Model, o: &P4Options) -> Vec<P4Error> {
             "too many trees",
             "use at most 255 trees".into(),
         )),
+        Family::StaticTrees { slots, .. } if *slots > l.descriptors => out.push(
+            err(
+                format!(
+                    "{slots} slots, but a {} switch holds at most {} descriptors",
+                    l.name, l.descriptors
+                ),
+                "slot registers too large",
+                format!("set `slots` to a power of two of at most {}", l.descriptors),
+            )
+            .at("slots"),
+        ),
         Family::StaticTrees { .. } => {}
         f => out.push(not_emitted(f)),
     }
