@@ -47,8 +47,9 @@
 //!   static trees do, src/backend/p4/trees.rs). So a tree runs at the rate of its round trip,
 //!   which queueing on any of its links lengthens. The hosts post their blocks in the same
 //!   order and take turns among them packet by packet, so the oldest packet in flight is the
-//!   same block on every host and its result can always complete: the window cannot deadlock. Canary reserves nothing (its descriptors are
-//!   allocated on demand and its hosts send at line rate): no window.
+//!   same block on every host and its result can always complete: the window cannot deadlock.
+//!   Canary reserves nothing (its descriptors are allocated on demand and its hosts send at
+//!   line rate): no window.
 //! - **Background traffic** ([`super::traffic`]) runs until the last collective has finished;
 //!   the run ends there.
 
@@ -535,7 +536,8 @@ impl Sim<'_> {
         (w > 0 && m.hosted && self.switch[m.dst as usize]).then_some(w)
     }
 
-    /// A result of a windowed job reached host `at`: a packet of its window is done.
+    /// A result of a windowed job (a switch process's packet) reached host `at`: a packet of
+    /// its window is done.
     fn result_in(&mut self, at: u32) {
         let f = &mut self.flight[at as usize];
         *f = f.saturating_sub(1);
@@ -764,8 +766,9 @@ impl Sim<'_> {
             self.bg_bytes += wire.saturating_sub(self.params.header);
             return;
         }
-        if self.windows[owner as usize] > 0 && !msg_hosted {
-            self.result_in(self.msgs[m as usize].dst);
+        let dst = self.msgs[m as usize].dst;
+        if self.windows[owner as usize] > 0 && !msg_hosted && !self.switch[dst as usize] {
+            self.result_in(dst);
         }
         let job = &mut self.jobs[owner as usize];
         let r = job.peer_recv[op as usize];
