@@ -408,6 +408,15 @@ mod tests {
     use crate::sema::model::LeaderPolicy;
 
     #[test]
+    fn a_trees_plan_must_give_the_window_the_switches_have() {
+        let plan = "family static_trees\nhost 0 0 2\nhost 1 1 2\nelements 64\nlanes 32\ntrees 1\n";
+        let err = host_plan::Plan::parse(plan).expect_err("no window");
+        assert!(err.contains("need a `window`"), "{err}");
+        let host = host_plan::Plan::parse(&format!("{plan}window 16\n")).expect("parses");
+        assert_eq!(host.window, 16);
+    }
+
+    #[test]
     fn the_host_program_cuts_leads_and_roots_blocks_as_the_simulator_does() {
         for (policy, word) in [
             (LeaderPolicy::RoundRobin, "round_robin"),

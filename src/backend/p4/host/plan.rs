@@ -37,7 +37,8 @@ pub struct Plan {
     pub shard_width: u32,
     /// Fractional bits when the data are floats carried as fixed point.
     pub fixed_point: Option<u32>,
-    /// Static trees: the number of trees and the window of blocks in flight.
+    /// Static trees: the number of trees and the window of blocks in flight (the switches'
+    /// slots, so the plan must say it: 0 until it does).
     pub trees: u32,
     pub window: u32,
 }
@@ -60,7 +61,7 @@ impl Plan {
             shard_width: 16,
             fixed_point: None,
             trees: 1,
-            window: 1024,
+            window: 0,
         };
         for line in text.lines() {
             let line = line.trim();
@@ -107,6 +108,9 @@ impl Plan {
         }
         if p.hosts.is_empty() || p.lanes == 0 {
             return Err("plan: no hosts or no lanes".into());
+        }
+        if p.family == Family::Trees && p.window == 0 {
+            return Err("plan: static trees need a `window` (the switches' slots)".into());
         }
         Ok(p)
     }
