@@ -14,7 +14,7 @@ use crate::sema::model::{AutoOr, Family, Model, NodeKind};
 use crate::sema::schedule::supports;
 
 /// The families that implement the file's collective, with their parameters left to collc
-/// (`stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
+/// (`channels: auto`, `stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
 /// multiplying, binomial, forest. Exactly those [`crate::lower`] lowers for the collective
 /// (`sema::schedule::supports`): canary and static in-network trees are left out until they
 /// can be lowered, and forest when the file has no topology to build trees on. Empty without
@@ -24,7 +24,7 @@ pub fn candidates(m: &Model) -> Vec<Family> {
         return Vec::new();
     };
     [
-        Family::ring(),
+        Family::channel_rings(),
         Family::RecursiveDoubling,
         Family::RecursiveMultiplying {
             stages: AutoOr::Auto,

@@ -183,6 +183,10 @@ pub fn label(f: &Family) -> String {
             format!("forest (k: {}, chunks: {})", auto(k), auto(chunks))
         }
         Family::StaticTrees { trees, .. } => format!("static_trees (trees: {trees})"),
+        Family::Ring {
+            channels: AutoOr::Auto,
+            ..
+        } => "ring (channels: auto)".into(),
         f => f.name().into(),
     }
 }

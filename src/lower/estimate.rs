@@ -12,7 +12,7 @@
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::elab::Limits;
-use crate::sema::model::{Collective, CollectiveKind, Family, Stage};
+use crate::sema::model::{AutoOr, Collective, CollectiveKind, Family, Stage};
 
 /// Ops and buffer slots (all processes) of a program, or a lower bound on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,28 +42,39 @@ pub fn estimate(c: &Collective, family: &Family, stages: &[Stage]) -> Option<Est
             let (ops, scratch) = recursive(n, stages);
             exact(ops, n.saturating_mul(2).saturating_add(scratch))
         }
-        Family::Ring { slices } => {
+        Family::Ring { slices, channels } => {
             let steps = n.saturating_sub(1);
             let s = u64::from(super::ring_slices(c, *slices));
-            match c.kind {
+            // Every channel is a ring of its own; `auto` counts one, as a lower bound, when
+            // the search may lay more.
+            let (ch, at_least) = match channels {
+                AutoOr::Fixed(k) => ((*k).max(1), false),
+                AutoOr::Auto => (1, super::ring_channel_room(c, s as u32) > 1),
+            };
+            let (ops, slots) = match c.kind {
                 // out[c] accumulates chunk c: 3 ops per reduce-scatter step and slice, 2 per
                 // allgather step and slice.
-                CollectiveKind::Allreduce | CollectiveKind::Barrier => exact(
+                CollectiveKind::Allreduce | CollectiveKind::Barrier => (
                     n.saturating_mul(5)
                         .saturating_mul(steps)
                         .saturating_mul(s)
                         .max(s),
                     sq.saturating_mul(2).saturating_mul(s),
                 ),
-                CollectiveKind::Allgather => exact(
+                CollectiveKind::Allgather => (
                     n.saturating_mul(steps.saturating_mul(2).saturating_add(1)),
                     sq.saturating_add(n),
                 ),
-                _ => exact(
+                _ => (
                     n.saturating_mul(3).saturating_mul(steps).max(1),
                     sq.saturating_add(n.saturating_mul(3)),
                 ),
-            }
+            };
+            Some(Estimate {
+                ops: ops.saturating_mul(ch),
+                slots: slots.saturating_mul(ch),
+                at_least,
+            })
         }
         // A send and a receive per tree edge, a reduction and a copy per rank at most.
         Family::Binomial => exact(n.saturating_mul(4), n.saturating_mul(3)),

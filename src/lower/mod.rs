@@ -77,6 +77,7 @@ pub fn packet_ring_slices(c: &Collective, payload: u64, max_ops: u64) -> u64 {
         .find(|&s| {
             let ring = Family::Ring {
                 slices: AutoOr::Fixed(s),
+                channels: AutoOr::Fixed(1),
             };
             estimate::estimate(c, &ring, &[]).is_some_and(|e| e.ops <= max_ops)
         })
@@ -301,32 +302,37 @@ pub fn lower_with(
             let name = format!("recursive_doubling {}", stage_list(&stages));
             rm(c, name, &stages, span, per_rank)
         }
-        Family::Ring { slices } => {
-            let ring = ring::Ring::by_nodes(&c.ranks);
+        Family::Ring { slices, channels } => {
             let slices = ring_slices(c, *slices);
+            let orders = ring_orders(model, c, *channels, slices)
+                .map_err(|m| unsupported(m, "use fewer `channels`, or `channels: auto`"))?;
+            let ch = orders.len() as u64;
+            let rings: Vec<ring::Ring> = orders.into_iter().map(ring::Ring::from_order).collect();
             let cpp = match c.kind {
-                CollectiveKind::Allreduce | CollectiveKind::Barrier => n * u64::from(slices),
-                _ => 1,
+                CollectiveKind::Allreduce | CollectiveKind::Barrier => ch * n * u64::from(slices),
+                _ => ch,
             };
             let Ok(cpp) = u32::try_from(cpp) else {
                 return Err(unsupported(
                     format!(
-                        "{n} ranks with {slices} slices per step are {cpp} chunks, more than a program holds"
+                        "{n} ranks with {slices} slices per step over {ch} channels are {cpp} chunks, more than a program holds"
                     ),
-                    "use fewer `slices`",
+                    "use fewer `slices` or `channels`",
                 ));
             };
-            let name = if slices > 1 {
-                format!("ring {slices} slices")
-            } else {
-                "ring".into()
-            };
+            let mut name = "ring".to_string();
+            if ch > 1 {
+                name.push_str(&format!(" {ch} channels"));
+            }
+            if slices > 1 {
+                name.push_str(&format!(" {slices} slices"));
+            }
             let mut b = Builder::new(name, spec(c, cpp.max(1)));
             b.reserve_per_rank(per_rank);
             match c.kind {
-                CollectiveKind::Allgather => ring::allgather(&mut b, &ring),
-                CollectiveKind::ReduceScatter => ring::reduce_scatter(&mut b, &ring),
-                _ => ring::allreduce(&mut b, &ring, slices),
+                CollectiveKind::Allgather => ring::allgather(&mut b, &rings),
+                CollectiveKind::ReduceScatter => ring::reduce_scatter(&mut b, &rings),
+                _ => ring::allreduce(&mut b, &rings, slices),
             }
             Ok(b.finish())
         }
@@ -367,6 +373,62 @@ pub fn lower_with(
         )),
     };
     program.map(|p| (p, Vec::new()))
+}
+
+/// The chunks one channel's ring cuts the collective into: the part's elements per channel
+/// must be at least this many (so no chunk is empty).
+fn ring_chunks(c: &Collective, slices: u32) -> u64 {
+    match c.kind {
+        CollectiveKind::Allreduce | CollectiveKind::Barrier => {
+            c.ranks.len() as u64 * u64::from(slices)
+        }
+        _ => 1,
+    }
+}
+
+/// The most channels `c`'s elements fill (every chunk at least one element; one for a
+/// barrier).
+pub fn ring_channel_room(c: &Collective, slices: u32) -> u64 {
+    let n = (c.ranks.len() as u64).max(1);
+    let part = match c.kind {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => c.count / n,
+        CollectiveKind::Barrier => return 1,
+        _ => c.count,
+    };
+    (part / ring_chunks(c, slices).max(1)).max(1)
+}
+
+/// The rings of a ring schedule, one visiting order per channel: the node-order ring alone
+/// without a topology or for `channels: 1`, else [`crate::net::rings`]' search (cached per
+/// network and ranks), with `channels: auto` at most as many channels as the elements fill.
+fn ring_orders(
+    model: &Model,
+    c: &Collective,
+    channels: AutoOr<u64>,
+    slices: u32,
+) -> Result<Vec<Vec<u32>>, String> {
+    let room = ring_channel_room(c, slices);
+    let first = || vec![crate::net::rings::node_order(&c.ranks)];
+    let (want, fixed) = match channels {
+        AutoOr::Fixed(k) if k > room => {
+            return Err(format!(
+                "{k} channels cut the data into chunks of less than one element ({room} channel(s) at most for {} elements)",
+                c.count
+            ));
+        }
+        AutoOr::Fixed(k) => (k as usize, true),
+        AutoOr::Auto => (
+            room.min(crate::net::rings::MAX_CHANNELS as u64) as usize,
+            false,
+        ),
+    };
+    let Some(topo) = model.topology.as_ref() else {
+        return Ok(first());
+    };
+    if want <= 1 {
+        return Ok(first());
+    }
+    Ok(crate::net::rings::cached(topo, &c.ranks, want, fixed).rings)
 }
 
 fn rm(

@@ -24,6 +24,14 @@
 //!
 //! Tags number the messages of the whole schedule: step `k`'s slice `j` is `k x S + j`
 //! (reduce-scatter steps, then allgather steps).
+//!
+//! Channels: with `C` rings (one per channel, [`crate::net::rings`]) every part is cut into
+//! `C` chunks and ring `h` carries chunk `h` of every part on its own order of the ranks, as
+//! NCCL splits a call over its channels. Slots: allgather and reduce-scatter part `q`'s chunk
+//! `h` is slot `q x C + h` (scratch: `h + C x (k mod 2)`, so a scratch slot holds the chunk
+//! its index names modulo `C`); allreduce ring `h`'s chunk `c` slice `j` is slot
+//! `(h x N + c) x S + j`. Ring `h`'s tags follow ring `h - 1`'s. One channel is the ring above,
+//! slot for slot.
 
 use super::builder::Builder;
 use crate::ir::{Buf, ProcId, Slice};
@@ -35,10 +43,8 @@ pub(crate) struct Ring {
 }
 
 impl Ring {
-    /// The ring through `nodes` (rank r runs on node `nodes[r]`) in node order, ties by rank.
-    pub(crate) fn by_nodes(nodes: &[usize]) -> Ring {
-        let mut order: Vec<ProcId> = (0..nodes.len() as ProcId).collect();
-        order.sort_by_key(|&r| (nodes[r as usize], r));
+    /// The ring visiting the ranks in `order` (a permutation of `0..N`).
+    pub(crate) fn from_order(order: Vec<ProcId>) -> Ring {
         let mut pos = vec![0; order.len()];
         for (p, &r) in order.iter().enumerate() {
             pos[r as usize] = p as u32;
@@ -67,87 +73,109 @@ impl Ring {
     }
 }
 
-/// Allreduce (or barrier) with `chunks_per_part = N x slices`: out[c x slices + j] accumulates
-/// slice j of chunk c.
-pub(crate) fn allreduce(b: &mut Builder, ring: &Ring, slices: u32) {
+/// Allreduce (or barrier) with `chunks_per_part = C x N x slices`: out[(h x N + c) x slices + j]
+/// accumulates slice j of ring h's chunk c.
+pub(crate) fn allreduce(b: &mut Builder, rings: &[Ring], slices: u32) {
     let n = b.ranks();
     let s = slices.max(1);
-    if n == 1 {
-        for j in 0..s {
-            b.copy(0, Slice::one(Buf::Output, j), Slice::one(Buf::Input, j));
-        }
-        return;
-    }
-    let slot = |c: u32, j: u32| c * s + j;
-    for r in 0..n {
-        let (p, right, left) = ring.around(r);
-        // Reduce-scatter.
-        for k in 0..n - 1 {
-            let ki = i64::from(k);
-            let (send, recv) = (ring.wrap(p - 1 - ki), ring.wrap(p - 2 - ki));
+    let per_ring = 2 * n.saturating_sub(1) * s;
+    for (h, ring) in rings.iter().enumerate() {
+        let h = h as u32;
+        let slot = |c: u32, j: u32| (h * n + c) * s + j;
+        if n == 1 {
             for j in 0..s {
-                let buf = if k == 0 { Buf::Input } else { Buf::Output };
-                b.send(r, right, Slice::one(buf, slot(send, j)), k * s + j);
-                let c = Slice::one(Buf::Output, slot(recv, j));
-                b.copy(r, c, Slice::one(Buf::Input, c.start));
-                b.recv_reduce(r, left, c, k * s + j);
+                b.copy(
+                    0,
+                    Slice::one(Buf::Output, slot(0, j)),
+                    Slice::one(Buf::Input, slot(0, j)),
+                );
             }
+            continue;
         }
-        // Allgather.
-        for k in 0..n - 1 {
-            let ki = i64::from(k);
-            let (send, recv) = (ring.wrap(p - ki), ring.wrap(p - 1 - ki));
-            let tag = (n - 1 + k) * s;
-            for j in 0..s {
-                b.send(r, right, Slice::one(Buf::Output, slot(send, j)), tag + j);
-                b.recv(r, left, Slice::one(Buf::Output, slot(recv, j)), tag + j);
+        let tag0 = h * per_ring;
+        for r in 0..n {
+            let (p, right, left) = ring.around(r);
+            // Reduce-scatter.
+            for k in 0..n - 1 {
+                let ki = i64::from(k);
+                let (send, recv) = (ring.wrap(p - 1 - ki), ring.wrap(p - 2 - ki));
+                for j in 0..s {
+                    let buf = if k == 0 { Buf::Input } else { Buf::Output };
+                    b.send(r, right, Slice::one(buf, slot(send, j)), tag0 + k * s + j);
+                    let c = Slice::one(Buf::Output, slot(recv, j));
+                    b.copy(r, c, Slice::one(Buf::Input, c.start));
+                    b.recv_reduce(r, left, c, tag0 + k * s + j);
+                }
+            }
+            // Allgather.
+            for k in 0..n - 1 {
+                let ki = i64::from(k);
+                let (send, recv) = (ring.wrap(p - ki), ring.wrap(p - 1 - ki));
+                let tag = tag0 + (n - 1 + k) * s;
+                for j in 0..s {
+                    b.send(r, right, Slice::one(Buf::Output, slot(send, j)), tag + j);
+                    b.recv(r, left, Slice::one(Buf::Output, slot(recv, j)), tag + j);
+                }
             }
         }
     }
 }
 
-/// Allgather: out[q] is rank q's part.
-pub(crate) fn allgather(b: &mut Builder, ring: &Ring) {
+/// Allgather: out[q x C + h] is chunk h of rank q's part, carried by ring h.
+pub(crate) fn allgather(b: &mut Builder, rings: &[Ring]) {
     let n = b.ranks();
-    for r in 0..n {
-        let (p, right, left) = ring.around(r);
-        b.copy(r, Slice::one(Buf::Output, r), Slice::one(Buf::Input, 0));
-        for k in 0..n - 1 {
-            let ki = i64::from(k);
-            let src = if k == 0 {
-                Slice::one(Buf::Input, 0)
-            } else {
-                Slice::one(Buf::Output, ring.at(p - ki))
-            };
-            b.send(r, right, src, k);
-            b.recv(r, left, Slice::one(Buf::Output, ring.at(p - 1 - ki)), k);
+    let ch = rings.len() as u32;
+    for (h, ring) in rings.iter().enumerate() {
+        let h = h as u32;
+        let out = |q: ProcId| Slice::one(Buf::Output, q * ch + h);
+        let tag0 = h * n.saturating_sub(1);
+        for r in 0..n {
+            let (p, right, left) = ring.around(r);
+            b.copy(r, out(r), Slice::one(Buf::Input, h));
+            for k in 0..n - 1 {
+                let ki = i64::from(k);
+                let src = if k == 0 {
+                    Slice::one(Buf::Input, h)
+                } else {
+                    out(ring.at(p - ki))
+                };
+                b.send(r, right, src, tag0 + k);
+                b.recv(r, left, out(ring.at(p - 1 - ki)), tag0 + k);
+            }
         }
     }
 }
 
-/// Reduce-scatter: in[q] is the part rank q ends with; partial sums alternate between two
-/// scratch slots, the last step accumulates into out[0].
-pub(crate) fn reduce_scatter(b: &mut Builder, ring: &Ring) {
+/// Reduce-scatter: in[q x C + h] is chunk h of the part rank q ends with, reduced along ring h;
+/// partial sums alternate between two scratch slots per ring, the last step accumulates into
+/// out[h].
+pub(crate) fn reduce_scatter(b: &mut Builder, rings: &[Ring]) {
     let n = b.ranks();
-    let out = Slice::one(Buf::Output, 0);
-    if n == 1 {
-        b.copy(0, out, Slice::one(Buf::Input, 0));
-        return;
-    }
-    for r in 0..n {
-        let (p, right, left) = ring.around(r);
-        let mut prev = Slice::one(Buf::Input, ring.at(p - 1));
-        for k in 0..n - 1 {
-            b.send(r, right, prev, k);
-            let c = ring.at(p - 2 - i64::from(k));
-            let acc = if k == n - 2 {
-                out
-            } else {
-                Slice::one(Buf::Scratch, k % 2)
-            };
-            b.copy(r, acc, Slice::one(Buf::Input, c));
-            b.recv_reduce(r, left, acc, k);
-            prev = acc;
+    let ch = rings.len() as u32;
+    for (h, ring) in rings.iter().enumerate() {
+        let h = h as u32;
+        let input = |q: ProcId| Slice::one(Buf::Input, q * ch + h);
+        let out = Slice::one(Buf::Output, h);
+        if n == 1 {
+            b.copy(0, out, input(0));
+            continue;
+        }
+        let tag0 = h * (n - 1);
+        for r in 0..n {
+            let (p, right, left) = ring.around(r);
+            let mut prev = input(ring.at(p - 1));
+            for k in 0..n - 1 {
+                b.send(r, right, prev, tag0 + k);
+                let c = ring.at(p - 2 - i64::from(k));
+                let acc = if k == n - 2 {
+                    out
+                } else {
+                    Slice::one(Buf::Scratch, h + ch * (k % 2))
+                };
+                b.copy(r, acc, input(c));
+                b.recv_reduce(r, left, acc, tag0 + k);
+                prev = acc;
+            }
         }
     }
 }

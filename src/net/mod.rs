@@ -16,6 +16,7 @@
 //! reduce a byte) come from a `flow` model declaration, or its documented defaults: [`FlowParams`].
 
 pub mod params;
+pub mod rings;
 
 pub use params::{FlowParams, fmt_ns, for_file};
 

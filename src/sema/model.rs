@@ -310,8 +310,11 @@ pub enum Family {
     RecursiveDoubling,
     /// `slices: auto` (the default) is one message per step, except in the packet simulator
     /// ([`crate::lower::ring_slices`]).
+    /// `channels: auto` lays as many rings as bound the time best
+    /// ([`crate::net::rings::search`]); a fixed count lays that many (one unless declared).
     Ring {
         slices: AutoOr<u64>,
+        channels: AutoOr<u64>,
     },
     Binomial,
     /// `chunks: auto` (the default) is resolved by [`crate::forest::chunking::choose`].
@@ -347,10 +350,20 @@ impl Family {
         }
     }
 
-    /// The ring with its parameters left to collc.
+    /// One ring in node order, its slices left to collc (what `schedule ring;` declares).
     pub fn ring() -> Family {
         Family::Ring {
             slices: AutoOr::Auto,
+            channels: AutoOr::Fixed(1),
+        }
+    }
+
+    /// The ring as NCCL and RCCL run it: one ring per channel, as many channels as bound the
+    /// time best ([`crate::net::rings`]), what `collc compare` and `schedule auto` weigh.
+    pub fn channel_rings() -> Family {
+        Family::Ring {
+            slices: AutoOr::Auto,
+            channels: AutoOr::Auto,
         }
     }
 

@@ -184,9 +184,16 @@ pub fn model_text(m: &Model) -> String {
                     }
                 }
             }
-            Family::Ring { slices } => {
+            Family::Ring { slices, channels } => {
                 if let AutoOr::Fixed(n) = slices {
                     let _ = write!(s, " slices {n}");
+                }
+                match channels {
+                    AutoOr::Auto => s.push_str(" channels auto"),
+                    AutoOr::Fixed(1) => {}
+                    AutoOr::Fixed(n) => {
+                        let _ = write!(s, " channels {n}");
+                    }
                 }
             }
             Family::RecursiveDoubling | Family::Binomial | Family::Auto => {}

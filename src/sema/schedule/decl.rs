@@ -81,7 +81,12 @@ impl Elab<'_> {
                     Some(c) if matches!(c.value.kind, ExprKind::Auto) => AutoOr::Auto,
                     Some(c) => AutoOr::Fixed(self.ring_slices(&c.value, coll)?),
                 };
-                Family::Ring { slices }
+                let channels = match p.get("channels") {
+                    None => AutoOr::Fixed(1),
+                    Some(c) if matches!(c.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(c) => AutoOr::Fixed(self.ring_channels(&c.value)?),
+                };
+                Family::Ring { slices, channels }
             }
             "binomial" => Family::Binomial,
             "forest" => {
@@ -280,6 +285,25 @@ impl Elab<'_> {
             return None;
         }
         Some(s)
+    }
+
+    /// A ring's fixed `channels`: one ring per channel, at most the executor's 32.
+    fn ring_channels(&mut self, e: &Expr) -> Option<u64> {
+        let k = self.positive(e, "`channels`")?;
+        let most = crate::net::rings::MAX_CHANNELS as u64;
+        if k > most {
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    e.span,
+                    format!("{k} channels are more than NCCL and the MSCCL executor run ({most})"),
+                )
+                .label("too many channels")
+                .help(format!("use at most {most} channels, or `channels: auto;`")),
+            );
+            return None;
+        }
+        Some(k)
     }
 
     /// Static trees' `slots`: a power of two, as a switch finds a block's slot by masking its

@@ -35,7 +35,7 @@ pub use fault::{Fault, StageProblem};
 pub const FAMILIES: &[(&str, &[&str])] = &[
     ("recursive_multiplying", &["stages", "model"]),
     ("recursive_doubling", &[]),
-    ("ring", &["slices"]),
+    ("ring", &["slices", "channels"]),
     ("binomial", &[]),
     ("forest", &["k", "chunks"]),
     (

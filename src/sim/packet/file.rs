@@ -169,7 +169,7 @@ pub fn canary_job<'p>(
 fn packet_schedule(m: &Model, params: &PacketParams) -> Model {
     let mut out = m.clone();
     if let (Some(c), Some(s)) = (m.collective.as_ref(), out.schedule.as_mut())
-        && let Family::Ring { slices } = &mut s.family
+        && let Family::Ring { slices, .. } = &mut s.family
         && *slices == AutoOr::Auto
     {
         *slices = AutoOr::Fixed(crate::lower::packet_ring_slices(

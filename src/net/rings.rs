@@ -1,0 +1,434 @@
+//! Rings over channels: the rings NCCL and RCCL lay on a topology, one per channel, each
+//! carrying its share of the data, so that together they use every rail (DESIGN.md, "Figures
+//! that match the hardware"). [`search`] finds them on the file's network; the ring lowering
+//! (`lower::ring`) runs one ring per channel and the simulators run what it lowers.
+//!
+//! NCCL's own search (src/graph/search.cc) tries ring after ring through the GPUs of a node,
+//! entering and leaving it through a NIC, and reserves each ring's bandwidth on the links it
+//! crosses, so later rings go through the NICs earlier ones left free. This search does the
+//! same on any topology, with collc's routes (minimal-hop ECMP, [`Net::route`]):
+//!
+//! - **Channel 0** is the ring in node order (what `channels: 1` has always been), unless the
+//!   search below finds a cheaper one on the bare links (a torus in row-major order is not a
+//!   ring of its links; a snake through it is).
+//! - **Each further channel** is the cheapest ring under link weights that grow with what the
+//!   channels before it put on each link: a hop `u -> v` costs the sum over its route's links
+//!   of `(1 + 1023 r^10) / cap`, `r` being the link's load over its capacity relative to the most
+//!   loaded link's. The cheapest ring is a travelling-salesman tour: nearest neighbour from the
+//!   channel's first rank, then 2-opt moves (reversing a stretch of the tour; costs are
+//!   asymmetric, so the stretch's own hops are re-priced in the other direction) until no move
+//!   gains, and or-opt moves (one rank moved elsewhere, which changes where a ring leaves a
+//!   box); on up to 64 ranks every rank is tried as the start. Every second channel is
+//!   instead the channel before it run backwards when that loads the links no more (on links
+//!   alike both ways it uses the other direction of each; a 4x4 torus then gets its two
+//!   edge-disjoint Hamiltonian cycles both ways round). The weights use no transcendental
+//!   function, so the search gives the same rings on every machine.
+//! - **The channel count** is the one whose rings bound the time best: with `C` channels each
+//!   ring carries `1/C` of the data, so a bandwidth-bound ring collective's time is
+//!   proportional to `max over links (hops on the link / capacity) / C` ([`Channels::load`],
+//!   exact). Ties go to fewer channels, so a network one ring already saturates (a fat tree, a
+//!   torus's single link) keeps one. At most [`MAX_CHANNELS`] (the MSCCL executor's and
+//!   NCCL's channel limit), and fewer on large networks, where each channel prices every pair
+//!   of ranks ([`PAIR_BUDGET`]).
+//!
+//! Deviation from NCCL: NCCL also fixes each channel's speed from a table of per-GPU figures
+//! and duplicates rings to fill SMs; here the rings' speed is what the simulator gives them
+//! on the links, and the GPU runtime's per-channel limits are the cost model's (`net::gpu`).
+
+use super::{LinkId, Net};
+use crate::sema::model::{NodeId, Topology};
+use num_rational::BigRational;
+use num_traits::Zero;
+use std::collections::BTreeMap;
+
+/// The most channels the search lays (NCCL's MAXCHANNELS and the MSCCL executor's limit).
+pub const MAX_CHANNELS: usize = 32;
+
+/// Rank pairs priced over all channels at most (N^2 per channel): keeps large networks to a
+/// few channels (1,024 ranks: 4).
+pub const PAIR_BUDGET: usize = 4 << 20;
+
+/// Rings, one per channel: each a visiting order of the ranks (ring position to rank).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Channels {
+    pub rings: Vec<Vec<u32>>,
+    /// `max over links (ring hops crossing the link / capacity) / channels`, in seconds per
+    /// byte per ring step's share: the bandwidth term the rings bound a collective by.
+    pub load: BigRational,
+}
+
+/// The ring in node order: rank r runs on `hosts[r]`, ties by rank.
+pub fn node_order(hosts: &[NodeId]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..hosts.len() as u32).collect();
+    order.sort_by_key(|&r| (hosts[r as usize], r));
+    order
+}
+
+/// Searches already made in this process, by network, ranks and channel count: a sweep over
+/// sizes (`collc compare`, `schedule auto`) lowers the same rings at every size.
+type Cache = std::sync::Mutex<BTreeMap<String, Channels>>;
+static SEARCHES: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+
+/// [`search`] on `topo`'s network (`fixed`: exactly `channels` rings, else at most), cached.
+pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -> Channels {
+    let mut key = format!("{channels}|{fixed}|{hosts:?}|");
+    for l in &topo.links {
+        key.push_str(&format!(
+            "{}>{}:{}/{}x{}{};",
+            l.from, l.to, l.bandwidth, l.latency, l.parallel, l.bidirectional
+        ));
+    }
+    let cache = SEARCHES.get_or_init(Default::default);
+    if let Some(c) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return c;
+    }
+    let net = Net::new(topo);
+    let found = if fixed {
+        search_exactly(&net, hosts, channels)
+    } else {
+        search(&net, hosts, channels)
+    };
+    if let Ok(mut m) = cache.lock() {
+        m.insert(key, found.clone());
+    }
+    found
+}
+
+/// Exactly `channels` rings (at least one), laid as [`search`] lays them.
+pub fn search_exactly(net: &Net, hosts: &[NodeId], channels: usize) -> Channels {
+    lay(net, hosts, channels, true)
+}
+
+/// Rings for ranks on `hosts`, at most `max` channels (see the module doc).
+pub fn search(net: &Net, hosts: &[NodeId], max: usize) -> Channels {
+    lay(net, hosts, max, false)
+}
+
+fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
+    let n = hosts.len();
+    let first = node_order(hosts);
+    if n < 3 && !fixed || n == 0 {
+        return Channels {
+            load: load(net, hosts, std::slice::from_ref(&first)),
+            rings: vec![first],
+        };
+    }
+    let max = if fixed {
+        max.max(1)
+    } else {
+        max.min(MAX_CHANNELS)
+            .min((PAIR_BUDGET / (n * n)).max(1))
+            .max(1)
+    };
+    let mut routes = Routes::new(net, hosts);
+    let mut hops = vec![0u32; net.links.len()];
+    // Channel 0: the node-order ring, unless a searched ring is cheaper on the bare links.
+    let unit = weights(net, &hops);
+    let searched = cheapest_ring(&mut routes, &unit, first[0]);
+    let first = if gains(
+        tour_cost(&mut routes, &None, &unit, &searched),
+        tour_cost(&mut routes, &None, &unit, &first),
+    ) {
+        searched
+    } else {
+        first
+    };
+    add(&mut hops, &mut routes, &first);
+    let mut rings = vec![first];
+    let mut best = (load(net, hosts, &rings), 1usize);
+    while rings.len() < max {
+        let weights = weights(net, &hops);
+        let start = rings.len() % n;
+        let ring = if n < 3 {
+            rings[0].clone()
+        } else if rings.len() % 2 == 1 {
+            // The ring before, backwards: on links that are alike both ways it loads the
+            // other direction of every link the ring before loaded, which any search of the
+            // weights would also seek; taking it outright keeps a torus's channels in
+            // edge-disjoint pairs.
+            let mut back = rings[rings.len() - 1].clone();
+            back.reverse();
+            let mut trial = hops.clone();
+            add(&mut trial, &mut routes, &back);
+            let other = cheapest_ring(&mut routes, &weights, start as u32);
+            let mut trial2 = hops.clone();
+            add(&mut trial2, &mut routes, &other);
+            if load_of(net, &trial2, rings.len() + 1) < load_of(net, &trial, rings.len() + 1) {
+                other
+            } else {
+                back
+            }
+        } else {
+            cheapest_ring(&mut routes, &weights, start as u32)
+        };
+        add(&mut hops, &mut routes, &ring);
+        rings.push(ring);
+        let l = load_of(net, &hops, rings.len());
+        if l < best.0 || fixed {
+            best = (l, rings.len());
+        }
+    }
+    rings.truncate(best.1);
+    Channels {
+        rings,
+        load: best.0,
+    }
+}
+
+/// [`Channels::load`] of `rings` (ring positions to ranks on `hosts`).
+pub fn load(net: &Net, hosts: &[NodeId], rings: &[Vec<u32>]) -> BigRational {
+    let mut routes = Routes::new(net, hosts);
+    let mut hops = vec![0u32; net.links.len()];
+    for r in rings {
+        add(&mut hops, &mut routes, r);
+    }
+    load_of(net, &hops, rings.len())
+}
+
+fn load_of(net: &Net, hops: &[u32], channels: usize) -> BigRational {
+    let worst = hops
+        .iter()
+        .zip(&net.links)
+        .filter(|(h, l)| **h > 0 && !l.bandwidth.is_zero())
+        .map(|(h, l)| BigRational::from_integer((*h).into()) / &l.bandwidth)
+        .max()
+        .unwrap_or_else(BigRational::zero);
+    worst / BigRational::from_integer(channels.max(1).into())
+}
+
+/// Routes between ranks, computed once per pair.
+struct Routes<'a> {
+    net: &'a Net,
+    hosts: &'a [NodeId],
+    cache: BTreeMap<(u32, u32), Vec<LinkId>>,
+    /// Cache only while it stays small (ranks up to a few hundred).
+    keep: bool,
+}
+
+impl<'a> Routes<'a> {
+    fn new(net: &'a Net, hosts: &'a [NodeId]) -> Routes<'a> {
+        Routes {
+            net,
+            hosts,
+            cache: BTreeMap::new(),
+            keep: hosts.len() <= 256,
+        }
+    }
+
+    fn with<T>(&mut self, a: u32, b: u32, f: impl FnOnce(&[LinkId]) -> T) -> T {
+        if let Some(r) = self.cache.get(&(a, b)) {
+            return f(r);
+        }
+        let r = self
+            .net
+            .route(self.hosts[a as usize], self.hosts[b as usize]);
+        let out = f(&r);
+        if self.keep {
+            self.cache.insert((a, b), r);
+        }
+        out
+    }
+
+    fn cost(&mut self, w: &[f64], a: u32, b: u32) -> f64 {
+        self.with(a, b, |r| r.iter().map(|&l| w[l as usize]).sum())
+    }
+}
+
+/// Adds one crossing per ring hop's link to `hops`.
+fn add(hops: &mut [u32], routes: &mut Routes, ring: &[u32]) {
+    let n = ring.len();
+    for i in 0..n {
+        let (a, b) = (ring[i], ring[(i + 1) % n]);
+        routes.with(a, b, |r| {
+            for &l in r {
+                hops[l as usize] += 1;
+            }
+        });
+    }
+}
+
+/// Per link: `(1 + 1023 r^10) / cap`, `r` its load over capacity relative to the most loaded.
+fn weights(net: &Net, hops: &[u32]) -> Vec<f64> {
+    let util: Vec<f64> = hops
+        .iter()
+        .zip(&net.links)
+        .map(|(&h, l)| if l.bw > 0.0 { f64::from(h) / l.bw } else { 0.0 })
+        .collect();
+    let top = util.iter().copied().fold(0.0f64, f64::max);
+    util.iter()
+        .zip(&net.links)
+        .map(|(&u, l)| {
+            let r = if top > 0.0 { u / top } else { 0.0 };
+            let r2 = r * r;
+            let r8 = r2 * r2 * r2 * r2;
+            let cap = if l.bw > 0.0 { l.bw } else { 1.0 };
+            (1.0 + 1023.0 * r8 * r2) / cap
+        })
+        .collect()
+}
+
+/// Ranks up to which every rank is tried as a channel's first (the cheapest tour is kept),
+/// and up to which tours are improved by local search (each pass prices N^2 moves).
+const ALL_STARTS: usize = 64;
+const LOCAL_RANKS: usize = 256;
+const PASSES: usize = 16;
+
+/// A cheap ring under `w`: nearest neighbour from `start` (from every rank on small networks),
+/// then local search; the cheapest tour, rotated to begin at `start`.
+fn cheapest_ring(routes: &mut Routes, w: &[f64], start: u32) -> Vec<u32> {
+    let n = routes.hosts.len();
+    let cost = Costs::new(routes, w);
+    let starts: Vec<u32> = if n <= ALL_STARTS {
+        (0..n as u32).map(|i| (start + i) % n as u32).collect()
+    } else {
+        vec![start]
+    };
+    let mut best: Option<(f64, Vec<u32>)> = None;
+    for s in starts {
+        let mut tour = nearest_neighbour(routes, &cost, w, s);
+        if let Some(c) = &cost {
+            improve(c, &mut tour);
+        }
+        let total = tour_cost(routes, &cost, w, &tour);
+        if best.as_ref().is_none_or(|b| total < b.0) {
+            best = Some((total, tour));
+        }
+    }
+    let mut tour = best.map(|b| b.1).unwrap_or_default();
+    if let Some(i) = tour.iter().position(|&r| r == start) {
+        tour.rotate_left(i);
+    }
+    tour
+}
+
+/// Hop costs between every pair of ranks, on networks small enough for local search.
+struct Costs(Vec<Vec<f64>>);
+
+impl Costs {
+    fn new(routes: &mut Routes, w: &[f64]) -> Option<Costs> {
+        let n = routes.hosts.len();
+        if !(4..=LOCAL_RANKS).contains(&n) {
+            return None;
+        }
+        let mut m = vec![vec![0.0f64; n]; n];
+        for (a, row) in m.iter_mut().enumerate() {
+            for (b, c) in row.iter_mut().enumerate() {
+                if a != b {
+                    *c = routes.cost(w, a as u32, b as u32);
+                }
+            }
+        }
+        Some(Costs(m))
+    }
+
+    fn c(&self, a: u32, b: u32) -> f64 {
+        self.0[a as usize][b as usize]
+    }
+}
+
+fn hop(routes: &mut Routes, cost: &Option<Costs>, w: &[f64], a: u32, b: u32) -> f64 {
+    match cost {
+        Some(c) => c.c(a, b),
+        None => routes.cost(w, a, b),
+    }
+}
+
+fn tour_cost(routes: &mut Routes, cost: &Option<Costs>, w: &[f64], tour: &[u32]) -> f64 {
+    let n = tour.len();
+    (0..n)
+        .map(|i| hop(routes, cost, w, tour[i], tour[(i + 1) % n]))
+        .sum()
+}
+
+fn nearest_neighbour(routes: &mut Routes, cost: &Option<Costs>, w: &[f64], start: u32) -> Vec<u32> {
+    let n = routes.hosts.len() as u32;
+    let mut left: Vec<u32> = (0..n).filter(|&r| r != start).collect();
+    let mut tour = vec![start];
+    let mut at = start;
+    while !left.is_empty() {
+        let mut pick = 0;
+        let mut best = f64::INFINITY;
+        for (i, &v) in left.iter().enumerate() {
+            let c = hop(routes, cost, w, at, v);
+            if c < best {
+                best = c;
+                pick = i;
+            }
+        }
+        at = left.remove(pick);
+        tour.push(at);
+    }
+    tour
+}
+
+/// Whether `new` is cheaper than `old` by more than rounding.
+fn gains(new: f64, old: f64) -> bool {
+    new < old - 1e-12 * old.abs()
+}
+
+/// Local search: 2-opt (reverse a stretch; costs are asymmetric, so the stretch's own hops are
+/// re-priced in the other direction) and or-opt (move one rank elsewhere), first improvement,
+/// until a pass gains nothing.
+fn improve(cost: &Costs, tour: &mut Vec<u32>) {
+    let n = tour.len();
+    let c = |a: u32, b: u32| cost.c(a, b);
+    // fwd[k] / bwd[k]: the hops t0->t1 .. t(k-1)->tk, forward and reversed.
+    let prefix = |tour: &[u32], fwd: &mut [f64], bwd: &mut [f64]| {
+        for k in 1..n {
+            fwd[k] = fwd[k - 1] + c(tour[k - 1], tour[k]);
+            bwd[k] = bwd[k - 1] + c(tour[k], tour[k - 1]);
+        }
+    };
+    let mut fwd = vec![0.0f64; n];
+    let mut bwd = vec![0.0f64; n];
+    prefix(tour, &mut fwd, &mut bwd);
+    for _ in 0..PASSES {
+        let mut improved = false;
+        for i in 0..n - 2 {
+            for j in i + 2..n {
+                let next = tour[(j + 1) % n];
+                if next == tour[i] {
+                    continue;
+                }
+                let old = c(tour[i], tour[i + 1]) + c(tour[j], next) + (fwd[j] - fwd[i + 1]);
+                let new = c(tour[i], tour[j]) + c(tour[i + 1], next) + (bwd[j] - bwd[i + 1]);
+                if gains(new, old) {
+                    tour[i + 1..=j].reverse();
+                    prefix(tour, &mut fwd, &mut bwd);
+                    improved = true;
+                }
+            }
+        }
+        // Or-opt: take the rank at i out and put it between j and j + 1.
+        for i in 0..n {
+            let (p, x, q) = (tour[(i + n - 1) % n], tour[i], tour[(i + 1) % n]);
+            let removed = c(p, x) + c(x, q) - c(p, q);
+            let mut pick = None;
+            let mut gain = 0.0f64;
+            for j in 0..n {
+                let (a, b) = (tour[j], tour[(j + 1) % n]);
+                if a == x || b == x {
+                    continue;
+                }
+                let added = c(a, x) + c(x, b) - c(a, b);
+                if gains(added, removed) && removed - added > gain {
+                    gain = removed - added;
+                    pick = Some(b);
+                }
+            }
+            if let Some(b) = pick {
+                tour.remove(i);
+                let at = tour.iter().position(|&r| r == b).unwrap_or(0);
+                tour.insert(at, x);
+                prefix(tour, &mut fwd, &mut bwd);
+                improved = true;
+            }
+        }
+        if !improved {
+            break;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+//! The ring search on hand-computed cases: the channel count and the bound it reaches.
+
+use super::*;
+use crate::forest::report::ring_cut;
+use num_traits::One;
+
+fn topology(src: &str) -> (Topology, Vec<NodeId>) {
+    let mut files = crate::diag::SourceMap::new();
+    let id = files.add("test.coll", src.to_string());
+    let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
+    assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+    let m = c.model.expect("a model");
+    let ranks = m.collective.expect("a collective").ranks;
+    (m.topology.expect("a topology"), ranks)
+}
+
+/// Boxes of `gpus` GPUs on an NVSwitch at 300 GB/s; the first `nics` GPUs of each box have a
+/// 25 GB/s NIC on one InfiniBand switch.
+fn boxes(boxes: usize, gpus: usize, nics: usize) -> String {
+    let mut s = format!(
+        "topology t {{ compute gpu[{boxes}][{gpus}]; switch nvs[{boxes}]; switch ib; \
+         for b in 0..{boxes} {{ for i in 0..{gpus} {{ link gpu[b][i] <-> nvs[b] : 300 GB/s; }} }}"
+    );
+    if nics > 0 {
+        s.push_str(&format!(
+            " switch nic[{boxes}][{nics}]; for b in 0..{boxes} {{ for i in 0..{nics} {{ \
+             link gpu[b][i] <-> nic[b][i] : 25 GB/s; link nic[b][i] <-> ib : 25 GB/s; }} }}"
+        ));
+    }
+    s.push_str(" } collective allgather { size: 1 MiB; dtype: f32; } schedule ring;");
+    s
+}
+
+/// The rings' bound as an algorithmic bandwidth, GB/s: N/(N-1) / load.
+fn algbw(n: usize, load: &BigRational) -> BigRational {
+    BigRational::from_integer(n.into())
+        / BigRational::from_integer((n - 1).into())
+        / load
+        / BigRational::from_integer(1_000_000_000.into())
+}
+
+/// The report's best-ring bound, GB/s: N/(N-1) x the weakest separating cut.
+fn ring_bound(topo: &Topology, ranks: &[NodeId]) -> BigRational {
+    let lambda = ring_cut(topo, ranks).expect("a cut").bandwidth;
+    let n = ranks.len();
+    BigRational::from_integer(n.into()) / BigRational::from_integer((n - 1).into()) * lambda
+        / BigRational::from_integer(1_000_000_000.into())
+}
+
+fn every_ring_visits_every_rank(ch: &Channels, n: usize) {
+    for r in &ch.rings {
+        let mut seen = r.clone();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..n as u32).collect::<Vec<_>>());
+    }
+}
+
+fn int(x: i64) -> BigRational {
+    BigRational::from_integer(x.into())
+}
+
+#[test]
+fn one_box_keeps_one_ring_at_the_gpu_link_rate() {
+    let (t, ranks) = topology(&boxes(1, 8, 0));
+    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+    every_ring_visits_every_rank(&ch, 8);
+    assert_eq!(ch.rings.len(), 1);
+    assert_eq!(ch.rings[0], (0..8).collect::<Vec<u32>>());
+    // 8/7 x 300 GB/s.
+    assert_eq!(algbw(8, &ch.load), int(2400) / int(7));
+    assert_eq!(algbw(8, &ch.load), ring_bound(&t, &ranks));
+}
+
+#[test]
+fn two_boxes_use_one_channel_per_nic() {
+    for (nics, channels, cut) in [(1usize, 1usize, 25i64), (2, 2, 50), (8, 8, 200)] {
+        let (t, ranks) = topology(&boxes(2, 8, nics));
+        let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+        every_ring_visits_every_rank(&ch, 16);
+        assert_eq!(ch.rings.len(), channels, "{nics} NICs");
+        // 16/15 x the box's NICs.
+        assert_eq!(algbw(16, &ch.load), int(16 * cut) / int(15), "{nics} NICs");
+        assert_eq!(algbw(16, &ch.load), ring_bound(&t, &ranks), "{nics} NICs");
+    }
+}
+
+#[test]
+fn the_paper_dgx_a100_reaches_its_ring_bound() {
+    // Two DGX A100 boxes, NICs on two rails (even and odd GPUs): 213.33 GB/s, as the
+    // ForestColl paper computes (Section 5.3).
+    let (t, ranks) = topology(
+        "import dgx_a100; topology a = dgx_a100(clusters: 2); \
+         collective allgather { size: 1 MiB; dtype: f32; } schedule ring;",
+    );
+    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+    every_ring_visits_every_rank(&ch, 16);
+    assert_eq!(ch.rings.len(), 8);
+    assert_eq!(algbw(16, &ch.load), int(640) / int(3));
+}
+
+#[test]
+fn a_torus_rings_use_every_link_of_a_node() {
+    // 4x4 torus at 10 GB/s: a node's 4 links out bound every ring set at 4 x 10 x 16/15.
+    let (t, ranks) = topology(
+        "import torus; topology t = torus2d(x: 4, y: 4, bw: 10 GB/s); \
+         collective allgather { size: 1 MiB; dtype: f32; } schedule ring;",
+    );
+    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+    every_ring_visits_every_rank(&ch, 16);
+    assert_eq!(ring_bound(&t, &ranks), int(640) / int(15));
+    assert_eq!(
+        algbw(16, &ch.load),
+        ring_bound(&t, &ranks),
+        "{:?}",
+        ch.rings
+    );
+}
+
+#[test]
+fn a_fixed_count_lays_exactly_that_many() {
+    let (t, ranks) = topology(&boxes(2, 4, 2));
+    let net = Net::new(&t);
+    for k in [1, 3, 5] {
+        let ch = search_exactly(&net, &ranks, k);
+        assert_eq!(ch.rings.len(), k);
+        every_ring_visits_every_rank(&ch, 8);
+    }
+    let _ = BigRational::one();
+}
