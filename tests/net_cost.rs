@@ -125,3 +125,40 @@ fn round_model_and_simulation_agree_on_the_quickstart_for_every_host_family() {
         );
     }
 }
+
+/// A GPU runtime's costs (src/net/gpu.rs): a 4-rank ring allgather over two boxes under NCCL's
+/// Simple protocol pays the launch (8.4 us) and its slowest chain of three ring steps: two that
+/// cross between the boxes (9.6 us each) around one inside a box (3.4 us); a `target msccl`
+/// alone turns the costs on.
+#[test]
+fn gpu_runtime_costs_are_the_tuning_tables() {
+    let src = |model: &str| {
+        format!(
+            "topology t {{ compute gpu[2][2]; switch nvs[2]; switch ib;
+               for b in 0..2 {{ for i in 0..2 {{ link gpu[b][i] <-> nvs[b] : 300 GB/s; }}
+                 link gpu[b][0] <-> ib : 25 GB/s; }} }}
+             collective allgather {{ size: 16 B; dtype: f32; }}
+             {model}
+             schedule ring;"
+        )
+    };
+    let load = |text: String| {
+        let mut sources = collc::diag::SourceMap::new();
+        let id = sources.add("gpu.coll", text);
+        let c = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
+        assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+        c.model.expect("model")
+    };
+    let m = load(src("model g: flow { runtime: nccl; proto: simple; }"));
+    let params = collc::net::for_file(&m, None);
+    assert!(params.describe().starts_with("GPU runtime nccl"), "{}", params.describe());
+    let family = m.schedule.as_ref().expect("schedule").family.clone();
+    let run = collc::choose::evaluate(&m, &family, 16, &params).expect("runs");
+    let us = run.seconds() * 1e6;
+    assert!((us - (8.4 + 2.0 * 9.6 + 3.4)).abs() < 0.01, "{us} us");
+    let msccl = load(src("target msccl;"));
+    let p = collc::net::for_file(&msccl, None);
+    assert_eq!(p.runtime, Some((collc::net::gpu::Runtime::Nccl, None)));
+    let plain = load(src(""));
+    assert_eq!(collc::net::for_file(&plain, None).runtime, None);
+}

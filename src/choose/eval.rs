@@ -31,7 +31,51 @@ pub fn with_family_and_size(m: &Model, family: &Family, bytes: u64) -> Model {
 
 /// Simulates `family` on the file's topology and collective resized to `bytes`, under the flow
 /// parameters `params`: what every figure of `collc compare` and `schedule auto` comes from.
+///
+/// Under a GPU runtime's costs ([`crate::net::gpu`]) the run is made once per protocol the
+/// runtime weighs (or the one `params` names), each with the protocol's step latencies and its
+/// bytes on the wire, and the fastest is kept, its finish times after the runtime's launch
+/// latency (the runtime's tuner picks a protocol per call the same way).
 pub fn evaluate(
+    m: &Model,
+    family: &Family,
+    bytes: u64,
+    params: &FlowParams,
+) -> Result<FlowRun, Vec<Diagnostic>> {
+    let Some((runtime, proto)) = params.runtime else {
+        return evaluate_once(m, family, bytes, params);
+    };
+    let spans = match (m.topology.as_ref(), m.collective.as_ref()) {
+        (Some(t), Some(c)) => Net::new(t).spans_boxes(&c.ranks),
+        _ => false,
+    };
+    let protos = proto.map_or_else(|| runtime.protocols(spans), |p| vec![p]);
+    let mut best: Option<FlowRun> = None;
+    let mut first_err = None;
+    for p in protos {
+        let q = runtime.params(p, spans, params);
+        let wire = (num_rational::BigRational::from_integer(bytes.into()) * &q.wire)
+            .ceil()
+            .to_integer();
+        let wire = num_traits::ToPrimitive::to_u64(&wire).unwrap_or(u64::MAX);
+        match evaluate_once(m, family, wire, &q) {
+            Ok(mut run) => {
+                let launch = num_traits::ToPrimitive::to_f64(&q.launch).unwrap_or(0.0);
+                for f in &mut run.finish {
+                    *f += launch;
+                }
+                if best.as_ref().is_none_or(|b| run.seconds() < b.seconds()) {
+                    best = Some(run);
+                }
+            }
+            Err(e) => first_err = first_err.or(Some(e)),
+        }
+    }
+    best.ok_or_else(|| first_err.unwrap_or_default())
+}
+
+/// [`evaluate`] under `params` as they are (one protocol, no launch latency).
+fn evaluate_once(
     m: &Model,
     family: &Family,
     bytes: u64,

@@ -135,22 +135,25 @@ struct Scaled {
     unit: BigRational,
     edges: Vec<i128>,
     overhead: i128,
+    net: i128,
 }
 
 impl Scaled {
-    fn new(topo: &Topology, overhead: &BigRational) -> Option<Scaled> {
+    fn new(topo: &Topology, overhead: &BigRational, net: &BigRational) -> Option<Scaled> {
         let lat = topo.graph.edge_weights().map(|w| &w.latency);
-        let u = crate::ratio::in_units(lat.chain([overhead]));
+        let u = crate::ratio::in_units(lat.chain([overhead, net]));
         let mut counts: Vec<i128> = u
             .counts
             .iter()
             .map(|c| c.to_i128().filter(|x| x.unsigned_abs() <= 1 << 62))
             .collect::<Option<_>>()?;
+        let net = counts.pop()?;
         let overhead = counts.pop()?;
         Some(Scaled {
             unit: u.unit,
             edges: counts,
             overhead,
+            net,
         })
     }
 }
@@ -181,13 +184,28 @@ pub fn trees(
     per_root: &BigRational,
     forests: &[&Forest],
 ) -> Vec<TreeTime> {
+    trees_classed(topo, &[], overhead, overhead, per_root, forests)
+}
+
+/// [`trees`] with a GPU runtime's steps: a tree edge between two boxes (`boxes`, per node, as
+/// [`crate::net::Net::boxes`]) costs `net_overhead`, one inside a box `overhead`.
+pub fn trees_classed(
+    topo: &Topology,
+    boxes: &[u32],
+    overhead: &BigRational,
+    net_overhead: &BigRational,
+    per_root: &BigRational,
+    forests: &[&Forest],
+) -> Vec<TreeTime> {
+    let crosses = |e: &super::ForestEdge| boxes.get(e.from) != boxes.get(e.to);
     let Some(Scaled {
         unit,
         edges,
-        overhead,
-    }) = Scaled::new(topo, overhead)
+        overhead: intra,
+        net,
+    }) = Scaled::new(topo, overhead, net_overhead)
     else {
-        return trees_exact(topo, overhead, per_root, forests);
+        return trees_exact(topo, &crosses, overhead, net_overhead, per_root, forests);
     };
     // Equal latencies are common (every path over the same kinds of links): convert each once.
     let mut seen: std::collections::HashMap<i128, BigRational> = Default::default();
@@ -197,10 +215,11 @@ pub fn trees(
             .clone()
     };
     let hop = |e: &super::ForestEdge| {
+        let o = if crosses(e) { net } else { intra };
         e.route
             .iter()
             .map(|&r| edges.get(r).copied().unwrap_or(0))
-            .fold(overhead, |a, b| a.saturating_add(b))
+            .fold(o, |a, b| a.saturating_add(b))
     };
     trees_with(per_root, forests, &hop, &mut exact)
 }
@@ -208,16 +227,19 @@ pub fn trees(
 /// [`trees`] in rationals throughout.
 fn trees_exact(
     topo: &Topology,
+    crosses: &dyn Fn(&super::ForestEdge) -> bool,
     overhead: &BigRational,
+    net_overhead: &BigRational,
     per_root: &BigRational,
     forests: &[&Forest],
 ) -> Vec<TreeTime> {
     let edges: Vec<&BigRational> = topo.graph.edge_weights().map(|w| &w.latency).collect();
     let hop = |e: &super::ForestEdge| {
+        let o = if crosses(e) { net_overhead } else { overhead };
         e.route
             .iter()
             .filter_map(|&r| edges.get(r).copied())
-            .fold(overhead.clone(), |a, b| a + b)
+            .fold(o.clone(), |a, b| a + b)
     };
     trees_with(per_root, forests, &hop, &mut |x: &BigRational| x.clone())
 }

@@ -15,6 +15,7 @@
 //! Per-message costs that the topology does not say (software and NIC start-up, the time to
 //! reduce a byte) come from a `flow` model declaration, or its documented defaults: [`FlowParams`].
 
+pub mod gpu;
 pub mod params;
 pub mod rings;
 
@@ -54,6 +55,56 @@ pub struct Net {
     into: Vec<Vec<LinkId>>,
     /// Hop distances to a destination, computed on demand.
     dist: Mutex<BTreeMap<NodeId, std::sync::Arc<Vec<u32>>>>,
+    /// Per node, its box ([`boxes`]).
+    pub boxes: Vec<u32>,
+}
+
+/// The boxes of a topology, one number per node: the nodes joined by links faster than its
+/// slowest links (a DGX's NVSwitch, an MI250's xGMI mesh; the slowest being the NICs and the
+/// network), when that splits the compute nodes into several groups of more than one; else
+/// every node in box 0 (a torus, a fat tree of equal links: no box is special). A GPU
+/// runtime's step crosses the network when its ranks are in different boxes.
+pub fn boxes(links: &[NetLink], nodes: usize, compute: &[bool]) -> Vec<u32> {
+    let slowest = links.iter().map(|l| &l.bandwidth).min();
+    let mut parent: Vec<usize> = (0..nodes).collect();
+    fn find(p: &mut [usize], x: usize) -> usize {
+        let mut r = x;
+        while p[r] != r {
+            r = p[r];
+        }
+        let mut y = x;
+        while p[y] != r {
+            let n = p[y];
+            p[y] = r;
+            y = n;
+        }
+        r
+    }
+    for l in links {
+        if Some(&l.bandwidth) > slowest {
+            let (a, b) = (find(&mut parent, l.from), find(&mut parent, l.to));
+            if a != b {
+                parent[a.max(b)] = a.min(b);
+            }
+        }
+    }
+    let roots: Vec<usize> = (0..nodes).map(|v| find(&mut parent, v)).collect();
+    let mut size: BTreeMap<usize, usize> = BTreeMap::new();
+    for v in (0..nodes).filter(|&v| compute.get(v).copied().unwrap_or(false)) {
+        *size.entry(roots[v]).or_insert(0) += 1;
+    }
+    if size.len() < 2 || size.values().any(|&k| k < 2) {
+        return vec![0; nodes];
+    }
+    let number: BTreeMap<usize, u32> = size
+        .keys()
+        .enumerate()
+        .map(|(i, &r)| (r, i as u32))
+        .collect();
+    roots
+        .iter()
+        .map(|r| number.get(r).copied().unwrap_or(u32::MAX))
+        .collect()
 }
 
 impl Net {
@@ -89,7 +140,13 @@ impl Net {
             out[l.from].push(i as LinkId);
             into[l.to].push(i as LinkId);
         }
+        let compute: Vec<bool> = topo
+            .nodes
+            .iter()
+            .map(|x| x.kind == crate::sema::model::NodeKind::Compute)
+            .collect();
         Net {
+            boxes: boxes(&links, n, &compute),
             links,
             names: topo.nodes.iter().map(|x| x.name.clone()).collect(),
             out,
@@ -100,6 +157,20 @@ impl Net {
 
     pub fn node_count(&self) -> usize {
         self.out.len()
+    }
+
+    /// Whether compute nodes `a` and `b` are in different boxes.
+    pub fn crosses(&self, a: NodeId, b: NodeId) -> bool {
+        self.boxes.get(a) != self.boxes.get(b)
+    }
+
+    /// Whether the ranks on `hosts` span several boxes.
+    pub fn spans_boxes(&self, hosts: &[NodeId]) -> bool {
+        hosts.windows(2).any(|w| self.crosses(w[0], w[1]))
+            || hosts
+                .first()
+                .zip(hosts.last())
+                .is_some_and(|(a, b)| self.crosses(*a, *b))
     }
 
     /// Hops from every node to `to` (u32::MAX where `to` cannot be reached).

@@ -3,6 +3,8 @@
 //! NIC start-up; it overlaps with other messages, as the pipelining postal model's `alpha_p`)
 //! and `gamma` (time per byte of a reduction), or their defaults: 1 us, a typical small-message
 //! start-up of MPI or NCCL over InfiniBand, and 0 ns/B (reductions as fast as memory, ignored).
+//! A model's `runtime: nccl | rccl` (and `proto`), or a `target msccl` in the file, charges a
+//! GPU runtime's costs instead ([`super::gpu`]).
 
 use crate::sema::model::{CostModel, CostModelKind, ModelParam};
 use num_bigint::BigInt;
@@ -12,8 +14,18 @@ use num_traits::{ToPrimitive, Zero};
 /// Per-message overhead and reduction time of the flow-level model, with where they came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FlowParams {
-    /// Seconds added to every message's route latency.
+    /// Seconds added to every message's route latency (inside a box, when `net_overhead` is
+    /// set).
     pub overhead: BigRational,
+    /// Seconds added instead to a message between two boxes ([`crate::net::Net::boxes`]);
+    /// None: `overhead` for every message.
+    pub net_overhead: Option<BigRational>,
+    /// Seconds added once per call (a GPU runtime's launch latency).
+    pub launch: BigRational,
+    /// Bytes on the wire per byte of data (a GPU runtime protocol's flags); 1 otherwise.
+    pub wire: BigRational,
+    /// The GPU runtime whose costs these are, and the protocol (None: the fastest per size).
+    pub runtime: Option<(super::gpu::Runtime, Option<super::gpu::Proto>)>,
     /// Seconds per byte of a reduction.
     pub gamma: BigRational,
     /// `model NAME` when declared, None for the defaults.
@@ -24,6 +36,10 @@ impl Default for FlowParams {
     fn default() -> Self {
         FlowParams {
             overhead: BigRational::new(BigInt::from(1), BigInt::from(1_000_000)),
+            net_overhead: None,
+            launch: BigRational::zero(),
+            wire: BigRational::from_integer(1.into()),
+            runtime: None,
             gamma: BigRational::zero(),
             declared: None,
         }
@@ -42,15 +58,32 @@ impl FlowParams {
             Some(ModelParam::Quantity(q)) => q.value.clone(),
             _ => dflt,
         };
+        let word = |n: &str| match m.params.get(n) {
+            Some(ModelParam::Word(w)) => Some(w.clone()),
+            _ => None,
+        };
+        let runtime = word("runtime").and_then(|w| super::gpu::Runtime::parse(&w));
+        let proto = word("proto").and_then(|w| super::gpu::Proto::parse(&w));
         Some(FlowParams {
             overhead: get("overhead", d.overhead),
             gamma: get("gamma", d.gamma),
             declared: Some(m.name.clone()),
+            runtime: runtime.map(|r| (r, proto)),
+            ..d
         })
     }
 
     pub fn overhead_s(&self) -> f64 {
         self.overhead.to_f64().unwrap_or(0.0)
+    }
+
+    /// Seconds added to a message between boxes.
+    pub fn net_overhead_s(&self) -> f64 {
+        self.net_overhead
+            .as_ref()
+            .unwrap_or(&self.overhead)
+            .to_f64()
+            .unwrap_or(0.0)
     }
 
     pub fn gamma_s(&self) -> f64 {
@@ -63,6 +96,17 @@ impl FlowParams {
             Some(n) => format!("model `{n}`"),
             None => "defaults: no `flow` model declared".to_string(),
         };
+        if let Some((rt, proto)) = self.runtime {
+            let proto = match proto {
+                Some(p) => format!("protocol {}", p.name()),
+                None => "the fastest protocol at each size, as the runtime's tuner picks".into(),
+            };
+            return format!(
+                "GPU runtime {}: its tuning tables' launch and per-step latencies (inside a box, over the network), {proto}; gamma {} ns/B ({from})",
+                rt.name(),
+                fmt_ns(&self.gamma)
+            );
+        }
         format!(
             "overhead {} ns per message, gamma {} ns/B ({from})",
             fmt_ns(&self.overhead),
@@ -94,12 +138,36 @@ pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParam
         .iter()
         .filter(|x| x.kind == CostModelKind::Flow)
         .collect();
-    asked
+    let mut p = asked
         .and_then(named)
         .or_else(|| target.and_then(named))
         .or_else(|| match flows.as_slice() {
             [one] => FlowParams::from_model(one),
             _ => None,
         })
-        .unwrap_or_default()
+        .unwrap_or_default();
+    // A file that targets the MSCCL executor runs inside NCCL: its costs apply unless a model
+    // names another runtime.
+    if p.runtime.is_none()
+        && m.targets
+            .iter()
+            .any(|t| t.kind == crate::sema::model::TargetKind::Msccl)
+        && !p.declared_runtime_none(m)
+    {
+        p.runtime = Some((super::gpu::Runtime::Nccl, None));
+    }
+    p
+}
+
+impl FlowParams {
+    /// Whether the declared model says `runtime: none` outright.
+    fn declared_runtime_none(&self, m: &crate::sema::model::Model) -> bool {
+        let Some(name) = &self.declared else {
+            return false;
+        };
+        m.models.iter().any(|x| {
+            &x.name == name
+                && matches!(x.params.get("runtime"), Some(ModelParam::Word(w)) if w == "none")
+        })
+    }
 }

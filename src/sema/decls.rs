@@ -109,6 +109,24 @@ const PACKET: &[P] = &[
 const FLOW: &[P] = &[
     q("overhead", T, Some("1 us")),
     q("gamma", IB, Some("0 ns/B")),
+    // No defaults: absent means no GPU runtime, unless the file targets MSCCL
+    // (`net::params::for_file`), and the fastest protocol.
+    P {
+        name: "runtime",
+        dim: None,
+        default: None,
+        words: &["none", "nccl", "rccl"],
+        at_least_one: false,
+        optional: true,
+    },
+    P {
+        name: "proto",
+        dim: None,
+        default: None,
+        words: &["auto", "simple", "ll", "ll128"],
+        at_least_one: false,
+        optional: true,
+    },
 ];
 const MSCCL: &[P] = &[
     w("proto", &["simple", "ll", "ll128"], Some("simple")),

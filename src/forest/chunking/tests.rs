@@ -82,12 +82,12 @@ fn integer_latencies_give_the_exact_trees() {
         let refs: Vec<&Forest> = forests.iter().collect();
         let overhead = BigRational::new(3.into(), 7_000_000.into());
         let per = per_root(c);
-        assert!(Scaled::new(topo, &overhead).is_some());
+        assert!(Scaled::new(topo, &overhead, &overhead).is_some());
         let fast = trees(topo, &overhead, &per, &refs);
         assert!(
             fast.iter().any(|t| t.reach.len() > 1),
             "trees with several nodes"
         );
-        assert_eq!(fast, trees_exact(topo, &overhead, &per, &refs), "{to}");
+        assert_eq!(fast, trees_exact(topo, &|_| false, &overhead, &overhead, &per, &refs), "{to}");
     }
 }

@@ -161,9 +161,12 @@ pub fn run(
         }
     }
     let overhead = params.overhead_s();
+    let net_overhead = params.net_overhead_s();
     let caps: Vec<f64> = net.links.iter().map(|l| l.bw).collect();
     let mut routes: Vec<Vec<LinkId>> = Vec::new();
     let mut route_lat: Vec<f64> = Vec::new();
+    // Per route: its overhead (inside a box or over the network).
+    let mut route_over: Vec<f64> = Vec::new();
     let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::new();
     let mut link_bytes: BTreeMap<LinkId, f64> = BTreeMap::new();
     let mut flows: Vec<Flow> = Vec::new();
@@ -186,6 +189,11 @@ pub fn run(
                     let ri = *route_of.entry((a, b)).or_insert_with(|| {
                         let route = net.route(a, b);
                         route_lat.push(route.iter().map(|&l| net.links[l as usize].lat).sum());
+                        route_over.push(if net.crosses(a, b) {
+                            net_overhead
+                        } else {
+                            overhead
+                        });
                         routes.push(route);
                         routes.len() - 1
                     });
@@ -194,7 +202,7 @@ pub fn run(
                     }
                     if routes[ri].is_empty() || size == 0 {
                         // Nothing to move over links: gone at once, there after the latency.
-                        let at = sim.now + route_lat[ri] + overhead;
+                        let at = sim.now + route_lat[ri] + route_over[ri];
                         sim.span(
                             r,
                             0,
@@ -275,7 +283,7 @@ pub fn run(
             }
             flows = kept;
             for f in ended {
-                let at = sim.now + route_lat[f.route] + overhead;
+                let at = sim.now + route_lat[f.route] + route_over[f.route];
                 let op = &s.ranks[f.rank as usize].ops[f.op as usize];
                 let bytes = match op.kind {
                     OpKind::Send { size, .. } => size,

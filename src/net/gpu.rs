@@ -1,0 +1,169 @@
+//! What a GPU collective runtime (NCCL, RCCL, and the MSCCL executor inside them) pays beyond
+//! the links (DESIGN.md, "Figures that match the hardware"): a launch latency per call, a
+//! latency per step that depends on the protocol and on whether the step stays inside a box
+//! or crosses the network, and the protocol's share of the link bandwidth that carries data.
+//! [`Runtime::params`] turns them into the flow model's parameters ([`FlowParams`]) for one
+//! protocol; `choose::evaluate` runs every protocol the runtime would consider and keeps the
+//! fastest, as NCCL's own tuner picks by its model.
+//!
+//! The figures are the runtimes' own tuning tables (src/graph/tuning.cc of NVIDIA/nccl 2.12,
+//! the base of the MSCCL executor, and of ROCm/rccl), for the ring algorithm, in microseconds:
+//!
+//! | runtime | figure | LL | LL128 | Simple |
+//! |---|---|---|---|---|
+//! | NCCL | base latency per call (`baseLat`) | 3.6 | 10.0 | 8.4 |
+//! | NCCL | step inside a box, NVLink (`hwLat`) | 0.47 | 1.9 | 3.4 |
+//! | NCCL | step over the network (`hwLat`) | 2.7 | 4.0 | 9.6 |
+//! | RCCL | base latency per call | 20.5 | 20.5 | 27.9 |
+//! | RCCL | step inside a box, xGMI | 2.3 | 2.3 | 2.7 |
+//! | RCCL | step over the network | 2.0 | 2.0 | 4.5 |
+//!
+//! and the protocols' bandwidth: Simple all of it; LL128 120 of every 128 bytes (NCCL's 0.92);
+//! LL half of every 8-byte line is a flag, and the tables charge it 1/4 of the bandwidth when
+//! the ranks span boxes (NCCL; 1/3 inside one box) and 1/5 (RCCL). NCCL's inside-box LL step is
+//! 1.8 times the table's when the ranks span boxes. LL128 runs only where every step stays on
+//! NVLink inside one box (NCCL enables it by default only there).
+//!
+//! A step is a message of the lowered program (a ring step's chunk, a tree edge's chunk); it
+//! crosses the network when its two ranks are in different boxes ([`Net::boxes`]). Deviation:
+//! the tables' per-channel caps (LL128 per channel, A100's 235 GB/s bus ceiling) and RCCL's
+//! per-size ring correction factors are not applied: the flow model's links already bound the
+//! bandwidth, and a factor per message size is a fit, which `collc calibrate` is for.
+
+use super::FlowParams;
+use num_bigint::BigInt;
+use num_rational::BigRational;
+
+/// A GPU collective runtime whose costs the model charges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Runtime {
+    Nccl,
+    Rccl,
+}
+
+/// A runtime protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Proto {
+    Ll,
+    Ll128,
+    Simple,
+}
+
+impl Proto {
+    pub const ALL: [Proto; 3] = [Proto::Ll, Proto::Ll128, Proto::Simple];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::Ll => "LL",
+            Proto::Ll128 => "LL128",
+            Proto::Simple => "Simple",
+        }
+    }
+
+    /// `simple`, `ll`, `ll128` as the language and the MSCCL target spell them.
+    pub fn parse(s: &str) -> Option<Proto> {
+        match s.to_ascii_lowercase().as_str() {
+            "simple" => Some(Proto::Simple),
+            "ll" => Some(Proto::Ll),
+            "ll128" => Some(Proto::Ll128),
+            _ => None,
+        }
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Hundredths of a microsecond: base, step inside a box, step over the network; each LL,
+/// LL128, Simple.
+const NCCL: [[i64; 3]; 3] = [[360, 1000, 840], [47, 190, 340], [270, 400, 960]];
+const RCCL: [[i64; 3]; 3] = [[2050, 2050, 2790], [230, 230, 270], [200, 200, 450]];
+
+impl Runtime {
+    pub fn name(self) -> &'static str {
+        match self {
+            Runtime::Nccl => "nccl",
+            Runtime::Rccl => "rccl",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Runtime> {
+        match s {
+            "nccl" => Some(Runtime::Nccl),
+            "rccl" => Some(Runtime::Rccl),
+            _ => None,
+        }
+    }
+
+    fn table(self) -> &'static [[i64; 3]; 3] {
+        match self {
+            Runtime::Nccl => &NCCL,
+            Runtime::Rccl => &RCCL,
+        }
+    }
+
+    /// The protocols the runtime weighs: LL128 only inside one box.
+    pub fn protocols(self, spans_boxes: bool) -> Vec<Proto> {
+        Proto::ALL
+            .into_iter()
+            .filter(|p| *p != Proto::Ll128 || !spans_boxes)
+            .collect()
+    }
+
+    /// Bytes on the wire per byte of data under `proto`, exact.
+    pub fn wire(self, proto: Proto, spans_boxes: bool) -> BigRational {
+        let r = |n: i64, d: i64| BigRational::new(BigInt::from(n), BigInt::from(d));
+        match (self, proto) {
+            (_, Proto::Simple) => r(1, 1),
+            (_, Proto::Ll128) => r(25, 23),
+            (Runtime::Nccl, Proto::Ll) if spans_boxes => r(4, 1),
+            (Runtime::Nccl, Proto::Ll) => r(3, 1),
+            (Runtime::Rccl, Proto::Ll) => r(5, 1),
+        }
+    }
+
+    /// The flow model's parameters under `proto`: the step latencies as the per-message
+    /// overheads (inside a box, over the network), the base latency per call, the wire factor;
+    /// reductions at `base`'s gamma.
+    pub fn params(self, proto: Proto, spans_boxes: bool, base: &FlowParams) -> FlowParams {
+        let us = |h: i64| BigRational::new(BigInt::from(h), BigInt::from(100_000_000));
+        let t = self.table();
+        let p = proto.index();
+        let mut intra = us(t[1][p]);
+        if self == Runtime::Nccl && proto == Proto::Ll && spans_boxes {
+            intra *= BigRational::new(BigInt::from(9), BigInt::from(5));
+        }
+        FlowParams {
+            overhead: intra,
+            net_overhead: Some(us(t[2][p])),
+            launch: us(t[0][p]),
+            wire: self.wire(proto, spans_boxes),
+            gamma: base.gamma.clone(),
+            declared: base.declared.clone(),
+            runtime: Some((self, Some(proto))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nccl_simple_is_the_tables_figures() {
+        let p = Runtime::Nccl.params(Proto::Simple, true, &FlowParams::default());
+        assert_eq!(super::super::fmt_ns(&p.overhead), "3400");
+        assert_eq!(
+            super::super::fmt_ns(p.net_overhead.as_ref().unwrap()),
+            "9600"
+        );
+        assert_eq!(super::super::fmt_ns(&p.launch), "8400");
+        // LL inside a box is 1.8 x 0.47 us when the ranks span boxes.
+        let ll = Runtime::Nccl.params(Proto::Ll, true, &FlowParams::default());
+        assert_eq!(super::super::fmt_ns(&ll.overhead), "846");
+        assert_eq!(ll.wire, BigRational::from_integer(4.into()));
+        assert_eq!(Runtime::Nccl.protocols(true), [Proto::Ll, Proto::Simple]);
+        assert_eq!(Runtime::Rccl.protocols(false).len(), 3);
+    }
+}
