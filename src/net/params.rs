@@ -3,8 +3,8 @@
 //! NIC start-up; it overlaps with other messages, as the pipelining postal model's `alpha_p`)
 //! and `gamma` (time per byte of a reduction), or their defaults: 1 us, a typical small-message
 //! start-up of MPI or NCCL over InfiniBand, and 0 ns/B (reductions as fast as memory, ignored).
-//! A model's `runtime: nccl | rccl` (and `proto`), or a `target msccl` in the file, charges a
-//! GPU runtime's costs instead ([`super::gpu`]).
+//! A model's `runtime: nccl | rccl` (and `proto`) charges a GPU runtime's costs instead
+//! ([`super::gpu`]).
 
 use crate::sema::model::{CostModel, CostModelKind, ModelParam};
 use num_bigint::BigInt;
@@ -146,28 +146,18 @@ pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParam
             _ => None,
         })
         .unwrap_or_default();
-    // A file that targets the MSCCL executor runs inside NCCL: its costs apply unless a model
-    // names another runtime.
-    if p.runtime.is_none()
-        && m.targets
-            .iter()
-            .any(|t| t.kind == crate::sema::model::TargetKind::Msccl)
-        && !p.declared_runtime_none(m)
-    {
-        p.runtime = Some((super::gpu::Runtime::Nccl, None));
+    // Under a runtime, paths that run one simulation (`collc sim`, the report) get its steps
+    // under the declared protocol, Simple when it is `auto` (the MSCCL executor's default);
+    // `choose::evaluate` weighs every protocol itself.
+    if let Some((rt, proto)) = p.runtime {
+        let spans = m
+            .topology
+            .as_ref()
+            .zip(m.collective.as_ref())
+            .is_some_and(|(t, c)| super::Net::new(t).spans_boxes(&c.ranks));
+        let mut q = rt.params(proto.unwrap_or(super::gpu::Proto::Simple), spans, &p);
+        q.runtime = Some((rt, proto));
+        p = q;
     }
     p
-}
-
-impl FlowParams {
-    /// Whether the declared model says `runtime: none` outright.
-    fn declared_runtime_none(&self, m: &crate::sema::model::Model) -> bool {
-        let Some(name) = &self.declared else {
-            return false;
-        };
-        m.models.iter().any(|x| {
-            &x.name == name
-                && matches!(x.params.get("runtime"), Some(ModelParam::Word(w)) if w == "none")
-        })
-    }
 }

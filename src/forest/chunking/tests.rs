@@ -88,6 +88,10 @@ fn integer_latencies_give_the_exact_trees() {
             fast.iter().any(|t| t.reach.len() > 1),
             "trees with several nodes"
         );
-        assert_eq!(fast, trees_exact(topo, &|_| false, &overhead, &overhead, &per, &refs), "{to}");
+        assert_eq!(
+            fast,
+            trees_exact(topo, &|_| false, &overhead, &overhead, &per, &refs),
+            "{to}"
+        );
     }
 }
