@@ -58,7 +58,7 @@ fn figure_2_allgather_time_is_pipelined_tree_time_plus_latency() {
     assert_eq!(per_root, q(GIB as i64 / 8, 1));
     for chunks in [1u64, 2, 8] {
         let want = q(chunks as i64 + 3, chunks as i64) * &per_root / &b + us(10);
-        let bare = chunking::trees(topo, &BigRational::zero(), &per_root, &[&f]);
+        let bare = chunking::trees(topo, &no_overhead(), &per_root, &[&f]);
         assert_eq!(chunking::seconds(&bare, 1, chunks), want, "chunks {chunks}");
         let ch = choose(
             topo,
@@ -193,7 +193,7 @@ fn auto_chunks_grow_with_the_message() {
     let best = chunking::seconds(
         &chunking::trees(
             topo,
-            &p.overhead,
+            &p,
             &chunking::per_root(&sized(&m, CollectiveKind::Allgather, GIB)),
             &[&f],
         ),

@@ -7,6 +7,8 @@ use crate::diag::Diagnostic;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::{AutoOr, Collective, Family, Model, Schedule, Topology};
 use crate::sim::fluid::FlowRun;
+use num_rational::BigRational;
+use num_traits::ToPrimitive;
 use std::collections::HashMap;
 
 /// `m` with `family` as its schedule and a collective of `bytes` bytes (at least one element).
@@ -46,7 +48,7 @@ pub fn evaluate(
         return evaluate_once(m, family, bytes, params);
     };
     let spans = match (m.topology.as_ref(), m.collective.as_ref()) {
-        (Some(t), Some(c)) => Net::new(t).spans_boxes(&c.ranks),
+        (Some(t), Some(c)) => crate::net::spans_boxes(&crate::net::boxes(t), &c.ranks),
         _ => false,
     };
     let protos = proto.map_or_else(|| runtime.protocols(spans), |p| vec![p]);
@@ -54,13 +56,11 @@ pub fn evaluate(
     let mut first_err = None;
     for p in protos {
         let q = runtime.params(p, spans, params);
-        let wire = (num_rational::BigRational::from_integer(bytes.into()) * &q.wire)
-            .ceil()
-            .to_integer();
-        let wire = num_traits::ToPrimitive::to_u64(&wire).unwrap_or(u64::MAX);
+        let wire = (BigRational::from_integer(bytes.into()) * &q.wire).ceil();
+        let wire = wire.to_integer().to_u64().unwrap_or(u64::MAX);
         match evaluate_once(m, family, wire, &q) {
             Ok(mut run) => {
-                let launch = num_traits::ToPrimitive::to_f64(&q.launch).unwrap_or(0.0);
+                let launch = q.launch.to_f64().unwrap_or(0.0);
                 for f in &mut run.finish {
                     *f += launch;
                 }
@@ -106,23 +106,13 @@ static FORESTS: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Solved>>> =
 /// What a forest depends on: the topology's nodes and links, the ranks, the kind, the root and
 /// `k`, written out in full (so two keys are equal only when the forests are).
 fn forest_key(topo: &Topology, c: &Collective, k: AutoOr<u64>) -> String {
-    let mut key = format!(
-        "{}|{:?}|{:?}|{:?}|{k:?}|",
-        topo.nodes.len(),
+    format!(
+        "{:?}|{:?}|{:?}|{k:?}|{}",
         c.kind,
         c.root,
-        c.ranks
-    );
-    for n in &topo.nodes {
-        key.push_str(&format!("{:?}{};", n.kind, n.name));
-    }
-    for l in &topo.links {
-        key.push_str(&format!(
-            "{}>{}:{}/{}x{}{};",
-            l.from, l.to, l.bandwidth, l.latency, l.parallel, l.bidirectional
-        ));
-    }
-    key
+        c.ranks,
+        topo.key()
+    )
 }
 
 /// The forests this process solved for `m`'s topology and collective with `k` trees per root

@@ -95,7 +95,7 @@ pub(super) fn report(
     let net = Net::new(topo);
     // The model's trees once (the simulated model's overhead), resized for every run below.
     let per = chunking::per_root(c);
-    let mut trees = chunking::trees(topo, &params.overhead, &per, &refs);
+    let mut trees = chunking::trees(topo, &params, &per, &refs);
     let depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
     let run = run_forest_in(topo, &net, &trees, c, &refs, ch.chunks, trace);
     let trace = if trace { run.chrome_json() } else { None };
@@ -122,11 +122,11 @@ pub(super) fn report(
     ));
     // The count at every size is the file's choice (its own flow parameters, as lowering
     // uses them); the run is under the simulated model's.
-    let same = params.overhead == file.overhead;
+    let same = params.overhead == file.overhead && params.net_overhead == file.net_overhead;
     let mut chosen = if same {
         Vec::new()
     } else {
-        chunking::trees(topo, &file.overhead, &per, &refs)
+        chunking::trees(topo, &file, &per, &refs)
     };
     let mut rows = Vec::new();
     for bytes in flow::sizes() {

@@ -149,7 +149,7 @@ pub fn round_cost(
         });
         let lv = lv as usize;
         counts[lv] += 1;
-        let st = &params.overhead + &*lat;
+        let st = params.overhead_between(net, na, nb) + &*lat;
         if st > startup[lv] {
             startup[lv] = st;
         }

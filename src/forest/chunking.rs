@@ -176,27 +176,22 @@ impl Lat for BigRational {
 }
 
 /// The model's view of every tree of `forests` (as `lower::forest::needs` lists them) moving
-/// `per_root` bytes of every root's data; each tree edge costs its route's latencies plus
-/// `overhead`. Trees with rate zero carry nothing and are left out.
+/// `per_root` bytes of every root's data; each tree edge costs its route's latencies plus the
+/// flow parameters' overhead: `net_overhead` for an edge between two boxes
+/// ([`crate::net::boxes`]) when the parameters have one (a GPU runtime's steps), `overhead`
+/// otherwise. Trees with rate zero carry nothing and are left out.
 pub fn trees(
     topo: &Topology,
-    overhead: &BigRational,
+    params: &FlowParams,
     per_root: &BigRational,
     forests: &[&Forest],
 ) -> Vec<TreeTime> {
-    trees_classed(topo, &[], overhead, overhead, per_root, forests)
-}
-
-/// [`trees`] with a GPU runtime's steps: a tree edge between two boxes (`boxes`, per node, as
-/// [`crate::net::Net::boxes`]) costs `net_overhead`, one inside a box `overhead`.
-pub fn trees_classed(
-    topo: &Topology,
-    boxes: &[u32],
-    overhead: &BigRational,
-    net_overhead: &BigRational,
-    per_root: &BigRational,
-    forests: &[&Forest],
-) -> Vec<TreeTime> {
+    let boxes = match &params.net_overhead {
+        Some(_) => crate::net::boxes(topo),
+        None => Vec::new(),
+    };
+    let overhead = &params.overhead;
+    let net_overhead = params.net_overhead.as_ref().unwrap_or(overhead);
     let crosses = |e: &super::ForestEdge| boxes.get(e.from) != boxes.get(e.to);
     let Some(Scaled {
         unit,
@@ -456,7 +451,7 @@ pub fn choose(
     asked: AutoOr<u64>,
     forests: &[&Forest],
 ) -> Chunking {
-    let trees = trees(topo, &params.overhead, &per_root(c), forests);
+    let trees = trees(topo, params, &per_root(c), forests);
     choose_in(&trees, c, asked, forests)
 }
 

@@ -396,7 +396,7 @@ pub fn for_model(m: &Model) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>
     let params = crate::net::for_file(m, None);
     let ch = super::chunking::choose(topo, &params, c, chunks, &mine);
     let per_root = super::chunking::per_root(c);
-    let depth = super::chunking::trees(topo, &params.overhead, &per_root, &mine)
+    let depth = super::chunking::trees(topo, &params, &per_root, &mine)
         .iter()
         .map(|t| t.depth)
         .max()

@@ -375,27 +375,17 @@ pub fn lower_with(
     program.map(|p| (p, Vec::new()))
 }
 
-/// The chunks one channel's ring cuts the collective into: the part's elements per channel
-/// must be at least this many (so no chunk is empty).
-fn ring_chunks(c: &Collective, slices: u32) -> u64 {
-    match c.kind {
-        CollectiveKind::Allreduce | CollectiveKind::Barrier => {
-            c.ranks.len() as u64 * u64::from(slices)
-        }
-        _ => 1,
-    }
-}
-
-/// The most channels `c`'s elements fill (every chunk at least one element; one for a
-/// barrier).
+/// The most channels `c`'s elements fill: every chunk at least one element, a ring cutting an
+/// allgather's or reduce-scatter's part into one chunk and an allreduce's vector into
+/// `N x slices`; one for a barrier.
 pub fn ring_channel_room(c: &Collective, slices: u32) -> u64 {
     let n = (c.ranks.len() as u64).max(1);
-    let part = match c.kind {
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => c.count / n,
+    let (elements, chunks) = match c.kind {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => (c.count / n, 1),
         CollectiveKind::Barrier => return 1,
-        _ => c.count,
+        _ => (c.count, n * u64::from(slices.max(1))),
     };
-    (part / ring_chunks(c, slices).max(1)).max(1)
+    (elements / chunks).max(1)
 }
 
 /// The rings of a ring schedule, one visiting order per channel: the node-order ring alone

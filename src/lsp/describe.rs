@@ -378,7 +378,7 @@ fn forest_summary(
     let refs: Vec<&crate::forest::Forest> = forests.iter().collect();
     let params = crate::net::for_file(model, None);
     let per_root = crate::forest::chunking::per_root(c);
-    let depth = crate::forest::chunking::trees(topo, &params.overhead, &per_root, &refs)
+    let depth = crate::forest::chunking::trees(topo, &params, &per_root, &refs)
         .iter()
         .map(|t| t.depth)
         .max()

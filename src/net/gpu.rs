@@ -18,7 +18,8 @@
 //! | RCCL | step inside a box, xGMI | 2.3 | 2.3 | 2.7 |
 //! | RCCL | step over the network | 2.0 | 2.0 | 4.5 |
 //!
-//! and the protocols' bandwidth: Simple all of it; LL128 120 of every 128 bytes (NCCL's 0.92);
+//! and the protocols' bandwidth: Simple all of it; LL128 0.92 of it (NCCL's figure: 120 of every
+//! 128 bytes carry data, less the flag stores' cost);
 //! LL half of every 8-byte line is a flag, and the tables charge it 1/4 of the bandwidth when
 //! the ranks span boxes (NCCL; 1/3 inside one box) and 1/5 (RCCL). NCCL's inside-box LL step is
 //! 1.8 times the table's when the ranks span boxes. LL128 runs only where every step stays on
@@ -41,37 +42,45 @@ pub enum Runtime {
     Rccl,
 }
 
-/// A runtime protocol.
+/// A runtime protocol (the MSCCL XML's `proto`, too).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Proto {
-    Ll,
-    Ll128,
+    LL,
+    LL128,
     Simple,
 }
 
 impl Proto {
-    pub const ALL: [Proto; 3] = [Proto::Ll, Proto::Ll128, Proto::Simple];
+    pub const ALL: [Proto; 3] = [Proto::LL, Proto::LL128, Proto::Simple];
 
+    /// As NCCL and the MSCCL XML spell it: `Simple`, `LL`, `LL128`.
     pub fn name(self) -> &'static str {
         match self {
-            Proto::Ll => "LL",
-            Proto::Ll128 => "LL128",
+            Proto::LL => "LL",
+            Proto::LL128 => "LL128",
             Proto::Simple => "Simple",
         }
     }
 
-    /// `simple`, `ll`, `ll128` as the language and the MSCCL target spell them.
+    /// The XML's spelling back ([`Proto::name`]).
     pub fn parse(s: &str) -> Option<Proto> {
-        match s.to_ascii_lowercase().as_str() {
-            "simple" => Some(Proto::Simple),
-            "ll" => Some(Proto::Ll),
-            "ll128" => Some(Proto::Ll128),
-            _ => None,
-        }
+        Proto::ALL.into_iter().find(|p| p.name() == s)
     }
 
+    /// `simple`, `ll`, `ll128`, as the language spells it.
+    pub fn from_word(s: &str) -> Option<Proto> {
+        Proto::ALL
+            .into_iter()
+            .find(|p| p.name().eq_ignore_ascii_case(s))
+    }
+
+    /// Its column in the tuning tables.
     fn index(self) -> usize {
-        self as usize
+        match self {
+            Proto::LL => 0,
+            Proto::LL128 => 1,
+            Proto::Simple => 2,
+        }
     }
 }
 
@@ -107,7 +116,7 @@ impl Runtime {
     pub fn protocols(self, spans_boxes: bool) -> Vec<Proto> {
         Proto::ALL
             .into_iter()
-            .filter(|p| *p != Proto::Ll128 || !spans_boxes)
+            .filter(|p| *p != Proto::LL128 || !spans_boxes)
             .collect()
     }
 
@@ -116,10 +125,10 @@ impl Runtime {
         let r = |n: i64, d: i64| BigRational::new(BigInt::from(n), BigInt::from(d));
         match (self, proto) {
             (_, Proto::Simple) => r(1, 1),
-            (_, Proto::Ll128) => r(25, 23),
-            (Runtime::Nccl, Proto::Ll) if spans_boxes => r(4, 1),
-            (Runtime::Nccl, Proto::Ll) => r(3, 1),
-            (Runtime::Rccl, Proto::Ll) => r(5, 1),
+            (_, Proto::LL128) => r(25, 23),
+            (Runtime::Nccl, Proto::LL) if spans_boxes => r(4, 1),
+            (Runtime::Nccl, Proto::LL) => r(3, 1),
+            (Runtime::Rccl, Proto::LL) => r(5, 1),
         }
     }
 
@@ -131,7 +140,7 @@ impl Runtime {
         let t = self.table();
         let p = proto.index();
         let mut intra = us(t[1][p]);
-        if self == Runtime::Nccl && proto == Proto::Ll && spans_boxes {
+        if self == Runtime::Nccl && proto == Proto::LL && spans_boxes {
             intra *= BigRational::new(BigInt::from(9), BigInt::from(5));
         }
         FlowParams {
@@ -160,10 +169,10 @@ mod tests {
         );
         assert_eq!(super::super::fmt_ns(&p.launch), "8400");
         // LL inside a box is 1.8 x 0.47 us when the ranks span boxes.
-        let ll = Runtime::Nccl.params(Proto::Ll, true, &FlowParams::default());
+        let ll = Runtime::Nccl.params(Proto::LL, true, &FlowParams::default());
         assert_eq!(super::super::fmt_ns(&ll.overhead), "846");
         assert_eq!(ll.wire, BigRational::from_integer(4.into()));
-        assert_eq!(Runtime::Nccl.protocols(true), [Proto::Ll, Proto::Simple]);
+        assert_eq!(Runtime::Nccl.protocols(true), [Proto::LL, Proto::Simple]);
         assert_eq!(Runtime::Rccl.protocols(false).len(), 3);
     }
 }

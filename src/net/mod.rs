@@ -64,8 +64,9 @@ pub struct Net {
 /// network), when that splits the compute nodes into several groups of more than one; else
 /// every node in box 0 (a torus, a fat tree of equal links: no box is special). A GPU
 /// runtime's step crosses the network when its ranks are in different boxes.
-pub fn boxes(links: &[NetLink], nodes: usize, compute: &[bool]) -> Vec<u32> {
-    let slowest = links.iter().map(|l| &l.bandwidth).min();
+pub fn boxes(topo: &Topology) -> Vec<u32> {
+    let nodes = topo.nodes.len();
+    let slowest = topo.links.iter().map(|l| &l.bandwidth).min();
     let mut parent: Vec<usize> = (0..nodes).collect();
     fn find(p: &mut [usize], x: usize) -> usize {
         let mut r = x;
@@ -80,7 +81,7 @@ pub fn boxes(links: &[NetLink], nodes: usize, compute: &[bool]) -> Vec<u32> {
         }
         r
     }
-    for l in links {
+    for l in &topo.links {
         if Some(&l.bandwidth) > slowest {
             let (a, b) = (find(&mut parent, l.from), find(&mut parent, l.to));
             if a != b {
@@ -90,7 +91,7 @@ pub fn boxes(links: &[NetLink], nodes: usize, compute: &[bool]) -> Vec<u32> {
     }
     let roots: Vec<usize> = (0..nodes).map(|v| find(&mut parent, v)).collect();
     let mut size: BTreeMap<usize, usize> = BTreeMap::new();
-    for v in (0..nodes).filter(|&v| compute.get(v).copied().unwrap_or(false)) {
+    for v in topo.compute_nodes() {
         *size.entry(roots[v]).or_insert(0) += 1;
     }
     if size.len() < 2 || size.values().any(|&k| k < 2) {
@@ -105,6 +106,13 @@ pub fn boxes(links: &[NetLink], nodes: usize, compute: &[bool]) -> Vec<u32> {
         .iter()
         .map(|r| number.get(r).copied().unwrap_or(u32::MAX))
         .collect()
+}
+
+/// Whether the ranks on `hosts` are in more than one of `boxes` ([`boxes`]).
+pub fn spans_boxes(boxes: &[u32], hosts: &[NodeId]) -> bool {
+    hosts
+        .first()
+        .is_some_and(|&a| hosts.iter().any(|&b| boxes.get(a) != boxes.get(b)))
 }
 
 impl Net {
@@ -140,13 +148,8 @@ impl Net {
             out[l.from].push(i as LinkId);
             into[l.to].push(i as LinkId);
         }
-        let compute: Vec<bool> = topo
-            .nodes
-            .iter()
-            .map(|x| x.kind == crate::sema::model::NodeKind::Compute)
-            .collect();
         Net {
-            boxes: boxes(&links, n, &compute),
+            boxes: boxes(topo),
             links,
             names: topo.nodes.iter().map(|x| x.name.clone()).collect(),
             out,

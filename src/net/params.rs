@@ -63,7 +63,7 @@ impl FlowParams {
             _ => None,
         };
         let runtime = word("runtime").and_then(|w| super::gpu::Runtime::parse(&w));
-        let proto = word("proto").and_then(|w| super::gpu::Proto::parse(&w));
+        let proto = word("proto").and_then(|w| super::gpu::Proto::from_word(&w));
         Some(FlowParams {
             overhead: get("overhead", d.overhead),
             gamma: get("gamma", d.gamma),
@@ -77,13 +77,13 @@ impl FlowParams {
         self.overhead.to_f64().unwrap_or(0.0)
     }
 
-    /// Seconds added to a message between boxes.
-    pub fn net_overhead_s(&self) -> f64 {
-        self.net_overhead
-            .as_ref()
-            .unwrap_or(&self.overhead)
-            .to_f64()
-            .unwrap_or(0.0)
+    /// The overhead of a message from node `a` to node `b`: `net_overhead` between two boxes
+    /// of `net` when the parameters have one, else `overhead`.
+    pub fn overhead_between(&self, net: &super::Net, a: usize, b: usize) -> &BigRational {
+        match &self.net_overhead {
+            Some(o) if net.crosses(a, b) => o,
+            _ => &self.overhead,
+        }
     }
 
     pub fn gamma_s(&self) -> f64 {
@@ -154,7 +154,7 @@ pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParam
             .topology
             .as_ref()
             .zip(m.collective.as_ref())
-            .is_some_and(|(t, c)| super::Net::new(t).spans_boxes(&c.ranks));
+            .is_some_and(|(t, c)| super::spans_boxes(&super::boxes(t), &c.ranks));
         let mut q = rt.params(proto.unwrap_or(super::gpu::Proto::Simple), spans, &p);
         q.runtime = Some((rt, proto));
         p = q;

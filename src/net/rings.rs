@@ -71,13 +71,7 @@ static SEARCHES: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
 
 /// [`search`] on `topo`'s network (`fixed`: exactly `channels` rings, else at most), cached.
 pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -> Channels {
-    let mut key = format!("{channels}|{fixed}|{hosts:?}|");
-    for l in &topo.links {
-        key.push_str(&format!(
-            "{}>{}:{}/{}x{}{};",
-            l.from, l.to, l.bandwidth, l.latency, l.parallel, l.bidirectional
-        ));
-    }
+    let key = format!("{channels}|{fixed}|{hosts:?}|{}", topo.key());
     let cache = SEARCHES.get_or_init(Default::default);
     if let Some(c) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
         return c;

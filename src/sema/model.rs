@@ -80,6 +80,22 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// The nodes and links written out in full, for caches of what depends on the network
+    /// (two keys are equal only when the topologies are).
+    pub fn key(&self) -> String {
+        let mut key = format!("{}|", self.nodes.len());
+        for n in &self.nodes {
+            key.push_str(&format!("{:?}{};", n.kind, n.name));
+        }
+        for l in &self.links {
+            key.push_str(&format!(
+                "{}>{}:{}/{}x{}{};",
+                l.from, l.to, l.bandwidth, l.latency, l.parallel, l.bidirectional
+            ));
+        }
+        key
+    }
+
     pub fn compute_nodes(&self) -> impl Iterator<Item = NodeId> + '_ {
         self.nodes
             .iter()

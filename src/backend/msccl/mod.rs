@@ -151,11 +151,9 @@ impl Options {
         o.channels = count("channels").unwrap_or(o.channels);
         o.instances = count("instances").unwrap_or(o.instances);
         o.inplace = word("inplace") == Some("true");
-        o.proto = match word("proto") {
-            Some("ll") => Proto::LL,
-            Some("ll128") => Proto::LL128,
-            _ => Proto::Simple,
-        };
+        o.proto = word("proto")
+            .and_then(Proto::from_word)
+            .unwrap_or(Proto::Simple);
         o.min_bytes = number("min_bytes").unwrap_or(o.min_bytes);
         o.max_bytes = number("max_bytes").unwrap_or(o.max_bytes);
         o.max_steps = count("max_steps").unwrap_or(o.max_steps);

@@ -1,31 +1,9 @@
 //! The MSCCL XML as data: [`Algo`] (the `<algo>` root) with its [`Gpu`]s, thread blocks
 //! ([`Tb`]) and [`Step`]s, with every attribute the current executor reads.
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Proto {
-    Simple,
-    LL,
-    LL128,
-}
-
-impl Proto {
-    pub fn name(self) -> &'static str {
-        match self {
-            Proto::Simple => "Simple",
-            Proto::LL => "LL",
-            Proto::LL128 => "LL128",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Proto> {
-        match s {
-            "Simple" => Some(Proto::Simple),
-            "LL" => Some(Proto::LL),
-            "LL128" => Some(Proto::LL128),
-            _ => None,
-        }
-    }
-}
+/// The protocol a thread block runs: the runtime's ([`crate::net::gpu`], whose costs the
+/// flow model charges), spelled in the XML as [`Proto::name`] gives it.
+pub use crate::net::gpu::Proto;
 
 /// A buffer as the XML names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

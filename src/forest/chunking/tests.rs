@@ -83,7 +83,11 @@ fn integer_latencies_give_the_exact_trees() {
         let overhead = BigRational::new(3.into(), 7_000_000.into());
         let per = per_root(c);
         assert!(Scaled::new(topo, &overhead, &overhead).is_some());
-        let fast = trees(topo, &overhead, &per, &refs);
+        let params = FlowParams {
+            overhead: overhead.clone(),
+            ..FlowParams::default()
+        };
+        let fast = trees(topo, &params, &per, &refs);
         assert!(
             fast.iter().any(|t| t.reach.len() > 1),
             "trees with several nodes"

@@ -160,8 +160,7 @@ pub fn run(
             }
         }
     }
-    let overhead = params.overhead_s();
-    let net_overhead = params.net_overhead_s();
+
     let caps: Vec<f64> = net.links.iter().map(|l| l.bw).collect();
     let mut routes: Vec<Vec<LinkId>> = Vec::new();
     let mut route_lat: Vec<f64> = Vec::new();
@@ -189,11 +188,10 @@ pub fn run(
                     let ri = *route_of.entry((a, b)).or_insert_with(|| {
                         let route = net.route(a, b);
                         route_lat.push(route.iter().map(|&l| net.links[l as usize].lat).sum());
-                        route_over.push(if net.crosses(a, b) {
-                            net_overhead
-                        } else {
-                            overhead
-                        });
+                        route_over.push(
+                            num_traits::ToPrimitive::to_f64(params.overhead_between(net, a, b))
+                                .unwrap_or(0.0),
+                        );
                         routes.push(route);
                         routes.len() - 1
                     });

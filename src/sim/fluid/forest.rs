@@ -57,14 +57,7 @@ pub fn run_forest(
     chunks: u64,
     trace: bool,
 ) -> FlowRun {
-    let trees = chunking::trees_classed(
-        topo,
-        &net.boxes,
-        &params.overhead,
-        params.net_overhead.as_ref().unwrap_or(&params.overhead),
-        &chunking::per_root(c),
-        forests,
-    );
+    let trees = chunking::trees(topo, params, &chunking::per_root(c), forests);
     run_forest_in(topo, net, &trees, c, forests, chunks, trace)
 }
 
