@@ -5,7 +5,8 @@
 //! the dataflow [`ir`], proved correct by [`ir::verify`] -> backends, built through one seam,
 //! [`target`]. [`diag`] is the one diagnostic type every stage produces; [`fmt`] is
 //! the canonical formatter; [`choose`] evaluates schedule families on a file's network and
-//! [`compare`] sweeps them over sizes ([`plot`] draws the result); [`progress`] is the hook long
+//! [`compare`] sweeps them over sizes ([`plot`] draws the result); [`calibrate`] fits the flow
+//! model to measurements; [`progress`] is the hook long
 //! work reports through; [`cli`] and [`lsp`] (the language server) sit on top and nothing
 //! imports them.
 
@@ -13,6 +14,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
 pub mod backend;
+pub mod calibrate;
 pub mod canary;
 pub mod choose;
 pub mod cli;

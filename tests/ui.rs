@@ -261,6 +261,10 @@ const NOT_FROM_A_FILE: &[(&str, &str)] = &[
         "E0049",
         "cli::report_canary::tests::a_broken_protocol_is_e0049_with_its_seed",
     ),
+    (
+        "E0051",
+        "calibrate::nccl_tests::tests::a_truncated_last_row_is_e0051",
+    ),
 ];
 
 #[test]

@@ -97,7 +97,7 @@ pub(super) fn report(
     let per = chunking::per_root(c);
     let mut trees = chunking::trees(topo, &params, &per, &refs);
     let depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
-    let run = run_forest_in(topo, &net, &trees, c, &refs, ch.chunks, trace);
+    let run = run_forest_in(topo, &net, &params, &trees, c, &refs, ch.chunks, trace);
     let trace = if trace { run.chrome_json() } else { None };
     let n = c.ranks.len();
     if batch {
@@ -136,7 +136,7 @@ pub(super) fn report(
         chunking::resize(&mut chosen, &p);
         let by = if same { &trees } else { &chosen };
         let ch = chunking::choose_in(by, &cs, asked_chunks, &refs);
-        let r = run_forest_in(topo, &net, &trees, &cs, &refs, ch.chunks, false);
+        let r = run_forest_in(topo, &net, &params, &trees, &cs, &refs, ch.chunks, false);
         rows.push((bytes, r.seconds(), ch.chunks));
     }
     let row = |bytes: u64| {

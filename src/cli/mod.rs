@@ -1,4 +1,5 @@
-//! The command line: `collc check`, `collc build`, `collc sim`, `collc compare`, `collc fmt`,
+//! The command line: `collc check`, `collc build`, `collc sim`, `collc compare`,
+//! `collc calibrate`, `collc fmt`,
 //! `collc explain`, `collc lsp`.
 //!
 //! Exit codes: 0 when everything is fine, 1 when the input has errors (diagnostics printed),
@@ -8,6 +9,7 @@
 //! is unset), unless `--color` says otherwise.
 
 mod build;
+mod calibrate;
 mod compare;
 mod dir;
 mod explain;
@@ -116,6 +118,12 @@ enum Cmd {
     /// size the time, algbw and busbw (nccl-tests' definitions), the winner and the crossovers;
     /// `--plot` draws algbw against size as SVG.
     Compare(Box<compare::CompareArgs>),
+    /// Fit the flow model to nccl-tests output measured on the file's machine.
+    ///
+    /// Prints the fit's error at each measured size and writes a `model` declaration (to
+    /// standard output, or `-o OUT.coll`) that `collc compare`, `collc sim` and `schedule auto`
+    /// use once it is pasted into the file.
+    Calibrate(Box<calibrate::CalibrateArgs>),
     /// Format files in place in the canonical style (standard input to output with no files).
     Fmt {
         files: Vec<PathBuf>,
@@ -343,6 +351,7 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
         Cmd::Check { files: paths, args } => check(paths, &args, out),
         Cmd::Build(a) => build::run(*a, out),
         Cmd::Compare(a) => compare::run(*a, out),
+        Cmd::Calibrate(a) => calibrate::run(*a, out),
         Cmd::Fmt {
             files: paths,
             check,

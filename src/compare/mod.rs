@@ -53,6 +53,8 @@ pub struct Crossover {
 
 /// The simulator a comparison's figures come from.
 #[derive(Debug, Clone, PartialEq)]
+// One engine per comparison: the size of its variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum Engine {
     Flow(FlowParams),
     /// Each cell the median of runs with seeds `seed..seed+runs`.

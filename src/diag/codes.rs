@@ -78,6 +78,7 @@ codes! {
     Internal = "E0048", "internal compiler error";
     CanaryCounterexample = "E0049", "an execution of the Canary protocol breaks the allreduce's postcondition";
     P4Limit = "E0050", "the schedule does not fit the P4 target";
+    NcclTestsLog = "E0051", "an nccl-tests log that collc cannot read";
 }
 
 impl Serialize for Code {

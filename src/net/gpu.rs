@@ -132,26 +132,27 @@ impl Runtime {
         }
     }
 
-    /// The flow model's parameters under `proto`: the step latencies as the per-message
-    /// overheads (inside a box, over the network), the base latency per call, the wire factor;
-    /// reductions at `base`'s gamma.
+    /// The flow model's parameters under `proto`: `base` with the protocol's wire factor and
+    /// the tables' step latencies as the per-message overheads (inside a box, over the network)
+    /// and base latency per call, unless `base` is calibrated (then its own).
     pub fn params(self, proto: Proto, spans_boxes: bool, base: &FlowParams) -> FlowParams {
+        let mut out = base.clone();
+        out.runtime = Some((self, Some(proto)));
+        out.wire = self.wire(proto, spans_boxes);
+        if base.calibrated.is_some() {
+            // A calibrated model states its own latencies.
+            return out;
+        }
         let us = |h: i64| BigRational::new(BigInt::from(h), BigInt::from(100_000_000));
         let t = self.table();
         let p = proto.index();
-        let mut intra = us(t[1][p]);
+        out.overhead = us(t[1][p]);
         if self == Runtime::Nccl && proto == Proto::LL && spans_boxes {
-            intra *= BigRational::new(BigInt::from(9), BigInt::from(5));
+            out.overhead *= BigRational::new(BigInt::from(9), BigInt::from(5));
         }
-        FlowParams {
-            overhead: intra,
-            net_overhead: Some(us(t[2][p])),
-            launch: us(t[0][p]),
-            wire: self.wire(proto, spans_boxes),
-            gamma: base.gamma.clone(),
-            declared: base.declared.clone(),
-            runtime: Some((self, Some(proto))),
-        }
+        out.net_overhead = Some(us(t[2][p]));
+        out.launch = us(t[0][p]);
+        out
     }
 }
 

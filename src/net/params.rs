@@ -26,6 +26,13 @@ pub struct FlowParams {
     pub wire: BigRational,
     /// The GPU runtime whose costs these are, and the protocol (None: the fastest per size).
     pub runtime: Option<(super::gpu::Runtime, Option<super::gpu::Proto>)>,
+    /// The share of their bandwidth that links inside a box and links of the network deliver
+    /// ([`FlowParams::caps`]); 1 unless calibrated.
+    pub box_efficiency: BigRational,
+    pub net_efficiency: BigRational,
+    /// The measurements these parameters were fitted to (`collc calibrate`), when they were:
+    /// the model's figures are then its own, not the runtime's tables.
+    pub calibrated: Option<String>,
     /// Seconds per byte of a reduction.
     pub gamma: BigRational,
     /// `model NAME` when declared, None for the defaults.
@@ -40,6 +47,9 @@ impl Default for FlowParams {
             launch: BigRational::zero(),
             wire: BigRational::from_integer(1.into()),
             runtime: None,
+            box_efficiency: BigRational::from_integer(1.into()),
+            net_efficiency: BigRational::from_integer(1.into()),
+            calibrated: None,
             gamma: BigRational::zero(),
             declared: None,
         }
@@ -64,17 +74,42 @@ impl FlowParams {
         };
         let runtime = word("runtime").and_then(|w| super::gpu::Runtime::parse(&w));
         let proto = word("proto").and_then(|w| super::gpu::Proto::from_word(&w));
+        let opt = |n: &str| match m.params.get(n) {
+            Some(ModelParam::Quantity(q)) => Some(q.value.clone()),
+            _ => None,
+        };
         Some(FlowParams {
             overhead: get("overhead", d.overhead),
+            net_overhead: opt("net_overhead"),
+            launch: get("launch", d.launch),
             gamma: get("gamma", d.gamma),
             declared: Some(m.name.clone()),
             runtime: runtime.map(|r| (r, proto)),
+            box_efficiency: get("box_efficiency", d.box_efficiency),
+            net_efficiency: get("net_efficiency", d.net_efficiency),
+            calibrated: word("calibrated"),
             ..d
         })
     }
 
     pub fn overhead_s(&self) -> f64 {
         self.overhead.to_f64().unwrap_or(0.0)
+    }
+
+    /// Link capacities as the simulators share them: each link's bandwidth times its class's
+    /// efficiency (`net_efficiency` for a link that leaves a box, [`crate::net::boxes`];
+    /// `box_efficiency` for the rest, every link of a topology without boxes).
+    pub fn caps(&self, net: &super::Net) -> Vec<f64> {
+        let b = self.box_efficiency.to_f64().unwrap_or(1.0);
+        let n = self.net_efficiency.to_f64().unwrap_or(1.0);
+        net.links
+            .iter()
+            .map(|l| {
+                let inside = net.boxes.get(l.from) == net.boxes.get(l.to)
+                    && net.boxes.get(l.from) != Some(&u32::MAX);
+                l.bw * if inside { b } else { n }
+            })
+            .collect()
     }
 
     /// The overhead of a message from node `a` to node `b`: `net_overhead` between two boxes
@@ -96,13 +131,28 @@ impl FlowParams {
             Some(n) => format!("model `{n}`"),
             None => "defaults: no `flow` model declared".to_string(),
         };
+        let from = match &self.calibrated {
+            Some(log) => format!("{from}, calibrated from {log}"),
+            None => from,
+        };
         if let Some((rt, proto)) = self.runtime {
             let proto = match proto {
                 Some(p) => format!("protocol {}", p.name()),
                 None => "the fastest protocol at each size, as the runtime's tuner picks".into(),
             };
+            let costs = match &self.calibrated {
+                Some(_) => format!(
+                    "launch {} ns, steps {} ns inside a box and {} ns over the network, links at {} inside a box and {} over the network",
+                    fmt_ns(&self.launch),
+                    fmt_ns(&self.overhead),
+                    fmt_ns(self.net_overhead.as_ref().unwrap_or(&self.overhead)),
+                    crate::sema::units::fmt_rational(&self.box_efficiency),
+                    crate::sema::units::fmt_rational(&self.net_efficiency),
+                ),
+                None => "its tuning tables' launch and per-step latencies (inside a box, over the network)".into(),
+            };
             return format!(
-                "GPU runtime {}: its tuning tables' launch and per-step latencies (inside a box, over the network), {proto}; gamma {} ns/B ({from})",
+                "GPU runtime {}: {costs}, {proto}; gamma {} ns/B ({from})",
                 rt.name(),
                 fmt_ns(&self.gamma)
             );

@@ -45,6 +45,17 @@ const fn count(name: &'static str, default: &'static str) -> P {
     }
 }
 
+const fn opt(name: &'static str, dim: Dim) -> P {
+    P {
+        name,
+        dim: Some(dim),
+        default: None,
+        words: &[],
+        at_least_one: false,
+        optional: true,
+    }
+}
+
 const fn w(name: &'static str, words: &'static [&'static str], default: Option<&'static str>) -> P {
     P {
         name,
@@ -124,6 +135,20 @@ const FLOW: &[P] = &[
         dim: None,
         default: None,
         words: &["auto", "simple", "ll", "ll128"],
+        at_least_one: false,
+        optional: true,
+    },
+    // What `collc calibrate` writes: the overhead of a message between boxes, the launch
+    // latency per call, the links' efficiencies and the log they were fitted to.
+    opt("net_overhead", T),
+    q("launch", T, Some("0 ns")),
+    q("box_efficiency", Dim::NONE, Some("1")),
+    q("net_efficiency", Dim::NONE, Some("1")),
+    P {
+        name: "calibrated",
+        dim: None,
+        default: None,
+        words: &[],
         at_least_one: false,
         optional: true,
     },
@@ -285,6 +310,8 @@ impl Elab<'_> {
                     ExprKind::Bool(b) if p.words.contains(&"true") => {
                         ModelParam::Word(b.to_string())
                     }
+                    // Free text (a file name) where any word goes.
+                    ExprKind::Str(t) if p.words.is_empty() => ModelParam::Word(t.clone()),
                     ExprKind::Name(n) => {
                         self.bad_word(n, g.value.span, p.words, &format!("`{}` value", p.name));
                         ok = false;
@@ -350,12 +377,48 @@ impl Elab<'_> {
         if k == CostModelKind::Packet && !self.packet_checks(&params, props, span) {
             return None;
         }
+        if k == CostModelKind::Flow && !self.efficiency_checks(&params, props) {
+            return None;
+        }
         Some(CostModel {
             name: name.name.clone(),
             kind: k,
             params,
             span,
         })
+    }
+
+    /// A flow model's link efficiencies: shares of a link's bandwidth, above 0 and at most 1.
+    fn efficiency_checks(&mut self, params: &BTreeMap<String, ModelParam>, props: &[Prop]) -> bool {
+        let (zero, one) = (
+            BigRational::from_integer(0.into()),
+            BigRational::from_integer(1.into()),
+        );
+        let mut ok = true;
+        for name in ["box_efficiency", "net_efficiency"] {
+            let (Some(ModelParam::Quantity(q)), Some(p)) =
+                (params.get(name), props.iter().find(|p| p.key.name == name))
+            else {
+                continue;
+            };
+            if q.value > zero && q.value <= one {
+                continue;
+            }
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    p.value.span,
+                    format!(
+                        "`{name}` is the share of a link's bandwidth a collective gets; {} is not above 0 and at most 1",
+                        super::units::fmt_rational(&q.value)
+                    ),
+                )
+                .label("not a share")
+                .help(format!("write a number in (0, 1], e.g. `{name}: 0.9;`")),
+            );
+            ok = false;
+        }
+        ok
     }
 
     /// The packet model's cross-parameter rules (coded diagnostics at the value): a buffer

@@ -161,7 +161,7 @@ pub fn run(
         }
     }
 
-    let caps: Vec<f64> = net.links.iter().map(|l| l.bw).collect();
+    let caps = params.caps(net);
     let mut routes: Vec<Vec<LinkId>> = Vec::new();
     let mut route_lat: Vec<f64> = Vec::new();
     // Per route: its overhead (inside a box or over the network).

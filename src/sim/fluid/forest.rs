@@ -58,14 +58,16 @@ pub fn run_forest(
     trace: bool,
 ) -> FlowRun {
     let trees = chunking::trees(topo, params, &chunking::per_root(c), forests);
-    run_forest_in(topo, net, &trees, c, forests, chunks, trace)
+    run_forest_in(topo, net, params, &trees, c, forests, chunks, trace)
 }
 
 /// [`run_forest`] with the model's trees already made ([`chunking::trees`] with the
 /// parameters' overhead, sized for `c` with [`chunking::resize`]), for sweeps over sizes.
+#[allow(clippy::too_many_arguments)]
 pub fn run_forest_in(
     topo: &Topology,
     net: &Net,
+    params: &FlowParams,
     trees: &[TreeTime],
     c: &Collective,
     forests: &[&Forest],
@@ -80,7 +82,7 @@ pub fn run_forest_in(
         .collect();
     let rank_of: BTreeMap<NodeId, usize> =
         c.ranks.iter().enumerate().map(|(r, &n)| (n, r)).collect();
-    let caps: Vec<f64> = net.links.iter().map(|l| l.bw).collect();
+    let caps = params.caps(net);
     let mut link_bytes: BTreeMap<LinkId, f64> = BTreeMap::new();
     let mut finish = vec![0.0f64; c.ranks.len()];
     let mut spans = trace.then(Vec::new);
