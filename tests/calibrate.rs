@@ -190,3 +190,33 @@ fn a_log_of_another_rank_count_or_collective_is_refused() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn a_log_without_rank_lines_is_taken_at_the_files_rank_count_with_a_warning() {
+    let d = tmp("norank");
+    let log: String = nccl_tests_log(&RING_ALLGATHER)
+        .lines()
+        .filter(|l| !l.starts_with("#  Rank"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(d.join("ag.log"), log).expect("write");
+    std::fs::write(d.join("a100.coll"), file("allgather", "")).expect("write");
+    let out = collc()
+        .arg("calibrate")
+        .arg(d.join("a100.coll"))
+        .arg(d.join("ag.log"))
+        .arg("--color")
+        .arg("never")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "warning[E0051]: the log does not say how many ranks ran; taken to be the file's 16"
+        ),
+        "{err}"
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("model calibrated: flow {"), "{text}");
+}

@@ -99,7 +99,7 @@ pub(super) fn run(a: CalibrateArgs, out: &Out) -> i32 {
         out.diags(&diags, &files);
         return 1;
     }
-    match calibrate_file(&a, &m, &log, &mut files) {
+    match calibrate_file(&a, &m, &log, &mut files, &mut diags) {
         Ok((report, decl)) => {
             out.diags(&diags, &files);
             match &a.output {
@@ -124,6 +124,7 @@ fn calibrate_file(
     m: &Model,
     log: &nccl_tests::Log,
     files: &mut SourceMap,
+    warnings: &mut Vec<Diagnostic>,
 ) -> Result<(String, String), Vec<Diagnostic>> {
     let one = |d: Diagnostic| vec![d];
     let Some(c) = m.collective.as_ref() else {
@@ -138,6 +139,17 @@ fn calibrate_file(
     };
     let table = pick_table(a, log, c.kind, files)?;
     let n = c.ranks.len() as u32;
+    if table.ranks.is_none() {
+        warnings.push(
+            Diagnostic::warning(
+                Code::NcclTestsLog,
+                table.span,
+                format!("the log does not say how many ranks ran; taken to be the file's {n}"),
+            )
+            .label("no `#  Rank` lines before this table")
+            .help("keep nccl-tests' whole output, with its `#  Rank N ... device` lines, so collc can check it"),
+        );
+    }
     if let Some(r) = table.ranks
         && r != n
     {
@@ -151,12 +163,18 @@ fn calibrate_file(
             .help("calibrate with a log measured on the file's machine, or change the file's participants"),
         ));
     }
-    if table.collective != Some(c.kind) {
-        let what = table
-            .collective
-            .map_or("a collective collc cannot tell".to_string(), |k| {
-                k.name().to_string()
-            });
+    // Without a rank count the log's collective is read with the file's.
+    let measured_kind = table.collective.or_else(|| {
+        table
+            .ranks
+            .is_none()
+            .then(|| nccl_tests::infer(&table.rows, n))
+            .flatten()
+    });
+    if measured_kind != Some(c.kind) {
+        let what = measured_kind.map_or("a collective collc cannot tell".to_string(), |k| {
+            k.name().to_string()
+        });
         return Err(one(
             Diagnostic::error(
                 Code::NcclTestsLog,
