@@ -300,7 +300,7 @@ fn pick_table<'l>(
 /// The fit as a table: every fitted size, measured and modelled, and the parameters.
 fn render(fit: &calibrate::Fit, runtime: Runtime, proto: Proto, kind: &str, n: u32) -> String {
     let mut s = format!(
-        "calibrate: {kind} on {n} ranks, NCCL's ring under {} {} costs, fitted by least squares on log time\n",
+        "calibrate: {kind} on {n} ranks, the runtime's ring under {} {} costs, fitted by least squares on log time\n",
         runtime.name(),
         proto.name()
     );
