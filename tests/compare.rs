@@ -41,6 +41,7 @@ fn candidates_are_exactly_the_lowerable_families() {
             "ring",
             "recursive_doubling",
             "recursive_multiplying",
+            "nccl_tree",
             "forest"
         ]
     );
@@ -59,6 +60,7 @@ fn candidates_are_exactly_the_lowerable_families() {
             "ring",
             "recursive_doubling",
             "recursive_multiplying",
+            "nccl_tree",
             "forest"
         ]
     );
@@ -107,15 +109,15 @@ fn the_sweep_has_one_cell_per_size_and_family_and_consistent_winners() {
         &count,
     )
     .expect("comparison");
-    assert_eq!(count.announced.load(Ordering::Relaxed), 21 * 4);
-    assert_eq!(count.steps.load(Ordering::Relaxed), 21 * 4);
+    assert_eq!(count.announced.load(Ordering::Relaxed), 21 * 5);
+    assert_eq!(count.steps.load(Ordering::Relaxed), 21 * 5);
     assert_eq!(c.sizes, sizes);
     assert_eq!(c.families, candidates(&m));
     assert_eq!(
         (c.kind.name(), c.ranks, c.topology.as_str()),
         ("allreduce", 8, "lab")
     );
-    assert!(c.cells.iter().all(|row| row.len() == 4));
+    assert!(c.cells.iter().all(|row| row.len() == 5));
     for (s, row) in c.cells.iter().enumerate() {
         let w = c.winner(s).expect("every size has a winner");
         let Cell::Done { seconds: best, .. } = row[w] else {

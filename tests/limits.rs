@@ -213,7 +213,10 @@ fn programs_beyond_the_op_limit_are_refused_before_lowering() {
         &star(1 << 18, ar, "recursive_multiplying { stages: auto; }"),
     );
     // `schedule auto` weighs every family: none is lowered, solved or simulated over the limit.
-    let any = write(&d, "any.coll", &star(1 << 18, ar, "auto"));
+    // At 64 MiB NCCL's tree pipelines 64 chunks per tree (5.2 M ops at 1 MiB fit the limit, and
+    // lower and simulate in seconds).
+    let big = "collective allreduce { size: 64 MiB; dtype: f32; op: sum; }";
+    let any = write(&d, "any.coll", &star(1 << 18, big, "auto"));
     let barrier = write(
         &d,
         "barrier.coll",

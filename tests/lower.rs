@@ -598,3 +598,55 @@ fn rings_over_channels_are_proved() {
         }
     }
 }
+
+/// NCCL's tree (double binary tree over boxes, a chain in each, a pair per NIC rail): proved on
+/// one, two and three DGX A100 boxes and without a topology, at several chunk counts, with every rank's result the
+/// root's; each tree edge carries one message up and one down per chunk.
+#[test]
+fn nccl_trees_are_proved() {
+    for (clusters, chunks) in [(2, "auto"), (2, "3"), (3, "1"), (1, "2")] {
+        let src = format!(
+            "import dgx_a100;\ntopology a = dgx_a100(clusters: {clusters});\n\
+             collective allreduce {{ size: 4 MiB; dtype: f32; op: sum; }}\n\
+             schedule nccl_tree {{ chunks: {chunks}; }}\n"
+        );
+        let mut sources = SourceMap::new();
+        let id = sources.add("tree.coll", src);
+        let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
+        assert!(checked.diagnostics.is_empty(), "{:?}", checked.diagnostics);
+        let m = checked.model.expect("model");
+        let p = proved(&m);
+        let n = 8 * clusters;
+        // A tree pair per rail (8) across boxes, one in a single box.
+        let ch = if clusters > 1 { 8 } else { 1 };
+        let per_tree = match chunks {
+            "auto" => ((4usize << 20) / (2 * ch) / (256 << 10)).max(1),
+            k => k.parse().expect("a count"),
+        };
+        assert_eq!(
+            p.spec.chunks_per_part as usize,
+            2 * ch * per_tree,
+            "{clusters} {chunks}"
+        );
+        // 2 x ch trees of n - 1 edges, a message each way per edge and chunk.
+        let messages = verify(&p).expect("proved").messages;
+        assert_eq!(
+            messages,
+            2 * ch * per_tree * 2 * (n - 1),
+            "{clusters} {chunks}"
+        );
+    }
+    for n in [1, 2, 3, 5, 8] {
+        let family = Family::NcclTree {
+            chunks: AutoOr::Fixed(2),
+        };
+        let p = proved(&model(
+            CollectiveKind::Allreduce,
+            n,
+            4 * n as u64,
+            None,
+            family,
+        ));
+        assert_eq!(verify(&p).expect("proved").messages, 2 * 2 * 2 * (n - 1));
+    }
+}

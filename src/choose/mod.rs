@@ -15,7 +15,7 @@ use crate::sema::schedule::supports;
 
 /// The families that implement the file's collective, with their parameters left to collc
 /// (`channels: auto`, `stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
-/// multiplying, binomial, forest. Exactly those [`crate::lower`] lowers for the collective
+/// multiplying, binomial, NCCL's tree, forest. Exactly those [`crate::lower`] lowers for the collective
 /// (`sema::schedule::supports`): canary and static in-network trees are left out until they
 /// can be lowered, and forest when the file has no topology to build trees on. Empty without
 /// a collective.
@@ -31,6 +31,9 @@ pub fn candidates(m: &Model) -> Vec<Family> {
             model: None,
         },
         Family::Binomial,
+        Family::NcclTree {
+            chunks: AutoOr::Auto,
+        },
         Family::Forest {
             k: AutoOr::Auto,
             chunks: AutoOr::Auto,
@@ -93,7 +96,12 @@ mod tests {
         // A bare model has no topology, so no forest.
         assert_eq!(
             names(CollectiveKind::Allreduce),
-            ["ring", "recursive_doubling", "recursive_multiplying"]
+            [
+                "ring",
+                "recursive_doubling",
+                "recursive_multiplying",
+                "nccl_tree"
+            ]
         );
         assert_eq!(names(CollectiveKind::Allgather), ["ring"]);
         assert_eq!(names(CollectiveKind::Broadcast), ["binomial"]);

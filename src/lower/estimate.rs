@@ -78,6 +78,16 @@ pub fn estimate(c: &Collective, family: &Family, stages: &[Stage]) -> Option<Est
         }
         // A send and a receive per tree edge, a reduction and a copy per rank at most.
         Family::Binomial => exact(n.saturating_mul(4), n.saturating_mul(3)),
+        // Per tree and chunk: a copy, a send and a receive each way per tree edge; one tree
+        // pair counted (a lower bound: the boxes, which set the channels, are the topology's).
+        Family::NcclTree { chunks } => {
+            let slots = 2 * u64::from(super::nccl_tree_chunks(c, *chunks, 1));
+            Some(Estimate {
+                ops: slots.saturating_mul(n.saturating_mul(5)),
+                slots: slots.saturating_mul(n.saturating_mul(2)),
+                at_least: true,
+            })
+        }
         Family::Forest { .. } => {
             let forests = super::forest::needs(c);
             let ops: u64 = forests

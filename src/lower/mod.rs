@@ -16,6 +16,7 @@
 mod builder;
 pub mod estimate;
 pub mod forest;
+pub mod nccl_tree;
 pub mod recursive;
 mod ring;
 pub(crate) mod static_trees;
@@ -346,6 +347,21 @@ pub fn lower_with(
             }
             Ok(b.finish())
         }
+        Family::NcclTree { chunks } => {
+            let boxes = model
+                .topology
+                .as_ref()
+                .map(crate::net::boxes)
+                .unwrap_or_default();
+            let trees = nccl_tree::Trees::new(&c.ranks, &boxes);
+            let ch = trees.channels();
+            let chunks = nccl_tree_chunks(c, *chunks, ch);
+            let name = format!("nccl_tree {ch} channels {chunks} chunks");
+            let mut b = Builder::new(name, spec(c, 2 * ch * chunks));
+            b.reserve_per_rank(per_rank);
+            nccl_tree::allreduce(&mut b, &trees, chunks);
+            Ok(b.finish())
+        }
         Family::Forest { k, chunks } => {
             return forest::lower(model, c, *k, *chunks, span, progress);
         }
@@ -373,6 +389,19 @@ pub fn lower_with(
         )),
     };
     program.map(|p| (p, Vec::new()))
+}
+
+/// NCCL's tree's chunks per tree over `channels` tree pairs: the fixed count, or for `auto` one
+/// per 256 KiB of the tree's share (NCCL's tree steps move chunks of that order), at most 64;
+/// never more than a tree's share has elements.
+pub fn nccl_tree_chunks(c: &Collective, chunks: AutoOr<u64>, channels: u32) -> u32 {
+    let trees = 2 * u64::from(channels.max(1));
+    let share = (c.count / trees).max(1);
+    let want = match chunks {
+        AutoOr::Fixed(k) => k,
+        AutoOr::Auto => (c.bytes() / trees / (256 << 10)).clamp(1, 64),
+    };
+    u32::try_from(want.min(share).max(1)).unwrap_or(1)
 }
 
 /// The most channels `c`'s elements fill: every chunk at least one element, a ring cutting an

@@ -203,6 +203,9 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                 "recursive_doubling" => super::model::Family::RecursiveDoubling,
                 "ring" => super::model::Family::ring(),
                 "binomial" => super::model::Family::Binomial,
+                "nccl_tree" => super::model::Family::NcclTree {
+                    chunks: super::model::AutoOr::Auto,
+                },
                 "forest" => super::model::Family::Forest {
                     k: super::model::AutoOr::Auto,
                     chunks: super::model::AutoOr::Auto,

@@ -333,6 +333,12 @@ pub enum Family {
         channels: AutoOr<u64>,
     },
     Binomial,
+    /// NCCL's tree allreduce: two binary trees over the boxes, a chain inside each
+    /// ([`crate::lower::nccl_tree`]); `chunks` pipelined chunks per tree (`auto`:
+    /// [`crate::lower::nccl_tree_chunks`]).
+    NcclTree {
+        chunks: AutoOr<u64>,
+    },
     /// `chunks: auto` (the default) is resolved by [`crate::forest::chunking::choose`].
     Forest {
         k: AutoOr<u64>,
@@ -389,6 +395,7 @@ impl Family {
             Family::RecursiveDoubling => "recursive_doubling",
             Family::Ring { .. } => "ring",
             Family::Binomial => "binomial",
+            Family::NcclTree { .. } => "nccl_tree",
             Family::Forest { .. } => "forest",
             Family::Canary(_) => "canary",
             Family::StaticTrees { .. } => "static_trees",

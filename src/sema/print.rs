@@ -121,6 +121,11 @@ pub fn model_text(m: &Model) -> String {
                     let _ = write!(s, " model {m}");
                 }
             }
+            Family::NcclTree { chunks } => {
+                if let AutoOr::Fixed(c) = chunks {
+                    let _ = write!(s, " chunks {c}");
+                }
+            }
             Family::Forest { k, chunks } => {
                 match k {
                     AutoOr::Auto => s.push_str(" k auto"),

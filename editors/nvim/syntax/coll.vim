@@ -39,7 +39,7 @@ syn match collVariableDef  "\%(\<\%(param\|let\|for\)\s\+\)\@<=\h\w*"
 
 " Kinds after the item keyword: collective kinds, schedule families, model kinds, targets.
 syn match collKind "\%(\<collective\s\+\)\@<=\%(allreduce\|allgather\|reduce_scatter\|broadcast\|reduce\|barrier\)\>"
-syn match collKind "\%(\<schedule\s\+\)\@<=\%(recursive_multiplying\|recursive_doubling\|ring\|binomial\|forest\|canary\|static_trees\)\>"
+syn match collKind "\%(\<schedule\s\+\)\@<=\%(recursive_multiplying\|recursive_doubling\|ring\|binomial\|nccl_tree\|forest\|canary\|static_trees\)\>"
 syn match collKind "\%(\<model\s\+\h\w*\s*:\s*\)\@<=\%(postal\|pipelining_postal\|loggp\|flow\|packet\)\>"
 syn match collKind "\%(\<target\s\+\)\@<=\%(msccl\|mpi\|p4\|goal\|sim\)\>"
 

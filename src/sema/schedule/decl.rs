@@ -89,6 +89,14 @@ impl Elab<'_> {
                 Family::Ring { slices, channels }
             }
             "binomial" => Family::Binomial,
+            "nccl_tree" => {
+                let chunks = match p.get("chunks") {
+                    None => AutoOr::Auto,
+                    Some(c) if matches!(c.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(c) => AutoOr::Fixed(self.positive(&c.value, "`chunks`")?),
+                };
+                Family::NcclTree { chunks }
+            }
             "forest" => {
                 let k = match p.get("k") {
                     None => AutoOr::Auto,

@@ -37,6 +37,7 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
     ("recursive_doubling", &[]),
     ("ring", &["slices", "channels"]),
     ("binomial", &[]),
+    ("nccl_tree", &["chunks"]),
     ("forest", &["k", "chunks"]),
     (
         "canary",
@@ -66,6 +67,7 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
         }
         Family::Ring { .. } => matches!(kind, Allreduce | Allgather | ReduceScatter | Barrier),
         Family::Binomial => matches!(kind, Broadcast | Reduce),
+        Family::NcclTree { .. } => matches!(kind, Allreduce),
         Family::Forest { .. } => matches!(
             kind,
             Allreduce | Allgather | ReduceScatter | Broadcast | Reduce
