@@ -3,8 +3,9 @@
 //! reproduce it ([`fit`]), written as a `model` declaration to keep beside the topology
 //! ([`declaration`]). `collc calibrate` (src/cli/calibrate.rs) is the front end.
 //!
-//! The fit runs the algorithm that produced the log (NCCL's ring:
-//! [`crate::sema::model::Family::channel_rings`]) on the file's topology under a GPU runtime's costs for one protocol, and finds three free
+//! The fit runs the algorithm that produced the log (NCCL's ring,
+//! [`crate::sema::model::Family::channel_rings`], or its tree,
+//! [`crate::sema::model::Family::NcclTree`]) on the file's topology under a GPU runtime's costs for one protocol, and finds three free
 //! parameters by least squares on the logarithm of the times (every size weighs the same,
 //! whatever its magnitude):
 //!

@@ -2,7 +2,8 @@
 //! on the file's machine ([`crate::calibrate`]), prints the fit's error at each size and writes
 //! the fitted `model` declaration (to standard output, or `-o OUT.coll`) for the user to paste
 //! into the file (imported files may not declare models). The log must have measured the file's collective on as many ranks as the file
-//! has; the algorithm is `--algo`, else the log's `NCCL_ALGO`, else NCCL's ring, and the
+//! has; the algorithm is `--algo`, else the log's `NCCL_ALGO`, else NCCL's ring (`tree`: NCCL's
+//! tree, for an allreduce), and the
 //! protocol `--proto`, else the log's `NCCL_PROTO`, else Simple.
 
 use super::{CheckArgs, Out, options, read_and_check, write_output};
@@ -18,7 +19,7 @@ pub(super) struct CalibrateArgs {
     file: PathBuf,
     /// nccl-tests output (`all_gather_perf ... > LOG`), as it was printed.
     log: PathBuf,
-    /// The algorithm that produced the log (NCCL_ALGO): only `ring` for now.
+    /// The algorithm that produced the log (NCCL_ALGO): `ring`, or `tree` for an allreduce.
     #[arg(long, value_name = "ALGO")]
     algo: Option<String>,
     /// The runtime: `nccl` or `rccl`. Default: the file's flow model's, else `nccl`.
@@ -190,15 +191,21 @@ fn calibrate_file(
         .clone()
         .or_else(|| log.algo.clone())
         .unwrap_or("ring".into());
-    if !algo.eq_ignore_ascii_case("ring") {
-        return Err(one(flag_error(
-            files,
-            "algo",
-            &algo,
-            "collc models NCCL's ring only, so far",
-            "calibrate from a log measured with NCCL_ALGO=Ring",
-        )));
-    }
+    let family = match algo.to_ascii_lowercase().as_str() {
+        "ring" => Family::channel_rings(),
+        "tree" if c.kind == crate::sema::model::CollectiveKind::Allreduce => Family::NcclTree {
+            chunks: crate::sema::model::AutoOr::Auto,
+        },
+        _ => {
+            return Err(one(flag_error(
+                files,
+                "algo",
+                &algo,
+                "collc models NCCL's ring, and its tree for allreduce",
+                "calibrate from a log measured with NCCL_ALGO=Ring (or Tree for an allreduce)",
+            )));
+        }
+    };
     let runtime = match &a.runtime {
         Some(r) => Runtime::parse(r).ok_or_else(|| {
             one(flag_error(
@@ -242,20 +249,14 @@ fn calibrate_file(
         .help("calibrate from a log whose rows have times (not N/A)")));
     }
     let source = a.log.display().to_string();
-    let fit = calibrate::fit(
-        m,
-        &Family::channel_rings(),
-        runtime,
-        proto,
-        &measured,
-        &source,
-    )?;
-    let report = render(&fit, runtime, proto, c.kind.name(), n);
+    let fit = calibrate::fit(m, &family, runtime, proto, &measured, &source)?;
+    let report = render(&fit, runtime, proto, c.kind.name(), n, family.name());
     let about = format!(
-        "Written by `collc calibrate`: {}'s {} costs fitted to {source}\n({} on {n} ranks, ring, {} sizes; latency scale {}).\nPaste it into the file (`collc compare`, `collc sim` and `schedule auto` then use it).",
+        "Written by `collc calibrate`: {}'s {} costs fitted to {source}\n({} on {n} ranks, {}, {} sizes; latency scale {}).\nPaste it into the file (`collc compare`, `collc sim` and `schedule auto` then use it).",
         runtime.name(),
         proto.name(),
         c.kind.name(),
+        family.name(),
         measured.len(),
         fit.latency_scale
     );
@@ -298,9 +299,16 @@ fn pick_table<'l>(
 }
 
 /// The fit as a table: every fitted size, measured and modelled, and the parameters.
-fn render(fit: &calibrate::Fit, runtime: Runtime, proto: Proto, kind: &str, n: u32) -> String {
+fn render(
+    fit: &calibrate::Fit,
+    runtime: Runtime,
+    proto: Proto,
+    kind: &str,
+    n: u32,
+    family: &str,
+) -> String {
     let mut s = format!(
-        "calibrate: {kind} on {n} ranks, the runtime's ring under {} {} costs, fitted by least squares on log time\n",
+        "calibrate: {kind} on {n} ranks, {family} under {} {} costs, fitted by least squares on log time\n",
         runtime.name(),
         proto.name()
     );
