@@ -220,3 +220,77 @@ fn a_log_without_rank_lines_is_taken_at_the_files_rank_count_with_a_warning() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("model calibrated: flow {"), "{text}");
 }
+
+/// NCCL's tree: the paper's measured NCCL Tree allreduce (Table 3) as a log whose NCCL INFO
+/// line says `NCCL_ALGO` is Tree; the fit runs `nccl_tree` and reproduces every size within 25%.
+#[test]
+fn the_log_s_nccl_algo_tree_fits_nccl_s_tree() {
+    let d = tmp("tree");
+    let algbw = [4.47, 34.8, 71.9, 96.8];
+    let log = nccl_tests_log(&algbw)
+        .replace("bf16    none", "bf16     sum")
+        .replace(
+            "#\n#                ",
+            "node0:1000:1000 [0] NCCL INFO NCCL_ALGO set by environment to Tree\n#\n#                ",
+        );
+    // An allreduce's busbw is 2(n-1)/n x algbw, not (n-1)/n.
+    let log: String = log
+        .lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.len() == 13 && !l.starts_with('#') {
+                let bus = |a: &str| format!("{:.2}", a.parse::<f64>().unwrap_or(0.0) * 30.0 / 16.0);
+                format!(
+                    "{} {} {} {} {} {} {} {} {} {} {} {} {}\n",
+                    f[0],
+                    f[1],
+                    f[2],
+                    f[3],
+                    f[4],
+                    f[5],
+                    f[6],
+                    bus(f[6]),
+                    f[8],
+                    f[9],
+                    f[10],
+                    bus(f[10]),
+                    f[12]
+                )
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(d.join("tree.log"), log).expect("write");
+    std::fs::write(d.join("ar.coll"), file("allreduce", "")).expect("write");
+    let out = collc()
+        .arg("calibrate")
+        .arg(d.join("ar.coll"))
+        .arg(d.join("tree.log"))
+        .output()
+        .expect("runs");
+    let report = String::from_utf8_lossy(&out.stdout).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{report}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        report.contains("allreduce on 16 ranks, nccl_tree under nccl Simple costs"),
+        "{report}"
+    );
+    let errors: Vec<f64> = report
+        .lines()
+        .filter(|l| l.trim_end().ends_with('%'))
+        .filter_map(|l| {
+            l.split_whitespace()
+                .last()?
+                .trim_end_matches('%')
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert_eq!(errors.len(), 4, "{report}");
+    assert!(errors.iter().all(|e: &f64| e.abs() <= 25.0), "{report}");
+}
