@@ -90,9 +90,11 @@ fn build_msccl(name: &str, text: &str) -> (Vec<collc::diag::Diagnostic>, SourceM
     let diags = match &checked.model {
         Some(m) if checked.diagnostics.is_empty() => {
             let opts = collc::backend::msccl::Options::from_model(m);
-            collc::backend::msccl::build(m, &opts)
-                .err()
-                .unwrap_or_default()
+            // Errors, or the warnings of a build that succeeds (E0054).
+            match collc::backend::msccl::build(m, &opts) {
+                Ok(e) => e.warnings,
+                Err(d) => d,
+            }
         }
         _ => checked.diagnostics,
     };

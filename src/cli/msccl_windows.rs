@@ -10,7 +10,8 @@
 
 use super::Out;
 use super::msccl::{MscclArgs, options};
-use crate::choose::windows::{describe, windows};
+use crate::backend::msccl::selectable;
+use crate::choose::windows::{Window, describe, windows};
 use crate::diag::{Code, Diagnostic, SourceMap};
 use crate::sema::model::Model;
 use std::fmt::Write as _;
@@ -41,6 +42,8 @@ pub(super) fn build(
     let params = crate::net::for_file(m, None);
     let ws = windows(m, sizes, &params, &|_| true);
     let mut built: Vec<(String, String)> = Vec::new();
+    let mut warnings: Vec<Diagnostic> = Vec::new();
+    let type_bytes = m.collective.as_ref().map_or(4, |c| c.dtype.bytes());
     let mut summary = String::new();
     for (i, w) in ws.iter().enumerate() {
         let mut last_err = Vec::new();
@@ -53,11 +56,24 @@ pub(super) fn build(
             match crate::backend::msccl::build(&mm, &o) {
                 Ok(e) => {
                     let name = format!("{i:02}-{}.xml", family.name());
+                    warnings.extend(e.warnings.iter().cloned());
+                    let top = if w.max == 0 {
+                        selectable::OPEN_TOP.max(w.at)
+                    } else {
+                        w.max
+                    };
                     let _ = writeln!(
                         summary,
-                        "{name}: {} simulated {}{}",
-                        describe(w, family),
+                        "{name}: {} simulated {}; of nccl-tests' sizes {}{}",
+                        describe(
+                            &Window {
+                                min: e.algo.min_bytes.max(0) as u64,
+                                ..w.clone()
+                            },
+                            family
+                        ),
                         crate::sim::fluid::show_seconds(*secs),
+                        selectable::describe(&e.algo, type_bytes, top),
                         if rank > 0 {
                             format!(
                                 " ({} is faster but cannot be written as MSCCL XML)",
@@ -87,6 +103,8 @@ pub(super) fn build(
         );
         return 2;
     }
+    // E0045, and E0054 for sizes no XML of its window can be picked at.
+    out.diags(&warnings, files);
     for (name, text) in &built {
         if let Err(e) = super::write_atomic(&dir.join(name), text.as_bytes()) {
             eprintln!(

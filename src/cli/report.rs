@@ -15,6 +15,7 @@
 
 use super::msccl::{MscclArgs, emit, options};
 use crate::backend::msccl::select::{self, Call};
+use crate::backend::msccl::selectable;
 use crate::cost;
 use crate::diag::Diagnostic;
 use crate::sema::model::{AutoOr, CollectiveKind, Family, Model};
@@ -286,9 +287,27 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
             "validated: read back, every executor rule checked, executed symbolically ({} ops, {} messages)",
             e.proof.ops, e.proof.messages
         ),
-        String::new(),
-        "The runtime uses this XML for a call only if all of these hold:".into(),
     ];
+    let top = if x.max_bytes > 0 {
+        x.max_bytes as u64
+    } else {
+        selectable::OPEN_TOP.max(c.dtype.bytes() * c.count)
+    };
+    lines.push(format!(
+        "nccl-tests' sizes 8 B .. {}: {}",
+        selectable::show(top),
+        selectable::describe(x, c.dtype.bytes(), top)
+    ));
+    if let Some(p) = e.selection.as_ref().filter(|p| p.cpp != p.from) {
+        lines.push(format!(
+            "chunks: the program's {} per part refined to {} so that those sizes select it (at most {} of the model's bandwidth lost to unequal chunks)",
+            p.from,
+            p.cpp,
+            selectable::percent(p.loss)
+        ));
+    }
+    lines.push(String::new());
+    lines.push("The runtime uses this XML for a call only if all of these hold:".into());
     let n = c.ranks.len() as u64;
     let call = Call {
         kind: c.kind,

@@ -79,6 +79,7 @@ codes! {
     CanaryCounterexample = "E0049", "an execution of the Canary protocol breaks the allreduce's postcondition";
     P4Limit = "E0050", "the schedule does not fit the P4 target";
     NcclTestsLog = "E0051", "an nccl-tests log that collc cannot read";
+    MscclUnselectable = "E0054", "sizes at which the runtime would not select the MSCCL XML (warning)";
 }
 
 impl Serialize for Code {

@@ -20,6 +20,7 @@
 //! same logical chunk.
 
 pub mod deps;
+pub mod refine;
 pub mod sweep;
 pub mod text;
 pub mod verify;

@@ -6,13 +6,16 @@
 
 use super::{
     AUTO_CHANNELS, Algo, At, Code, Diagnostic, Emitted, Options, Problem, Program, advice,
-    build_span, limits, lower, rules, validate, write,
+    build_span, limits, lower, rules, selectable, validate, write,
 };
 use crate::sema::model::{AutoOr, Family, Model};
 
 /// Up to this many ranks, an E0040 for too many ranks checks that the `mpi` target builds the
 /// schedule before naming it.
 const MPI_CHECK_RANKS: usize = 16384;
+
+/// The selectable choices ([`selectable::plan`]) tried before the program as written.
+const TRIES: usize = 3;
 
 /// The channel counts `channels: auto` tries, in order.
 const AUTO_TRIES: &[u32] = &[1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
@@ -89,16 +92,22 @@ pub fn build_with(
             // Only the error of one chunk is shown (with advice); the others are dropped.
             build_fixed(&fixed, opts, progress, c == 1)
         };
-        let mut best = match try_count(1) {
-            Ok(e) => (1, e),
-            err => return err,
+        let first = try_count(1)?;
+        // The most chunks that fit and that the runtime selects wherever asked
+        // ([`selectable`]); when one chunk is not selectable either, the most that fit.
+        let selected = |e: &Emitted| !e.warnings.iter().any(|w| w.code == Code::MscclUnselectable);
+        let accept: &dyn Fn(&Emitted) -> bool = if selected(&first) {
+            &selected
+        } else {
+            &|_| true
         };
+        let mut best = (1, first);
         let mut fails = None;
         while best.0 < top {
             let c = (best.0 * 2).min(top);
             match try_count(c) {
-                Ok(e) => best = (c, e),
-                Err(_) => {
+                Ok(e) if accept(&e) => best = (c, e),
+                _ => {
                     fails = Some(c);
                     break;
                 }
@@ -109,8 +118,8 @@ pub fn build_with(
             while hi - best.0 > 1 {
                 let mid = best.0 + (hi - best.0) / 2;
                 match try_count(mid) {
-                    Ok(e) => best = (mid, e),
-                    Err(_) => hi = mid,
+                    Ok(e) if accept(&e) => best = (mid, e),
+                    _ => hi = mid,
                 }
             }
         }
@@ -162,7 +171,50 @@ fn build_fixed(
     let (program, _, warnings) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
-    let emitted = emit(&program, opts).map(|e| Emitted { warnings, ..e });
+    // The best choice the executor runs ([`selectable`]); the program as written when the
+    // best is refined and does not fit (its problems are the ones to report).
+    let plans = selectable::plan(&program, opts.instances, opts.min_bytes, opts.max_bytes);
+    let cpp = program.spec.chunks_per_part;
+    let mut tries: Vec<selectable::Plan> = plans.iter().take(TRIES).cloned().collect();
+    if let Some(p) = plans.iter().find(|p| p.cpp == cpp) {
+        if !tries.contains(p) {
+            tries.push(p.clone());
+        }
+    }
+    // When nothing fits, the problems of the program as written are the ones to report.
+    let mut emitted = Err(Vec::new());
+    for plan in tries {
+        let refined;
+        let prog = if plan.cpp == cpp {
+            &program
+        } else {
+            refined = crate::ir::refine::refine(&program, plan.cpp);
+            &refined
+        };
+        let o = Options {
+            min_bytes: plan.min_bytes,
+            ..opts.clone()
+        };
+        let tried = emit(prog, &o).map(|e| {
+            let mut warnings = warnings.clone();
+            warnings.extend(selectable::warning(&plan, &e.algo, at));
+            Emitted {
+                warnings,
+                selection: Some(plan.clone()),
+                ..e
+            }
+        });
+        match tried {
+            Ok(e) => {
+                emitted = Ok(e);
+                break;
+            }
+            Err(ps) if plan.cpp == cpp || emitted.as_ref().is_err_and(Vec::is_empty) => {
+                emitted = Err(ps)
+            }
+            Err(_) => {}
+        }
+    }
     emitted.map_err(|mut ps| {
         // Over a limit: settings that fit, found by building them.
         if with_advice && ps.iter().any(|p| p.code == Code::MscclLimit) {
@@ -326,5 +378,6 @@ fn finish(algo: Algo, opts: &Options) -> Result<Emitted, Vec<Problem>> {
         text,
         proof,
         warnings: Vec::new(),
+        selection: None,
     })
 }

@@ -21,6 +21,7 @@ pub mod lower;
 pub mod read;
 pub mod rules;
 pub mod select;
+pub mod selectable;
 mod types;
 pub mod write;
 
@@ -217,8 +218,12 @@ pub struct Emitted {
     pub algo: Algo,
     pub text: String,
     pub proof: ir::verify::Proof,
-    /// Warnings from lowering (E0045), for [`build`]; [`emit`] leaves it empty.
+    /// Warnings from lowering (E0045) and selection (E0054), for [`build`]; [`emit`] leaves it
+    /// empty.
     pub warnings: Vec<Diagnostic>,
+    /// The chunk count and window [`build`] chose so that the runtime picks the XML
+    /// ([`selectable`]); [`emit`] leaves it `None` (it writes the program as it is).
+    pub selection: Option<selectable::Plan>,
 }
 
 /// Reads, checks and executes an XML text; problems come with byte spans into `text`.
