@@ -228,17 +228,31 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
         None => set.len() == n as usize,
     };
     let mut reference: FxHashMap<u32, (u32, TermId)> = FxHashMap::default();
+    // Once `out` is full, scanning goes on only while every finding in it is an order
+    // difference (E0034): a caller may accept a program whose only findings are those, so a
+    // wrong result further on must still be reported (it takes the last place).
+    let push = |out: &mut Vec<Finding>, f: Finding| {
+        if out.len() < MAX_FINDINGS {
+            out.push(f);
+        } else if f.code != Code::IrOrder {
+            if let Some(last) = out.last_mut() {
+                *last = f;
+            }
+        }
+    };
     for r in 0..n {
         for s in 0..sp.output_chunks() {
             let Some((slot, want)) = expect(r, s) else {
                 continue;
             };
             if out.len() >= MAX_FINDINGS {
-                return;
+                if out.iter().any(|f| f.code != Code::IrOrder) {
+                    return;
+                }
             }
             let t = slots.get(r, Buf::Output, s);
             if t == NONE {
-                out.push(find(
+                push(out, find(
                     Code::IrWrongResult,
                     r,
                     None,
@@ -249,7 +263,7 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
             }
             let (gslot, gset) = (terms.slot[t as usize], &terms.ranks[t as usize]);
             if gslot != slot {
-                out.push(find(
+                push(out, find(
                     Code::IrWrongResult,
                     r,
                     None,
@@ -291,7 +305,7 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                         extra.join(", ")
                     ));
                 }
-                out.push(find(
+                push(out, find(
                     Code::IrWrongResult,
                     r,
                     None,
@@ -307,7 +321,7 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                     }
                     Some((r0, t0)) if *t0 != t => {
                         let (mut b1, mut b2) = (24, 24);
-                        out.push(find(
+                        push(out, find(
                             Code::IrOrder,
                             r,
                             None,
