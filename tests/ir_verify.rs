@@ -300,13 +300,36 @@ fn a_wrong_result_after_many_order_differences_is_reported() {
             p.procs[r as usize].scratch = n - 1;
             for k in 1..n {
                 let src = Slice::one(Buf::Input, 0);
-                p.push(r, OpKind::Send { peer: (r + k) % n, src, tag: 0 }, vec![]);
+                p.push(
+                    r,
+                    OpKind::Send {
+                        peer: (r + k) % n,
+                        src,
+                        tag: 0,
+                    },
+                    vec![],
+                );
             }
-            let mut last = p.push(r, OpKind::Copy { dst: out, src: Slice::one(Buf::Input, 0) }, vec![]);
+            let mut last = p.push(
+                r,
+                OpKind::Copy {
+                    dst: out,
+                    src: Slice::one(Buf::Input, 0),
+                },
+                vec![],
+            );
             for k in 1..n {
                 // Slot k-1 holds rank r+k's input: rank r+k sent it as its (n-k)-th send.
                 let dst = Slice::one(Buf::Scratch, k - 1);
-                let rv = p.push(r, OpKind::Recv { peer: (r + k) % n, dst, tag: 0 }, vec![]);
+                let rv = p.push(
+                    r,
+                    OpKind::Recv {
+                        peer: (r + k) % n,
+                        dst,
+                        tag: 0,
+                    },
+                    vec![],
+                );
                 if skip_last_add && r == n - 1 && k == n - 1 {
                     continue;
                 }
@@ -316,7 +339,10 @@ fn a_wrong_result_after_many_order_differences_is_reported() {
         p
     };
     let f = verify(&build(false)).expect_err("orders differ");
-    assert!(f.len() == 16 && f.iter().all(|f| f.code == Code::IrOrder), "{f:#?}");
+    assert!(
+        f.len() == 16 && f.iter().all(|f| f.code == Code::IrOrder),
+        "{f:#?}"
+    );
     let f = verify(&build(true)).expect_err("rank 18 lacks a contribution");
     assert!(
         f.iter()

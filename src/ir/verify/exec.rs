@@ -252,24 +252,32 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
             }
             let t = slots.get(r, Buf::Output, s);
             if t == NONE {
-                push(out, find(
-                    Code::IrWrongResult,
-                    r,
-                    None,
-                    format!("rank {r}'s out[{s}] is never written"),
-                    "every output slot must receive its result",
-                ));
+                push(
+                    out,
+                    find(
+                        Code::IrWrongResult,
+                        r,
+                        None,
+                        format!("rank {r}'s out[{s}] is never written"),
+                        "every output slot must receive its result",
+                    ),
+                );
                 continue;
             }
             let (gslot, gset) = (terms.slot[t as usize], &terms.ranks[t as usize]);
             if gslot != slot {
-                push(out, find(
-                    Code::IrWrongResult,
-                    r,
-                    None,
-                    format!("rank {r}'s out[{s}] holds chunk {gslot} of the input, but should hold chunk {slot}"),
-                    "check which slots the final copies and receives write",
-                ));
+                push(
+                    out,
+                    find(
+                        Code::IrWrongResult,
+                        r,
+                        None,
+                        format!(
+                            "rank {r}'s out[{s}] holds chunk {gslot} of the input, but should hold chunk {slot}"
+                        ),
+                        "check which slots the final copies and receives write",
+                    ),
+                );
                 continue;
             }
             if !fits(gset, want) {
@@ -305,13 +313,16 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                         extra.join(", ")
                     ));
                 }
-                push(out, find(
-                    Code::IrWrongResult,
-                    r,
-                    None,
-                    m,
-                    "a send or receive on the path of the missing contribution is probably dropped",
-                ));
+                push(
+                    out,
+                    find(
+                        Code::IrWrongResult,
+                        r,
+                        None,
+                        m,
+                        "a send or receive on the path of the missing contribution is probably dropped",
+                    ),
+                );
                 continue;
             }
             if matches!(sp.kind, CollectiveKind::Allreduce | CollectiveKind::Barrier) {
@@ -321,17 +332,20 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                     }
                     Some((r0, t0)) if *t0 != t => {
                         let (mut b1, mut b2) = (24, 24);
-                        push(out, find(
-                            Code::IrOrder,
-                            r,
-                            None,
-                            format!(
-                                "rank {r} combines out[{s}] as {} but rank {r0} as {}, so floating-point results differ between ranks",
-                                terms.show(t, &mut b1),
-                                terms.show(*t0, &mut b2)
+                        push(
+                            out,
+                            find(
+                                Code::IrOrder,
+                                r,
+                                None,
+                                format!(
+                                    "rank {r} combines out[{s}] as {} but rank {r0} as {}, so floating-point results differ between ranks",
+                                    terms.show(t, &mut b1),
+                                    terms.show(*t0, &mut b2)
+                                ),
+                                "every rank must combine contributions in the same order (the recursive-multiplying paper's consistency rule)",
                             ),
-                            "every rank must combine contributions in the same order (the recursive-multiplying paper's consistency rule)",
-                        ));
+                        );
                     }
                     Some(_) => {}
                 }

@@ -4,7 +4,9 @@
 //! topological order (Kahn's algorithm with a FIFO queue), or the deadlock that prevents it.
 //! `fast.rs` has the fast paths that give the same answers on correct programs.
 
-use super::{Finding, Index, MAX_FINDINGS, NONE, differ, find, layout_rule, same_chunks, show_slice, who};
+use super::{
+    Finding, Index, MAX_FINDINGS, NONE, differ, find, layout_rule, same_chunks, show_slice, who,
+};
 use crate::diag::Code;
 use crate::ir::{OpId, OpKind, ProcId, Program};
 
