@@ -397,6 +397,87 @@ fn different_orders_are_one_e0052_warning() {
     expect_e0041("order and a wrong result", &wrong, "wrong result");
 }
 
+/// msccl-tools' `allreduce_1step` pattern on `n` ranks, as allreduce_3_one_step_orders.xml:
+/// rank r receives rank r+k's input into s[k-1] on thread block k-1 and adds them to its own
+/// in that order on thread block n-1.
+fn one_step(n: u32) -> String {
+    let mut x = format!(
+        "<algo name=\"one_step\" proto=\"Simple\" nchannels=\"1\" nchunksperloop=\"1\" ngpus=\"{n}\" coll=\"allreduce\" inplace=\"0\" outofplace=\"1\" minBytes=\"0\" maxBytes=\"0\">\n"
+    );
+    let step = |s: u32, ty: &str, src: (&str, u32), dst: (&str, u32), dep: i64, has: u32| {
+        let deps = if dep < 0 { -1 } else { 1 };
+        format!(
+            "      <step s=\"{s}\" type=\"{ty}\" srcbuf=\"{}\" srcoff=\"{}\" dstbuf=\"{}\" dstoff=\"{}\" cnt=\"1\" depid=\"{dep}\" deps=\"{deps}\" hasdep=\"{has}\"/>\n",
+            src.0, src.1, dst.0, dst.1
+        )
+    };
+    for r in 0..n {
+        x.push_str(&format!(
+            "  <gpu id=\"{r}\" i_chunks=\"1\" o_chunks=\"1\" s_chunks=\"{}\">\n",
+            n - 1
+        ));
+        for k in 1..n {
+            let peer = (r + k) % n;
+            x.push_str(&format!(
+                "    <tb id=\"{}\" send=\"{peer}\" recv=\"{peer}\" chan=\"0\">\n",
+                k - 1
+            ));
+            x.push_str(&step(0, "s", ("i", 0), ("i", 0), -1, 0));
+            x.push_str(&step(1, "r", ("s", k - 1), ("s", k - 1), -1, 1));
+            x.push_str("    </tb>\n");
+        }
+        x.push_str(&format!(
+            "    <tb id=\"{}\" send=\"-1\" recv=\"-1\" chan=\"0\">\n",
+            n - 1
+        ));
+        x.push_str(&step(0, "cpy", ("i", 0), ("o", 0), -1, 0));
+        for k in 1..n {
+            x.push_str(&step(k, "re", ("s", k - 1), ("o", 0), i64::from(k - 1), 0));
+        }
+        x.push_str("    </tb>\n  </gpu>\n");
+    }
+    x.push_str("</algo>\n");
+    x
+}
+
+/// Every rank but rank 0 differs (more than the verifier keeps): still one warning, whose
+/// count says it may stand for more; and a wrong result on the last rank is still an error.
+#[test]
+fn many_order_differences_are_one_warning() {
+    assert_eq!(
+        one_step(3),
+        xml("allreduce_3_one_step_orders.xml"),
+        "the generator writes the 3-rank file"
+    );
+    let n = 20;
+    let text = one_step(n);
+    let d = check(&text);
+    let all = shown(&text, &d);
+    assert!(
+        d.len() == 1
+            && d[0].code == Code::MscclOrder
+            && d[0].message.ends_with("(and 15 or more ranks and slots)"),
+        "{all}"
+    );
+    // Rank 19 copies its last peer's input over its sum instead of adding it.
+    let at = text
+        .find(&format!("<gpu id=\"{}\"", n - 1))
+        .expect("last gpu");
+    let last = format!("<step s=\"{}\" type=\"re\"", n - 1);
+    let k = at + text[at..].find(&last).expect("last reduction");
+    let wrong = format!(
+        "{}{}{}",
+        &text[..k],
+        last.replace("\"re\"", "\"cpy\""),
+        &text[k + last.len()..]
+    );
+    expect_e0041(
+        "a wrong result behind many orders",
+        &wrong,
+        "lacks the contribution",
+    );
+}
+
 #[test]
 fn alltoall_is_an_e0053_warning_after_the_structural_rules() {
     let text = xml("alltoall_2.xml");

@@ -18,7 +18,7 @@
 //! not wrong but not proved either comes back as caveats ([`Outcome::Caveats`]): ranks that
 //! combine in different orders (every finding an E0034 of the verifier: each rank holds the
 //! right contributions, floating-point results may differ in the last bits) are E0052, and a
-//! `coll` collc cannot execute (alltoall, a custom name) is E0053.
+//! `coll` of the executor that collc cannot execute (alltoall, alltoallv, gather, ...) is E0053.
 //!
 //! In-place calls alias the buffers (msccl-xml.md section 1.4): allreduce, broadcast and reduce
 //! run on the input (`i` and `o` are one buffer), then the output is compared; allgather runs
@@ -119,9 +119,13 @@ pub fn verify(a: &Algo) -> Result<Outcome, Vec<Problem>> {
             orders
                 .into_iter()
                 .map(|(at, message, more, modes)| {
+                    // The verifier keeps at most MAX_FINDINGS findings, the first included.
                     let more = match more {
                         0 => String::new(),
                         1 => " (and 1 more rank and slot)".to_string(),
+                        k if k + 1 >= ir::verify::MAX_FINDINGS => {
+                            format!(" (and {k} or more ranks and slots)")
+                        }
                         k => format!(" (and {k} more ranks and slots)"),
                     };
                     // The finding's own consequence is what the message leads with.

@@ -56,7 +56,8 @@ pub struct Proof {
     pub terms: usize,
 }
 
-const MAX_FINDINGS: usize = 16;
+/// Findings one verification reports at most (so a count of them may stand for more).
+pub const MAX_FINDINGS: usize = 16;
 
 const NONE: u32 = u32::MAX;
 
