@@ -283,3 +283,70 @@ fn allgather_and_broadcast_postconditions() {
     };
     assert!(codes(&bad).contains(&Code::IrRace) || codes(&bad).contains(&Code::IrWrongResult));
 }
+
+/// A one-step allreduce on 19 ranks: rank r receives every other input into scratch and adds
+/// them to its own in the order r+1, r+2, ..., so ranks 1 to 17 each differ in order from rank
+/// 0 (17 order findings, more than the verifier keeps); rank 18 skips its last addition. The
+/// wrong result comes after the kept findings are full and must still be reported, since a
+/// caller may accept a program whose findings are all order differences (`collc check` on an
+/// MSCCL XML, E0052).
+#[test]
+fn a_wrong_result_after_many_order_differences_is_reported() {
+    let n = 19u32;
+    let build = |skip_last_add: bool| {
+        let mut p = Program::new("one_step", spec(CollectiveKind::Allreduce, n));
+        let out = Slice::one(Buf::Output, 0);
+        for r in 0..n {
+            p.procs[r as usize].scratch = n - 1;
+            for k in 1..n {
+                let src = Slice::one(Buf::Input, 0);
+                p.push(
+                    r,
+                    OpKind::Send {
+                        peer: (r + k) % n,
+                        src,
+                        tag: 0,
+                    },
+                    vec![],
+                );
+            }
+            let mut last = p.push(
+                r,
+                OpKind::Copy {
+                    dst: out,
+                    src: Slice::one(Buf::Input, 0),
+                },
+                vec![],
+            );
+            for k in 1..n {
+                // Slot k-1 holds rank r+k's input: rank r+k sent it as its (n-k)-th send.
+                let dst = Slice::one(Buf::Scratch, k - 1);
+                let rv = p.push(
+                    r,
+                    OpKind::Recv {
+                        peer: (r + k) % n,
+                        dst,
+                        tag: 0,
+                    },
+                    vec![],
+                );
+                if skip_last_add && r == n - 1 && k == n - 1 {
+                    continue;
+                }
+                last = p.push(r, OpKind::Reduce { dst: out, src: dst }, vec![last, rv]);
+            }
+        }
+        p
+    };
+    let f = verify(&build(false)).expect_err("orders differ");
+    assert!(
+        f.len() == 16 && f.iter().all(|f| f.code == Code::IrOrder),
+        "{f:#?}"
+    );
+    let f = verify(&build(true)).expect_err("rank 18 lacks a contribution");
+    assert!(
+        f.iter()
+            .any(|f| f.code == Code::IrWrongResult && f.proc == n - 1),
+        "{f:#?}"
+    );
+}

@@ -2,7 +2,8 @@
 //! `collc calibrate`, `collc fmt`,
 //! `collc explain`, `collc lsp`.
 //!
-//! Exit codes: 0 when everything is fine, 1 when the input has errors (diagnostics printed),
+//! Exit codes: 0 when everything is fine (warnings alone are printed and exit 0; `collc check
+//! --strict` makes an MSCCL XML's warnings errors), 1 when the input has errors (diagnostics printed),
 //! 2 when collc itself fails (an internal error or an output it cannot write). Output files are
 //! written to a temporary file in the same directory and renamed into place, so an error never
 //! leaves a partial file behind. Colour is used only when stderr is a terminal (and `NO_COLOR`
@@ -107,6 +108,10 @@ enum Cmd {
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// Make the warnings of an MSCCL XML errors: ranks that combine in different orders
+        /// (E0052) and a collective collc cannot execute (E0053).
+        #[arg(long)]
+        strict: bool,
         #[command(flatten)]
         args: CheckArgs,
     },
@@ -286,8 +291,9 @@ fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId
 }
 
 /// `collc check`: every file named, and the files collc reads in every directory named
-/// ([`inputs`]), each typed by extension or content; exit 1 when any has a problem.
-fn check(paths: Vec<PathBuf>, args: &CheckArgs, out: &Out) -> i32 {
+/// ([`inputs`]), each typed by extension or content; exit 1 when any has an error (warnings
+/// are printed, and with `strict` an MSCCL XML's warnings are errors).
+fn check(paths: Vec<PathBuf>, strict: bool, args: &CheckArgs, out: &Out) -> i32 {
     let mut status = 0;
     for arg in paths {
         let mut files = SourceMap::new();
@@ -322,7 +328,7 @@ fn check(paths: Vec<PathBuf>, args: &CheckArgs, out: &Out) -> i32 {
                     match inputs::kind(&p, &text) {
                         Some(inputs::Kind::Goal) => diags.extend(sim::check_goal(id, &text)),
                         Some(inputs::Kind::Xml) => {
-                            diags.extend(msccl::check_xml(id, &text, opts.limits.max_slots))
+                            diags.extend(msccl::check_xml(id, &text, opts.limits.max_slots, strict))
                         }
                         Some(inputs::Kind::Ir) => diags.extend(crate::ir::check_text_with(
                             id,
@@ -337,7 +343,10 @@ fn check(paths: Vec<PathBuf>, args: &CheckArgs, out: &Out) -> i32 {
                 }
                 Err(d) => diags.push(*d),
             }
-            if !diags.is_empty() {
+            if diags
+                .iter()
+                .any(|d| d.severity == crate::diag::Severity::Error)
+            {
                 status = 1;
             }
             out.diags(&diags, &files);
@@ -348,7 +357,11 @@ fn check(paths: Vec<PathBuf>, args: &CheckArgs, out: &Out) -> i32 {
 
 fn run(cmd: Cmd, out: &Out) -> i32 {
     match cmd {
-        Cmd::Check { files: paths, args } => check(paths, &args, out),
+        Cmd::Check {
+            files: paths,
+            strict,
+            args,
+        } => check(paths, strict, &args, out),
         Cmd::Build(a) => build::run(*a, out),
         Cmd::Compare(a) => compare::run(*a, out),
         Cmd::Calibrate(a) => calibrate::run(*a, out),

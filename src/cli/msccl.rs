@@ -1,5 +1,5 @@
 //! The MSCCL flags of `collc build` (`--target msccl`, `--emit report`, `--size-windows`) and
-//! `collc check FILE.xml`.
+//! `collc check [--strict] FILE.xml`.
 //!
 //! Options come from the file's `target msccl { proto; channels; instances; inplace; }` block,
 //! and the command-line flags override them: `--proto simple|ll|ll128`, `--channels C`,
@@ -108,7 +108,8 @@ pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagn
     msccl::build(m, &options(m, a))
 }
 
-/// `collc check FILE.xml`.
-pub(super) fn check_xml(id: FileId, text: &str, max_slots: u64) -> Vec<Diagnostic> {
-    msccl::check_with(id, text, max_slots)
+/// `collc check [--strict] FILE.xml`: problems are errors; an XML that is correct but not
+/// fully proved has warnings (E0052, E0053), errors under `--strict`.
+pub(super) fn check_xml(id: FileId, text: &str, max_slots: u64, strict: bool) -> Vec<Diagnostic> {
+    msccl::check_with(id, text, max_slots, strict)
 }

@@ -79,6 +79,8 @@ codes! {
     CanaryCounterexample = "E0049", "an execution of the Canary protocol breaks the allreduce's postcondition";
     P4Limit = "E0050", "the schedule does not fit the P4 target";
     NcclTestsLog = "E0051", "an nccl-tests log that collc cannot read";
+    MscclOrder = "E0052", "a correct MSCCL XML whose ranks combine in different orders (warning)";
+    MscclUnverified = "E0053", "an MSCCL XML of a collective collc cannot execute (warning)";
     MscclUnselectable = "E0054", "sizes at which the runtime would not select the MSCCL XML (warning)";
 }
 

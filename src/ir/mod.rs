@@ -17,7 +17,9 @@
 //! `chunks_per_part` chunks. Slot `k` of any buffer holds logical chunk `k % chunks_per_part`;
 //! chunk sizes follow [`Program::chunk_elements`], so every slot has a static size and every op a
 //! static byte count. The verifier ([`verify`]) checks that values only move between slots of the
-//! same logical chunk.
+//! same logical chunk, unless [`Program::any_layout`] is set: then a slot may hold any chunk
+//! (an MSCCL XML's scratch has no layout) and only the symbolic execution, which follows every
+//! chunk, decides whether values end where they belong.
 
 pub mod deps;
 pub mod refine;
@@ -211,6 +213,12 @@ pub struct Program {
     pub name: String,
     pub spec: Spec,
     pub procs: Vec<Proc>,
+    /// Slots of every buffer may hold any chunk: moves between slots of different chunks are
+    /// allowed, and are checked by execution only (each term remembers its input slot, and the
+    /// postcondition checks each output slot's chunk). False for collc's own lowerings, whose
+    /// programs keep slot `k` at chunk `k % chunks_per_part`; set for programs read from an
+    /// MSCCL XML (`backend::msccl::exec`). The IR text form has no syntax for it (false).
+    pub any_layout: bool,
 }
 
 /// Elements of chunk `i` when `total` elements are split into `chunks` nearly equal chunks.
@@ -235,6 +243,7 @@ impl Program {
             name: name.into(),
             spec,
             procs,
+            any_layout: false,
         }
     }
 

@@ -12,6 +12,14 @@
 //! (`dst = dst ⊕ src`). A cycle in this graph is a kernel that hangs (E0035 from the
 //! verifier); a slot that ends with the wrong contributions is a wrong XML.
 //!
+//! An XML's buffers have no layout: any slot, of scratch above all, may hold any chunk at any
+//! time, so the program is verified with [`ir::Program::any_layout`] set and only the execution
+//! (which follows each chunk to the output slot it must reach) judges where data goes. What is
+//! not wrong but not proved either comes back as caveats ([`Outcome::Caveats`]): ranks that
+//! combine in different orders (every finding an E0034 of the verifier: each rank holds the
+//! right contributions, floating-point results may differ in the last bits) are E0052, and a
+//! `coll` of the executor that collc cannot execute (alltoall, alltoallv, gather, ...) is E0053.
+//!
 //! In-place calls alias the buffers (msccl-xml.md section 1.4): allreduce, broadcast and reduce
 //! run on the input (`i` and `o` are one buffer), then the output is compared; allgather runs
 //! on the output with rank r's input at part r (copied there first); reduce-scatter runs on
@@ -28,17 +36,35 @@ fn invalid(at: At, m: String, help: &str) -> Problem {
     Problem::new(Code::MscclInvalid, at, m, help)
 }
 
-/// Verifies `a` (which passed [`super::rules::check`]) in every mode it declares.
-pub fn verify(a: &Algo) -> Result<Proof, Vec<Problem>> {
+/// What the symbolic execution established about an XML in which it found nothing wrong.
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    /// Every mode the XML declares computes the collective, each rank combining in the same
+    /// order.
+    Proved(Proof),
+    /// Nothing wrong, but no full proof either; never empty: [`Code::MscclOrder`] (per
+    /// difference of order, the modes it shows in) or [`Code::MscclUnverified`].
+    Caveats(Vec<Problem>),
+}
+
+/// E0053 for an XML of a collective collc cannot execute.
+fn unverified(a: &Algo) -> Problem {
+    Problem::new(
+        Code::MscclUnverified,
+        At::Algo,
+        format!(
+            "collc checked the structure of this coll=\"{}\" XML but cannot execute it, so its result is unverified",
+            a.coll
+        ),
+        "collc executes allreduce, allgather, reducescatter, broadcast and reduce; test the XML on the runtime (`collc check --strict` makes this an error)",
+    )
+}
+
+/// Verifies `a` (which passed [`super::rules::check`]) in every mode it declares: the proof,
+/// the caveats of an XML that is not wrong but not fully proved, or the problems.
+pub fn verify(a: &Algo) -> Result<Outcome, Vec<Problem>> {
     let Some(kind) = coll_kind(&a.coll) else {
-        return Err(vec![invalid(
-            At::Algo,
-            format!(
-                "collc cannot verify coll=\"{}\" (it proves allreduce, allgather, reducescatter, broadcast and reduce)",
-                a.coll
-            ),
-            "the XML may still be fine; collc checked its structure but cannot execute it",
-        )]);
+        return Ok(Outcome::Caveats(vec![unverified(a)]));
     };
     let root = match (kind.has_root(), a.root) {
         (false, _) => None,
@@ -46,37 +72,102 @@ pub fn verify(a: &Algo) -> Result<Proof, Vec<Problem>> {
         (true, None) => Some(infer_root(a, kind)?),
     };
     let mut proof = None;
+    // Differences of order: (the gpu and message of the first finding, how many more, modes).
+    let mut orders: Vec<(At, String, usize, Vec<&str>)> = Vec::new();
     for inplace in [false, true] {
         if (inplace && a.inplace) || (!inplace && a.outofplace) {
             let p = program(a, kind, root, inplace);
             let mode = if inplace { "in place" } else { "out of place" };
-            match ir::verify::verify(&p.prog) {
-                Ok(pr) => proof = Some(pr),
-                Err(fs) => {
+            let fs = match ir::verify::verify(&p.prog) {
+                Ok(pr) => {
+                    proof = Some(pr);
+                    continue;
+                }
+                Err(fs) => fs,
+            };
+            let at = |f: &ir::verify::Finding| {
+                let (gi, orig) = &p.origin[f.proc as usize];
+                f.op.and_then(|o| orig.get(o as usize).copied())
+                    .map_or(At::Gpu(*gi), |(t, s)| At::Step(*gi, t as usize, s as usize))
+            };
+            match fs.first() {
+                Some(f) if fs.iter().all(|f| f.code == Code::IrOrder) => {
+                    match orders.iter_mut().find(|o| o.1 == f.message) {
+                        Some(o) => o.3.push(mode),
+                        None => orders.push((at(f), f.message.clone(), fs.len() - 1, vec![mode])),
+                    }
+                }
+                _ => {
                     return Err(fs
                         .iter()
                         .map(|f| {
-                            let (gi, orig) = &p.origin[f.proc as usize];
-                            let at = f.op.and_then(|o| orig.get(o as usize).copied()).map_or(At::Gpu(*gi), |(t, s)| At::Step(*gi, t as usize, s as usize));
                             let what = match f.code {
                                 Code::IrDeadlock => "the XML hangs",
                                 Code::IrRace => "the XML has a data race",
+                                Code::IrOrder => "the ranks combine in different orders",
                                 _ => "the XML computes the wrong result",
                             };
-                            invalid(at, format!("{what} ({mode}): {}", f.message), &format!("{} (collc executed the XML as its IR: one op per send, receive, copy or reduction of each step)", f.help))
+                            invalid(at(f), format!("{what} ({mode}): {}", f.message), &format!("{} (collc executed the XML as its IR: one op per send, receive, copy or reduction of each step)", f.help))
                         })
                         .collect());
                 }
             }
         }
     }
-    proof.ok_or_else(|| {
+    if !orders.is_empty() {
+        return Ok(Outcome::Caveats(
+            orders
+                .into_iter()
+                .map(|(at, message, more, modes)| {
+                    // The verifier keeps at most MAX_FINDINGS findings, the first included.
+                    let more = match more {
+                        0 => String::new(),
+                        1 => " (and 1 more rank and slot)".to_string(),
+                        k if k + 1 >= ir::verify::MAX_FINDINGS => {
+                            format!(" (and {k} or more ranks and slots)")
+                        }
+                        k => format!(" (and {k} more ranks and slots)"),
+                    };
+                    // The finding's own consequence is what the message leads with.
+                    let message = message
+                        .strip_suffix(", so floating-point results differ between ranks")
+                        .unwrap_or(&message);
+                    Problem::new(
+                        Code::MscclOrder,
+                        at,
+                        format!(
+                            "correct ({}); results may differ in the last bits across ranks: {message}{more}",
+                            modes.join(" and ")
+                        ),
+                        "every rank ends with every contribution exactly once; to make ranks agree bitwise, combine in one order on every rank (`collc check --strict` makes this an error)",
+                    )
+                })
+                .collect(),
+        ));
+    }
+    proof.map(Outcome::Proved).ok_or_else(|| {
         vec![invalid(
             At::Algo,
             "neither in place nor out of place".into(),
             "set inplace or outofplace",
         )]
     })
+}
+
+/// Scratch slots gpu `g`'s `rrs` steps need beyond its declared scratch: each thread block
+/// reduces into a temporary of its own (the executor's), as large as its largest `rrs` step;
+/// the steps of a block run in order, so they share it. `g` passed [`super::rules::check`].
+pub(super) fn rrs_slots(g: &super::Gpu) -> u64 {
+    g.tbs.iter().map(rrs_tb_slots).sum()
+}
+
+fn rrs_tb_slots(t: &super::Tb) -> u64 {
+    t.steps
+        .iter()
+        .filter(|s| s.ty == StepType::RecvReduceSend)
+        .map(|s| s.cnt.max(0) as u64)
+        .max()
+        .unwrap_or(0)
 }
 
 fn infer_root(a: &Algo, kind: CollectiveKind) -> Result<u32, Vec<Problem>> {
@@ -136,6 +227,7 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
         root,
     };
     let mut prog = Program::new(format!("msccl {}", a.name), spec);
+    prog.any_layout = true;
     let mut origin = vec![(0, Vec::new()); n as usize];
     let mut order: Vec<usize> = (0..a.gpus.len()).collect();
     order.sort_by_key(|g| a.gpus[*g].id);
@@ -156,19 +248,14 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
             };
             Slice::new(buf, start, cnt)
         };
-        // Temporaries for rrs (reduce and send, nothing stored): a region after the declared
-        // scratch, slot `base + srcoff` for source offset `srcoff`, so it holds the same chunk.
-        let round = |x: u32| x.div_ceil(cpp) * cpp;
-        let has_rrs = g
-            .tbs
-            .iter()
-            .any(|t| t.steps.iter().any(|s| s.ty == StepType::RecvReduceSend));
-        let tmp_base = round(g.s_chunks as u32);
-        let scratch = if has_rrs {
-            tmp_base + round((a.nchunksperloop as u32).max(g.s_chunks as u32))
-        } else {
-            g.s_chunks as u32
-        };
+        // Temporaries for rrs (reduce and send, nothing stored): after the declared scratch,
+        // one region per thread block ([`rrs_slots`]); `rules::too_large` has bounded the sum.
+        let mut tmp_at = Vec::with_capacity(g.tbs.len());
+        let mut scratch = g.s_chunks as u32;
+        for t in &g.tbs {
+            tmp_at.push(scratch);
+            scratch += rrs_tb_slots(t) as u32;
+        }
         let mut proc = Proc {
             kind: ProcKind::Rank,
             scratch,
@@ -201,11 +288,7 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
                 }
                 let src = map(s.src, s.srcoff, s.cnt);
                 let dst = map(s.dst, s.dstoff, s.cnt);
-                let tmp = Slice::new(
-                    Buf::Scratch,
-                    tmp_base + s.srcoff.max(0) as u32,
-                    s.cnt as u32,
-                );
+                let tmp = Slice::new(Buf::Scratch, tmp_at[ti], s.cnt as u32);
                 let kinds: Vec<OpKind> = match s.ty {
                     StepType::Nop => Vec::new(),
                     _ if s.cnt == 0 => Vec::new(),

@@ -10,7 +10,10 @@
 //! dependency graph is the executor's: steps of a thread block in order, `depid`/`deps`
 //! waits, sends paired FIFO with receives per (sender, receiver, channel)). A cycle in that
 //! graph is a hang of the kernel; a wrong result or duplicated contribution is a wrong XML.
-//! [`check`] applies the same validation to an XML file from anywhere (`collc check FILE.xml`).
+//! [`check`] applies the same validation to an XML file from anywhere (`collc check FILE.xml`),
+//! where an XML that is correct but not fully proved gets warnings ([`Verdict::Caveats`]):
+//! ranks combining in different orders (E0052), a collective collc cannot execute (E0053).
+//! [`validate`], for the XML collc writes itself, demands the full proof.
 //! [`select`] states when the runtime would pick an XML for a call.
 
 mod advice;
@@ -198,17 +201,24 @@ impl Problem {
         }
     }
 
-    /// The problem as a diagnostic at `span`, naming the place in the XML in the label.
+    /// The problem as an error at `span`, naming the place in the XML in the label.
     pub fn diagnostic(&self, span: Span) -> Diagnostic {
+        self.labelled(Diagnostic::error(self.code, span, self.message.clone()))
+    }
+
+    /// The problem as a warning at `span` (a caveat of [`Verdict::Caveats`]).
+    pub fn warning(&self, span: Span) -> Diagnostic {
+        self.labelled(Diagnostic::warning(self.code, span, self.message.clone()))
+    }
+
+    fn labelled(&self, d: Diagnostic) -> Diagnostic {
         let label = match self.at {
             At::Algo | At::Byte(_) => "in the XML".to_string(),
             At::Gpu(g) => format!("gpu {g}"),
             At::Tb(g, t) => format!("gpu {g}, tb {t}"),
             At::Step(g, t, s) => format!("gpu {g}, tb {t}, step {s}"),
         };
-        Diagnostic::error(self.code, span, self.message.clone())
-            .label(label)
-            .help(self.help.clone())
+        d.label(label).help(self.help.clone())
     }
 }
 
@@ -226,25 +236,54 @@ pub struct Emitted {
     pub selection: Option<selectable::Plan>,
 }
 
-/// Reads, checks and executes an XML text; problems come with byte spans into `text`.
-#[allow(clippy::type_complexity)]
+/// A problem of an XML with the byte range of the text it is about.
+pub type Located = (Problem, std::ops::Range<usize>);
+
+/// What [`examine`] established about an XML in which it found no problem.
+#[derive(Debug, Clone)]
+pub enum Verdict {
+    /// The executor accepts it, it cannot hang, and every mode it declares computes the
+    /// collective, each rank combining in the same order.
+    Proved(ir::verify::Proof),
+    /// The executor accepts it and nothing in it is wrong, but collc did not prove all of it
+    /// (never empty): ranks combine in different orders ([`Code::MscclOrder`]), or collc
+    /// cannot execute its collective ([`Code::MscclUnverified`]).
+    Caveats(Vec<Located>),
+}
+
+/// Reads, checks and executes an XML text, demanding a full proof (the XML collc writes):
+/// problems, and caveats as problems, come with byte spans into `text`.
 pub fn validate(
     text: &str,
     root: Option<u32>,
     max_steps: u32,
-) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
+) -> Result<ir::verify::Proof, Vec<Located>> {
     validate_with(text, root, max_steps, crate::sema::elab::Limits::MAX_SLOTS)
 }
 
 /// [`validate`], refusing (E0046) an XML whose buffers would need more than `max_slots` slots in
 /// all to execute symbolically, before they are allocated.
-#[allow(clippy::type_complexity)]
 pub fn validate_with(
     text: &str,
     root: Option<u32>,
     max_steps: u32,
     max_slots: u64,
-) -> Result<ir::verify::Proof, Vec<(Problem, std::ops::Range<usize>)>> {
+) -> Result<ir::verify::Proof, Vec<Located>> {
+    match examine(text, root, max_steps, max_slots)? {
+        Verdict::Proved(p) => Ok(p),
+        Verdict::Caveats(c) => Err(c),
+    }
+}
+
+/// Reads, checks and executes an XML text: the problems (with byte spans into `text`), or what
+/// was established, a proof or caveats. Every rule of the reader, parser and kernel applies to
+/// every `coll`; the symbolic execution (and its E0046 bound) to those collc executes.
+pub fn examine(
+    text: &str,
+    root: Option<u32>,
+    max_steps: u32,
+    max_slots: u64,
+) -> Result<Verdict, Vec<Located>> {
     let (mut algo, spans) = read::read(text).map_err(|p| {
         let r = match p.at {
             At::Byte(b) => b..b,
@@ -261,24 +300,40 @@ pub fn validate_with(
     if !problems.is_empty() {
         return Err(problems.into_iter().map(locate).collect());
     }
-    if let Some(p) = rules::too_large(&algo, max_slots) {
-        return Err(vec![locate(p)]);
+    if coll_kind(&algo.coll).is_some() {
+        if let Some(p) = rules::too_large(&algo, max_slots) {
+            return Err(vec![locate(p)]);
+        }
     }
-    exec::verify(&algo).map_err(|ps| ps.into_iter().map(locate).collect())
+    match exec::verify(&algo) {
+        Ok(exec::Outcome::Proved(p)) => Ok(Verdict::Proved(p)),
+        Ok(exec::Outcome::Caveats(c)) => Ok(Verdict::Caveats(c.into_iter().map(locate).collect())),
+        Err(ps) => Err(ps.into_iter().map(locate).collect()),
+    }
 }
 
-/// `collc check FILE.xml`: every problem of an XML file as a diagnostic.
+/// `collc check FILE.xml`: every problem of an XML file as an error, and its caveats
+/// ([`Verdict::Caveats`]) as warnings.
 pub fn check(file: FileId, text: &str) -> Vec<Diagnostic> {
-    check_with(file, text, crate::sema::elab::Limits::MAX_SLOTS)
+    check_with(file, text, crate::sema::elab::Limits::MAX_SLOTS, false)
 }
 
-/// [`check`] with at most `max_slots` buffer slots (`--max-slots`).
-pub fn check_with(file: FileId, text: &str, max_slots: u64) -> Vec<Diagnostic> {
-    match validate_with(text, None, limits::MAX_STEPS, max_slots) {
-        Ok(_) => Vec::new(),
-        Err(ps) => ps
+/// [`check`] with at most `max_slots` buffer slots (`--max-slots`); `strict`
+/// (`collc check --strict`) makes the caveats errors.
+pub fn check_with(file: FileId, text: &str, max_slots: u64, strict: bool) -> Vec<Diagnostic> {
+    let span = |r: std::ops::Range<usize>| Span::new(file, r.start, r.end);
+    match examine(text, None, limits::MAX_STEPS, max_slots) {
+        Ok(Verdict::Proved(_)) => Vec::new(),
+        Ok(Verdict::Caveats(c)) => c
             .into_iter()
-            .map(|(p, r)| p.diagnostic(Span::new(file, r.start, r.end)))
+            .map(|(p, r)| {
+                if strict {
+                    p.diagnostic(span(r))
+                } else {
+                    p.warning(span(r))
+                }
+            })
             .collect(),
+        Err(ps) => ps.into_iter().map(|(p, r)| p.diagnostic(span(r))).collect(),
     }
 }

@@ -50,11 +50,17 @@ impl Out {
     }
 }
 
-/// Checks `a`; the problems found, empty when the XML is fine.
+/// Checks `a`; the problems found, empty when the XML is fine. A `coll` the executor does not
+/// know is a problem, but the gpus are still checked (every other rule holds for any `coll`);
+/// other problems of the header stop the checking there.
 pub fn check(a: &Algo, max_steps: u32) -> Vec<Problem> {
     let mut o = Out { v: Vec::new() };
+    if !COLLS.contains(&a.coll.as_str()) {
+        o.invalid(At::Algo, format!("coll=\"{}\" is not a collective of the executor", a.coll), "coll is one of allreduce, allgather, reducescatter, reduce, broadcast, alltoall, alltoallv, send, recv, gather, scatter");
+    }
+    let known = o.v.len();
     header(a, &mut o);
-    if !o.v.is_empty() {
+    if o.v.len() > known {
         return o.v;
     }
     let n = a.ngpus;
@@ -87,9 +93,6 @@ pub fn check(a: &Algo, max_steps: u32) -> Vec<Problem> {
 }
 
 fn header(a: &Algo, o: &mut Out) {
-    if !COLLS.contains(&a.coll.as_str()) {
-        o.invalid(At::Algo, format!("coll=\"{}\" is not a collective of the executor", a.coll), "coll is one of allreduce, allgather, reducescatter, reduce, broadcast, alltoall, alltoallv, send, recv, gather, scatter");
-    }
     if a.ngpus < 1 {
         o.invalid(
             At::Algo,
@@ -147,22 +150,15 @@ fn header(a: &Algo, o: &mut Out) {
 }
 
 /// E0046 when executing `a` symbolically needs more than `max_slots` buffer slots in all (the
-/// input and output buffers of `nchunksperloop` chunks, scratch, and for `rrs` steps a region as
-/// large again), or a buffer beyond what a slot index counts; `a` passed [`check`].
+/// input and output buffers of `nchunksperloop` chunks, scratch, and the temporaries of `rrs`
+/// steps, [`super::exec::rrs_slots`]), or a buffer beyond what a slot index counts; `a` passed
+/// [`check`].
 pub fn too_large(a: &Algo, max_slots: u64) -> Option<Problem> {
     let n = a.nchunksperloop.max(0) as u64;
     let mut total = 0u64;
     for (gi, g) in a.gpus.iter().enumerate() {
         let s = g.s_chunks.max(0) as u64;
-        let rrs = g
-            .tbs
-            .iter()
-            .any(|t| t.steps.iter().any(|s| s.ty == StepType::RecvReduceSend));
-        let scratch = if rrs {
-            s.saturating_mul(2).saturating_add(n.saturating_mul(2))
-        } else {
-            s
-        };
+        let scratch = s.saturating_add(super::exec::rrs_slots(g));
         total = total
             .saturating_add(n.saturating_mul(2))
             .saturating_add(scratch);
@@ -206,9 +202,14 @@ pub fn too_large(a: &Algo, max_slots: u64) -> Option<Problem> {
 }
 
 /// The chunk count of each buffer of gpu `g` (i, o) the runtime passes, for collectives collc
-/// knows; None for the others.
+/// knows the buffers of: those it executes, and alltoall (both buffers hold `count` elements
+/// per rank, the whole `nchunksperloop`); None for the others (alltoallv, send, recv, gather,
+/// scatter), whose structure is checked without it.
 fn buffers(a: &Algo, g: i64) -> Option<(i64, i64)> {
     let n = a.nchunksperloop;
+    if a.coll == "alltoall" {
+        return Some((n, n));
+    }
     let k = coll_kind(&a.coll)?;
     let _ = g;
     let per = n / a.ngpus.max(1);

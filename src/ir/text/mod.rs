@@ -309,7 +309,12 @@ pub fn parse_with(file: FileId, src: &str, max_slots: u64) -> Result<Parsed, Dia
         proc_spans.push(head);
     }
     Ok(Parsed {
-        program: Program { name, spec, procs },
+        program: Program {
+            name,
+            spec,
+            procs,
+            any_layout: false,
+        },
         op_spans,
         proc_spans,
     })

@@ -228,34 +228,56 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
         None => set.len() == n as usize,
     };
     let mut reference: FxHashMap<u32, (u32, TermId)> = FxHashMap::default();
+    // Once `out` is full, scanning goes on only while every finding in it is an order
+    // difference (E0034): a caller may accept a program whose only findings are those, so a
+    // wrong result further on must still be reported (it takes the last place).
+    let push = |out: &mut Vec<Finding>, f: Finding| {
+        if out.len() < MAX_FINDINGS {
+            out.push(f);
+        } else if f.code != Code::IrOrder {
+            if let Some(last) = out.last_mut() {
+                *last = f;
+            }
+        }
+    };
     for r in 0..n {
         for s in 0..sp.output_chunks() {
             let Some((slot, want)) = expect(r, s) else {
                 continue;
             };
             if out.len() >= MAX_FINDINGS {
-                return;
+                if out.iter().any(|f| f.code != Code::IrOrder) {
+                    return;
+                }
             }
             let t = slots.get(r, Buf::Output, s);
             if t == NONE {
-                out.push(find(
-                    Code::IrWrongResult,
-                    r,
-                    None,
-                    format!("rank {r}'s out[{s}] is never written"),
-                    "every output slot must receive its result",
-                ));
+                push(
+                    out,
+                    find(
+                        Code::IrWrongResult,
+                        r,
+                        None,
+                        format!("rank {r}'s out[{s}] is never written"),
+                        "every output slot must receive its result",
+                    ),
+                );
                 continue;
             }
             let (gslot, gset) = (terms.slot[t as usize], &terms.ranks[t as usize]);
             if gslot != slot {
-                out.push(find(
-                    Code::IrWrongResult,
-                    r,
-                    None,
-                    format!("rank {r}'s out[{s}] holds chunk {gslot} of the input, but should hold chunk {slot}"),
-                    "check which slots the final copies and receives write",
-                ));
+                push(
+                    out,
+                    find(
+                        Code::IrWrongResult,
+                        r,
+                        None,
+                        format!(
+                            "rank {r}'s out[{s}] holds chunk {gslot} of the input, but should hold chunk {slot}"
+                        ),
+                        "check which slots the final copies and receives write",
+                    ),
+                );
                 continue;
             }
             if !fits(gset, want) {
@@ -291,13 +313,16 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                         extra.join(", ")
                     ));
                 }
-                out.push(find(
-                    Code::IrWrongResult,
-                    r,
-                    None,
-                    m,
-                    "a send or receive on the path of the missing contribution is probably dropped",
-                ));
+                push(
+                    out,
+                    find(
+                        Code::IrWrongResult,
+                        r,
+                        None,
+                        m,
+                        "a send or receive on the path of the missing contribution is probably dropped",
+                    ),
+                );
                 continue;
             }
             if matches!(sp.kind, CollectiveKind::Allreduce | CollectiveKind::Barrier) {
@@ -307,17 +332,20 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
                     }
                     Some((r0, t0)) if *t0 != t => {
                         let (mut b1, mut b2) = (24, 24);
-                        out.push(find(
-                            Code::IrOrder,
-                            r,
-                            None,
-                            format!(
-                                "rank {r} combines out[{s}] as {} but rank {r0} as {}, so floating-point results differ between ranks",
-                                terms.show(t, &mut b1),
-                                terms.show(*t0, &mut b2)
+                        push(
+                            out,
+                            find(
+                                Code::IrOrder,
+                                r,
+                                None,
+                                format!(
+                                    "rank {r} combines out[{s}] as {} but rank {r0} as {}, so floating-point results differ between ranks",
+                                    terms.show(t, &mut b1),
+                                    terms.show(*t0, &mut b2)
+                                ),
+                                "every rank must combine contributions in the same order (the recursive-multiplying paper's consistency rule)",
                             ),
-                            "every rank must combine contributions in the same order (the recursive-multiplying paper's consistency rule)",
-                        ));
+                        );
                     }
                     Some(_) => {}
                 }

@@ -25,7 +25,6 @@ use crate::ir::{Buf, OpKind, Program, Slice};
 /// chunks of its send.
 pub(super) fn matching(p: &Program, ix: &Index) -> Option<Matching> {
     let n = p.procs.len();
-    let cpp = p.spec.chunks_per_part;
     // Sends bucketed by receiver: (sender, tag, global op of the send, slice), one bucket
     // table per run of senders, the runs on all cores. A receiver's incoming sends are its
     // buckets of every run in turn, so they come in sender order as one table would give them.
@@ -82,7 +81,7 @@ pub(super) fn matching(p: &Program, ix: &Index) -> Option<Matching> {
             recvs.sort_unstable_by_key(|x| (x.0, x.1, x.2));
             sends.sort_unstable_by_key(|x| (x.0, x.1, x.2));
             for (s, r) in sends.iter().zip(&recvs) {
-                if (s.0, s.1) != (r.0, r.1) || !same_chunks(s.3, r.3, cpp) {
+                if (s.0, s.1) != (r.0, r.1) || !same_chunks(p, s.3, r.3) {
                     return None;
                 }
                 send_of[(r.2 - lo) as usize] = s.2;

@@ -4,7 +4,9 @@
 //! topological order (Kahn's algorithm with a FIFO queue), or the deadlock that prevents it.
 //! `fast.rs` has the fast paths that give the same answers on correct programs.
 
-use super::{Finding, Index, MAX_FINDINGS, NONE, find, same_chunks, show_slice, who};
+use super::{
+    Finding, Index, MAX_FINDINGS, NONE, differ, find, layout_rule, same_chunks, show_slice, who,
+};
 use crate::diag::Code;
 use crate::ir::{OpId, OpKind, ProcId, Program};
 
@@ -37,7 +39,6 @@ pub(super) fn match_messages(p: &Program, ix: &Index) -> Result<Matching, Vec<Fi
     recvs.sort_unstable();
     let mut out = Vec::new();
     let mut send_of = vec![NONE; ix.total()];
-    let cpp = p.spec.chunks_per_part;
     let (mut i, mut j) = (0, 0);
     while i < sends.len() || j < recvs.len() {
         let key = match (sends.get(i), recvs.get(j)) {
@@ -67,19 +68,20 @@ pub(super) fn match_messages(p: &Program, ix: &Index) -> Result<Matching, Vec<Fi
                 .kind
                 .writes()
                 .unwrap_or(src);
-            if !same_chunks(src, dst, cpp) && out.len() < MAX_FINDINGS {
+            if !same_chunks(p, src, dst) && out.len() < MAX_FINDINGS {
                 out.push(find(
                     Code::IrInvalid,
                     to,
                     Some(ro),
                     format!(
-                        "message {k} from {} to {} (tag {tag}) carries {} but op {ro} receives it into {}, which holds other chunks",
+                        "message {k} from {} to {} (tag {tag}) carries {} but op {ro} receives it into {}: they {}",
                         who(p, from),
                         who(p, to),
                         show_slice(src),
-                        show_slice(dst)
+                        show_slice(dst),
+                        differ(src, dst)
                     ),
-                    "a receive must have the same number of slots, of the same chunks, as its matching send",
+                    &format!("a receive must have as many slots as its matching send ({})", layout_rule(p)),
                 ));
             }
         }

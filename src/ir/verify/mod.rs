@@ -1,7 +1,8 @@
 //! `ir::verify`: proves that a [`Program`] implements its collective, or says where it does not.
 //!
 //! The proof is a symbolic execution that holds for every timing the dependencies allow:
-//! 1. Structure: peers, slices, dependencies and chunk layouts are valid (E0032).
+//! 1. Structure: peers, slices, dependencies and chunk layouts are valid (E0032); with
+//!    [`Program::any_layout`] a slot may hold any chunk, and only counts must agree.
 //! 2. Matching: sends and receives pair up in program order per (sender, receiver, tag); a
 //!    receive no send matches, a send nobody receives, or a cycle through dependencies and
 //!    messages is a deadlock (E0035).
@@ -55,7 +56,8 @@ pub struct Proof {
     pub terms: usize,
 }
 
-const MAX_FINDINGS: usize = 16;
+/// Findings one verification reports at most (so a count of them may stand for more).
+pub const MAX_FINDINGS: usize = 16;
 
 const NONE: u32 = u32::MAX;
 
@@ -82,11 +84,33 @@ pub(super) fn who(p: &Program, proc: ProcId) -> String {
     }
 }
 
-/// True when two slices hold the same chunks slot by slot (slot `k` holds chunk `k mod cpp`),
-/// so data may move between them.
-fn same_chunks(a: Slice, b: Slice, cpp: u32) -> bool {
+/// True when data may move between two slices of `p`: they have as many slots and, unless
+/// [`Program::any_layout`] frees the layout, hold the same chunks slot by slot (slot `k` holds
+/// chunk `k mod chunks_per_part`).
+fn same_chunks(p: &Program, a: Slice, b: Slice) -> bool {
+    let cpp = p.spec.chunks_per_part;
     a.count == b.count
-        && (cpp <= 1 || (0..a.count).all(|x| (a.start + x) % cpp == (b.start + x) % cpp))
+        && (p.any_layout
+            || cpp <= 1
+            || (0..a.count).all(|x| (a.start + x) % cpp == (b.start + x) % cpp))
+}
+
+/// How two slices [`same_chunks`] refuses differ: in size, or else in chunks.
+fn differ(a: Slice, b: Slice) -> &'static str {
+    if a.count == b.count {
+        "hold different chunks"
+    } else {
+        "have different numbers of slots"
+    }
+}
+
+/// What [`same_chunks`] demands of `p`, for the help line of a finding.
+fn layout_rule(p: &Program) -> &'static str {
+    if p.any_layout {
+        "slots may hold any chunk here, but a move needs as many slots on both sides"
+    } else {
+        "slot k holds chunk k mod chunks_per_part; copy and reduce between slots of the same chunk"
+    }
 }
 
 pub(super) fn show_slice(s: Slice) -> String {
@@ -213,7 +237,6 @@ fn structure(p: &Program) -> Result<bool, Vec<Finding>> {
 /// name earlier ops.
 fn proc_structure(p: &Program, pi: u32, out: &mut Vec<Finding>) -> bool {
     let n = p.procs.len() as u32;
-    let cpp = p.spec.chunks_per_part;
     let proc = &p.procs[pi as usize];
     let mut backward = true;
     for (oi, op) in proc.ops.iter().enumerate() {
@@ -272,15 +295,16 @@ fn proc_structure(p: &Program, pi: u32, out: &mut Vec<Finding>) -> bool {
             }
         }
         if let OpKind::Reduce { dst, src } | OpKind::Copy { dst, src } = op.kind {
-            if !same_chunks(src, dst, cpp) {
+            if !same_chunks(p, src, dst) {
                 bad(
                     format!(
-                        "op {oi} of {} moves {} into {}, which hold different chunks",
+                        "op {oi} of {} moves {} into {}, which {}",
                         who(p, pi),
                         show_slice(src),
-                        show_slice(dst)
+                        show_slice(dst),
+                        differ(src, dst)
                     ),
-                    "slot k holds chunk k mod chunks_per_part; copy and reduce between slots of the same chunk",
+                    layout_rule(p),
                 );
             }
         }
