@@ -478,6 +478,14 @@ fn every_code_has_an_error_page() {
             let shown = render::to_text(&diags, &sources);
             match expect {
                 None if diags.is_empty() => good += 1,
+                // A corrected MSCCL example builds: warnings about the model (E0045) may stay.
+                None if lang == "msccl"
+                    && diags
+                        .iter()
+                        .all(|d| d.severity == collc::diag::Severity::Warning) =>
+                {
+                    good += 1
+                }
                 None => failures.push(format!(
                     "{rel}:{line}: a corrected example has diagnostics:\n{shown}"
                 )),
