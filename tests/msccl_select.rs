@@ -1,5 +1,5 @@
 //! MSCCL XML that the runtime actually selects (issue 37): every XML collc writes, read back,
-//! is picked by the executor's rule (`count x sizeMultiplier` a multiple of `nchunksperloop`,
+//! is picked by the executor's rule (the call's `count` a multiple of `nchunksperloop`,
 //! `minBytes <= nBytes <= maxBytes`) at every nccl-tests size (8 B doubling) inside its window
 //! and at the size it was built for, or an E0054 warning names the sizes where it is not.
 
@@ -31,11 +31,14 @@ fn skipped_inside(a: &Algo, type_bytes: u64, top: u64) -> Vec<u64> {
 }
 
 /// Whether the runtime picks `a` for a call of `elements` elements in all (count x
-/// sizeMultiplier).
+/// sizeMultiplier): msccl-executor-nccl asks the call's count (per rank for allgather and
+/// reduce-scatter) to be a multiple of `nchunksperloop`; RCCL asks less.
 fn picks(a: &Algo, elements: u64, type_bytes: u64) -> bool {
+    let kind = msccl::coll_kind(&a.coll).expect("a collective collc builds");
+    let mult = msccl::size_multiplier(kind, a.ngpus as u64);
     let bytes = elements * type_bytes;
     elements > 0
-        && elements % a.nchunksperloop as u64 == 0
+        && (elements / mult) % a.nchunksperloop as u64 == 0
         && bytes >= a.min_bytes as u64
         && (a.max_bytes == 0 || bytes <= a.max_bytes as u64)
 }
@@ -235,7 +238,8 @@ needless {w}"
             assert!(declared && !warned, "{text}");
             let per_loop = a.nchunksperloop as u64;
             assert!(per_loop.is_power_of_two(), "{text}: {per_loop}");
-            assert!(a.min_bytes as u64 <= per_loop * 4, "{text}");
+            let mult = if kind == "allreduce" { 1 } else { n };
+            assert!(a.min_bytes as u64 <= per_loop * mult * 4, "{text}");
         }
         if let Some(p) = &e.selection {
             refined += usize::from(p.cpp != p.from);

@@ -1,6 +1,9 @@
 //! When the runtime picks an XML for a call (msccl-xml.md section 1.4, `msccl_lifecycle.cc`):
-//! for a reduction, the op is sum, prod, max or min; the element count is positive; `count *
-//! sizeMultiplier` is a multiple of `nchunksperloop`; `minBytes <= nBytes <= maxBytes`
+//! for a reduction, the op is sum, prod, max or min; the element count is positive; `count`
+//! is a multiple of `nchunksperloop` (msccl-executor-nccl tests the call's own `count`, the
+//! elements per rank of an allgather or reduce-scatter; RCCL since ROCm/rccl PR #1318 tests
+//! `count * sizeMultiplier`, which the first implies, so collc asks for the first);
+//! `minBytes <= nBytes <= maxBytes`
 //! (`maxBytes` 0: no limit; `nBytes = count * typesize * sizeMultiplier`, `sizeMultiplier` =
 //! ngpus for allgather and reduce-scatter); `ngpus` is the communicator size; the collective
 //! matches; and the call is in place exactly when the XML allows it. The first XML that
@@ -96,11 +99,16 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
             )
         }),
     });
-    // count * mult % chunks == 0  <=>  count is a multiple of chunks / gcd(mult, chunks).
-    let step = chunks / gcd(mult, chunks);
+    // RCCL's `count * mult % chunks == 0` holds when the executor's `count % chunks == 0` does.
+    let rccl = chunks / gcd(mult, chunks);
+    let what = if rccl == chunks {
+        format!("count is a positive multiple of nchunksperloop = {chunks}")
+    } else {
+        format!("count is a positive multiple of nchunksperloop = {chunks} (msccl-executor-nccl; RCCL asks only count x {mult} to be, i.e. count a multiple of {rccl})")
+    };
     out.push(Condition {
-        what: format!("count x {mult} is a multiple of nchunksperloop = {chunks}, i.e. count is a positive multiple of {}", crate::diag::counted(step, "element")),
-        holds: call.map(|c| c.count > 0 && (u128::from(c.count) * u128::from(mult)) % u128::from(chunks) == 0),
+        what,
+        holds: call.map(|c| c.count > 0 && c.count % chunks == 0),
         detail: call.map_or(String::new(), |c| format!("count = {}", c.count)),
     });
     let window = if a.max_bytes == 0 {

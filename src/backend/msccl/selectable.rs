@@ -1,7 +1,8 @@
 //! Selectable by construction: the chunk count and size window an XML is built with, so that
 //! the runtime picks it at the sizes people call.
 //!
-//! The executor runs an XML for a call only when `count * sizeMultiplier` is a multiple of
+//! The executor runs an XML for a call only when the call's `count` (per rank for allgather
+//! and reduce-scatter; RCCL: `count * sizeMultiplier`, which this implies) is a multiple of
 //! `nchunksperloop` and `minBytes <= nBytes <= maxBytes` ([`super::select`]). Frameworks and
 //! nccl-tests call power-of-two sizes (nccl-tests: 8 B doubling; its count is `bytes /
 //! typesize`, divided by the rank count and rounded down for allgather and reduce-scatter), so
@@ -34,7 +35,8 @@ pub const MAX_LOSS: (u64, u64) = (1, 20);
 /// the declared size when larger.
 pub const OPEN_TOP: u64 = 1 << 30;
 
-/// The element count `count * sizeMultiplier` of nccl-tests' call of `bytes` bytes.
+/// The element count `count * sizeMultiplier` (the whole buffer) of nccl-tests' call of
+/// `bytes` bytes.
 pub fn tests_elements(kind: CollectiveKind, ranks: u64, type_bytes: u64, bytes: u64) -> u64 {
     let per = bytes / type_bytes.max(1);
     match size_multiplier(kind, ranks) {
@@ -85,6 +87,7 @@ pub fn plan(prog: &Program, instances: u32, min_bytes: u64, max_bytes: u64) -> V
     let parts = u64::from(spec.input_parts().max(spec.output_parts()));
     let ts = spec.dtype.bytes();
     let cpp = spec.chunks_per_part.max(1);
+    let mult = size_multiplier(spec.kind, n);
     let declared_elems = spec.part_elements * parts;
     let declared = declared_elems * ts;
     let top = if max_bytes == 0 {
@@ -113,7 +116,8 @@ pub fn plan(prog: &Program, instances: u32, min_bytes: u64, max_bytes: u64) -> V
         .filter(|&(c, loss)| c == cpp || loss <= limit)
         .map(|(c, loss)| {
             let per_loop = u64::from(c) * parts * u64::from(instances.max(1));
-            let picks = |e: u64| e > 0 && e % per_loop == 0;
+            // The call's own count: the elements per rank of an allgather or reduce-scatter.
+            let picks = |e: u64| e > 0 && (e / mult) % per_loop == 0;
             // The first window size from which on every size picks the XML.
             let first = (0..=window.len())
                 .rev()
@@ -126,9 +130,10 @@ pub fn plan(prog: &Program, instances: u32, min_bytes: u64, max_bytes: u64) -> V
             } else {
                 // Just above the last size that does not pick it, and never below one loop of
                 // elements (no smaller call can be picked).
+                let one_loop = per_loop * mult * ts;
                 let from = match first {
-                    0 => per_loop * ts,
-                    f => (window[f - 1].1 * ts + 1).max(per_loop * ts),
+                    0 => one_loop,
+                    f => (window[f - 1].1 * ts + 1).max(one_loop),
                 };
                 if min_bytes == 0 && picks(declared_elems) {
                     // The declared call comes first: from it, if it is smaller.
@@ -191,13 +196,13 @@ pub fn warning(plan: &Plan, a: &super::Algo, at: Span) -> Option<Diagnostic> {
         Code::MscclUnselectable,
         at,
         format!(
-            "the runtime would not select this XML for {}: the calls' element counts are not multiples of nchunksperloop = {c}, so NCCL silently runs its own algorithm there",
+            "the runtime would not select this XML for {}: the calls' counts are not multiples of nchunksperloop = {c}, so NCCL silently runs its own algorithm there",
             what.join(" or ")
         ),
     )
     .label("the schedule written as MSCCL XML")
     .help(format!(
-        "the XML claims sizes from minBytes = {}; fewer chunks (a smaller `chunks`, `k`, `channels` or `instances`) start lower, and a declared size whose element count is a multiple of {c} is picked",
+        "the XML claims sizes from minBytes = {}; fewer chunks (a smaller `chunks`, `k`, `channels` or `instances`) start lower, and a declared size whose count (per rank for allgather and reduce-scatter) is a multiple of {c} is picked",
         plan.min_bytes
     ));
     if plan.cpp != plan.from {
@@ -228,19 +233,20 @@ pub fn show(bytes: u64) -> String {
 }
 
 /// nccl-tests' sizes from 8 B to `top` at which the runtime picks `a` for a call of elements of
-/// `type_bytes` bytes (by the executor's rule: the element count a multiple of
-/// `nchunksperloop`, the bytes within `minBytes .. maxBytes`), and those at which it does not.
+/// `type_bytes` bytes (by the executor's rule: the call's count a multiple of `nchunksperloop`,
+/// the bytes within `minBytes .. maxBytes`), and those at which it does not.
 pub fn picked(a: &super::Algo, type_bytes: u64, top: u64) -> (Vec<u64>, Vec<u64>) {
     let Some(kind) = super::coll_kind(&a.coll) else {
         return (Vec::new(), Vec::new());
     };
     let n = a.ngpus.max(1) as u64;
     let per_loop = a.nchunksperloop.max(1) as u64;
+    let mult = size_multiplier(kind, n);
     let (lo, hi) = (a.min_bytes.max(0) as u64, a.max_bytes.max(0) as u64);
     tests_sizes(8, top).into_iter().partition(|&s| {
         let e = tests_elements(kind, n, type_bytes, s);
         let bytes = e * type_bytes;
-        e > 0 && e % per_loop == 0 && bytes >= lo && (hi == 0 || bytes <= hi)
+        e > 0 && (e / mult) % per_loop == 0 && bytes >= lo && (hi == 0 || bytes <= hi)
     })
 }
 
@@ -354,8 +360,9 @@ mod tests {
         let best = &plans[0];
         assert_eq!(best.cpp, 512);
         assert!(best.declared_selected && best.skipped.is_empty());
-        // 16 x 512 floats: 32 KiB is the first size that picks it.
-        assert_eq!(best.min_bytes, 32 << 10);
+        // A count of 16 x 512 floats per rank, 16 ranks: 512 KiB is the first size that picks
+        // it (RCCL's rule would take 32 KiB).
+        assert_eq!(best.min_bytes, 512 << 10);
         // Rank 1 gets 511 new chunks for 258 old ones (chunk 0, of width 1, goes to rank 2).
         assert_eq!(best.loss, Ratio::new(253, 132349));
     }
