@@ -104,7 +104,9 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
     let what = if rccl == chunks {
         format!("count is a positive multiple of nchunksperloop = {chunks}")
     } else {
-        format!("count is a positive multiple of nchunksperloop = {chunks} (msccl-executor-nccl; RCCL asks only count x {mult} to be, i.e. count a multiple of {rccl})")
+        format!(
+            "count is a positive multiple of nchunksperloop = {chunks} (msccl-executor-nccl; RCCL asks only count x {mult} to be, i.e. count a multiple of {rccl})"
+        )
     };
     out.push(Condition {
         what,
