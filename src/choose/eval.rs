@@ -35,9 +35,11 @@ pub fn with_family_and_size(m: &Model, family: &Family, bytes: u64) -> Model {
 /// parameters `params`: what every figure of `collc compare` and `schedule auto` comes from.
 ///
 /// Under a GPU runtime's costs ([`crate::net::gpu`]) the run is made once per protocol the
-/// runtime weighs (or the one `params` names), each with the protocol's step latencies and its
-/// bytes on the wire, and the fastest is kept, its finish times after the runtime's launch
-/// latency (the runtime's tuner picks a protocol per call the same way).
+/// runtime weighs for its own algorithms ([`Family::is_runtime_own`]; the one `params` names,
+/// if any), each with the protocol's step latencies and its bytes on the wire, and the fastest
+/// is kept, its finish times after the runtime's launch latency (the runtime's tuner picks a
+/// protocol per call the same way). Other schedules run as MSCCL XML, whose protocol is the
+/// XML's (the `target msccl` block's `proto`, Simple by default).
 pub fn evaluate(
     m: &Model,
     family: &Family,
@@ -51,7 +53,14 @@ pub fn evaluate(
         (Some(t), Some(c)) => crate::net::spans_boxes(&crate::net::boxes(t), &c.ranks),
         _ => false,
     };
-    let protos = proto.map_or_else(|| runtime.protocols(spans), |p| vec![p]);
+    // `proto: auto`: the runtime's tuner picks for its own algorithms; any other schedule runs
+    // as MSCCL XML, under the protocol its XML names (the `target msccl` block's, Simple by
+    // default), whatever the size.
+    let protos = match proto {
+        Some(p) => vec![p],
+        None if family.is_runtime_own() => runtime.protocols(spans),
+        None => vec![crate::backend::msccl::Options::from_model(m).proto],
+    };
     let mut best: Option<FlowRun> = None;
     let mut first_err = None;
     for p in protos {

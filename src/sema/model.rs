@@ -389,6 +389,20 @@ impl Family {
         }
     }
 
+    /// True for the runtimes' own algorithms (NCCL's and RCCL's ring over channels and NCCL's
+    /// tree), whose protocol the runtime's tuner picks per call; every other family runs as a
+    /// schedule handed to the runtime (MSCCL XML), whose protocol the XML fixes.
+    pub fn is_runtime_own(&self) -> bool {
+        matches!(
+            self,
+            Family::NcclTree { .. }
+                | Family::Ring {
+                    channels: AutoOr::Auto,
+                    ..
+                }
+        )
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Family::RecursiveMultiplying { .. } => "recursive_multiplying",

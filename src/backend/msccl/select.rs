@@ -101,11 +101,12 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
     });
     // RCCL's `count * mult % chunks == 0` holds when the executor's `count % chunks == 0` does.
     let rccl = chunks / gcd(mult, chunks);
+    let of = crate::diag::counted(chunks, "element");
     let what = if rccl == chunks {
-        format!("count is a positive multiple of nchunksperloop = {chunks}")
+        format!("count is a positive multiple of {of} (nchunksperloop)")
     } else {
         format!(
-            "count is a positive multiple of nchunksperloop = {chunks} (msccl-executor-nccl; RCCL asks only count x {mult} to be, i.e. count a multiple of {rccl})"
+            "count is a positive multiple of {of} (nchunksperloop; msccl-executor-nccl's rule, RCCL's asks only count x {mult} to be one, i.e. count a multiple of {rccl})"
         )
     };
     out.push(Condition {
