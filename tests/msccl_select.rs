@@ -133,7 +133,7 @@ fn random_forests_rings_and_recursive_schedules_are_picked_wherever_they_claim()
     let mut rng = Lcg(37);
     let mut refined = 0;
     let mut cases = 0;
-    for _ in 0..30 {
+    for _ in 0..36 {
         let topo = match rng.next(4) {
             0 => "import ring;\ntopology t = ring(n: 8, bw: 25 GB/s);".to_string(),
             1 => "import torus;\ntopology t = torus2d(x: 4, y: 4, bw: 25 GB/s);".to_string(),
@@ -184,7 +184,20 @@ fn random_forests_rings_and_recursive_schedules_are_picked_wherever_they_claim()
         let Some(m) = c.model.filter(|_| c.diagnostics.is_empty()) else {
             panic!("{text}\n{}", render::to_text(&c.diagnostics, &files));
         };
-        let e = match msccl::build(&m, &Options::from_model(&m)) {
+        // Every third case in a window around the declared size, as `--size-windows` and
+        // `min_bytes`/`max_bytes` set one.
+        let mut opts = Options::from_model(&m);
+        let windowed = rng.next(3) == 0;
+        if windowed {
+            let bytes = count * 4;
+            opts.min_bytes = bytes >> rng.next(12);
+            opts.max_bytes = if rng.next(2) == 0 {
+                0
+            } else {
+                bytes << rng.next(6)
+            };
+        }
+        let e = match msccl::build(&m, &opts) {
             Ok(e) => e,
             // Over an executor limit: not this test's business (tests/msccl.rs covers advice).
             Err(d) if d.iter().all(|d| d.code == Code::MscclLimit) => continue,
@@ -234,7 +247,23 @@ needless {w}"
         let warned = warning.is_some();
         // With power-of-two rank counts and sizes, nothing is left to NCCL but sizes below
         // one loop of chunks.
-        if n.is_power_of_two() && count.is_power_of_two() {
+        // The window written is the one asked for, started later only where E0054 says so.
+        assert!(a.min_bytes as u64 >= opts.min_bytes, "{text}");
+        assert_eq!(a.max_bytes as u64, opts.max_bytes, "{text}");
+        let kind_of = msccl::coll_kind(&a.coll).expect("collective");
+        let cut: Vec<u64> = selectable::tests_sizes(opts.min_bytes.max(1), a.min_bytes as u64 - 1)
+            .into_iter()
+            .filter(|&b| selectable::tests_elements(kind_of, n, 4, b) > 0)
+            .collect();
+        if opts.min_bytes > 0 && !cut.is_empty() {
+            let w = warning.as_deref().unwrap_or("");
+            assert!(
+                w.contains(&selectable::show_sizes(&cut)),
+                "{text}: window raised past {} silently: {w}",
+                selectable::show_sizes(&cut)
+            );
+        }
+        if n.is_power_of_two() && count.is_power_of_two() && !windowed {
             assert!(declared && !warned, "{text}");
             let per_loop = a.nchunksperloop as u64;
             assert!(per_loop.is_power_of_two(), "{text}: {per_loop}");
