@@ -77,6 +77,7 @@ fn every_size_window_of_the_examples_is_picked_at_every_size_in_it() {
         } else {
             4
         };
+        let mut xmls: Vec<Algo> = Vec::new();
         for line in stdout.lines() {
             // `00-ring.xml: 4 B .. 524288 B: ring (built for 524288 B) simulated ...`
             let Some((xml, rest)) = line.split_once(": ") else {
@@ -107,7 +108,26 @@ fn every_size_window_of_the_examples_is_picked_at_every_size_in_it() {
                 "{name} {xml}: not picked at the size it was built for, {at} B"
             );
             assert!(line.contains("of nccl-tests' sizes the runtime picks it at"));
+            xmls.push(a);
             windows += 1;
+        }
+        // Together the windows cover every nccl-tests size of the range asked for.
+        let (lo, hi) = range.split_once("..").expect("range");
+        let bytes = |t: &str| -> u64 {
+            let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).expect("unit"));
+            n.parse::<u64>().expect("number")
+                << match unit {
+                    "KiB" => 10,
+                    "MiB" => 20,
+                    "GiB" => 30,
+                    _ => 0,
+                }
+        };
+        for b in selectable::tests_sizes(bytes(lo), bytes(hi)) {
+            assert!(
+                xmls.iter().any(|a| picks(a, b / type_bytes, type_bytes)),
+                "{name}: no window's XML is picked at {b} B\n{stdout}"
+            );
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);

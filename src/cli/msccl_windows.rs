@@ -4,18 +4,32 @@
 //! The windows come from simulating every candidate family on the file's topology over the
 //! sweep ([`crate::choose::windows`]); each window's XML is built at its largest size and
 //! validated like any other. A window whose fastest family cannot be written as MSCCL XML (an
-//! executor limit) falls back to the next fastest and says so. Every XML is built before any is
-//! written; the directory then holds `NN-FAMILY.xml` files, numbered in size order, and
-//! standard output lists the windows.
+//! executor limit) falls back to the next fastest and says so.
+//!
+//! Each XML is selectable by construction ([`crate::backend::msccl::selectable`]): it starts
+//! at the first size the runtime picks it at. Below that (one loop of its chunks), the sizes
+//! get a window of their own, built at the largest of them, among the window's families
+//! re-ranked there (and one ring on one channel, the fewest chunks a ring has), keeping only
+//! an XML the runtime picks there; repeated until the window's sizes are covered or nothing
+//! smaller is picked. The nccl-tests sizes of the range that no XML covers are one E0054
+//! warning. Every XML is built before any is written; the directory then holds
+//! `NN-FAMILY.xml` files, numbered in size order, and standard output lists the windows with
+//! the sizes the runtime picks each at.
 
 use super::Out;
 use super::msccl::{MscclArgs, options};
-use crate::backend::msccl::selectable;
+use crate::backend::msccl::{Algo, selectable};
 use crate::choose::windows::{Window, describe, windows};
 use crate::diag::{Code, Diagnostic, SourceMap};
-use crate::sema::model::Model;
+use crate::sema::model::{AutoOr, Family, Model};
 use std::fmt::Write as _;
 use std::path::Path;
+
+/// The family an XML was built from, for its file name: its `name` up to the first space or
+/// parenthesis (`forest (chunks 8)` is `forest`).
+fn algo_family(a: &Algo) -> String {
+    a.name.split([' ', '(']).next().unwrap_or("xml").to_string()
+}
 
 /// Builds and writes the windows' XML files into `dir`.
 pub(super) fn build(
@@ -41,60 +55,153 @@ pub(super) fn build(
     };
     let params = crate::net::for_file(m, None);
     let ws = windows(m, sizes, &params, &|_| true);
-    let mut built: Vec<(String, String)> = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let type_bytes = m.collective.as_ref().map_or(4, |c| c.dtype.bytes());
-    let mut summary = String::new();
-    for (i, w) in ws.iter().enumerate() {
-        let mut last_err = Vec::new();
-        let mut done = false;
-        for (rank, (family, secs)) in w.ranked.iter().enumerate() {
-            let mm = crate::choose::with_family_and_size(m, family, w.at);
-            let mut o = options(&mm, a);
-            o.min_bytes = w.min;
-            o.max_bytes = w.max;
-            match crate::backend::msccl::build(&mm, &o) {
-                Ok(e) => {
-                    let name = format!("{i:02}-{}.xml", family.name());
-                    warnings.extend(e.warnings.iter().cloned());
-                    let top = if w.max == 0 {
-                        selectable::OPEN_TOP.max(w.at)
-                    } else {
-                        w.max
-                    };
-                    let _ = writeln!(
-                        summary,
-                        "{name}: {} simulated {}; of nccl-tests' sizes {}{}",
-                        describe(
-                            &Window {
-                                min: e.algo.min_bytes.max(0) as u64,
-                                ..w.clone()
-                            },
-                            family
-                        ),
-                        crate::sim::fluid::show_seconds(*secs),
-                        selectable::describe(&e.algo, type_bytes, top),
-                        if rank > 0 {
-                            format!(
-                                " ({} is faster but cannot be written as MSCCL XML)",
-                                w.family.name()
-                            )
-                        } else {
-                            String::new()
-                        }
-                    );
-                    built.push((name, e.text));
-                    done = true;
-                    break;
+    // Built XMLs: (minBytes written, summary line without its file name, text, algo).
+    let mut pieces: Vec<(u64, String, String, Algo)> = Vec::new();
+    for w in &ws {
+        // The window, then the sizes below where its XML starts (the runtime cannot pick an
+        // XML below one loop of its chunks): a build for the largest size there has fewer
+        // chunks and covers them, at the bandwidth those sizes allow.
+        let mut todo = vec![(w.min, w.max, w.at, true)];
+        while let Some((lo, hi, at, whole)) = todo.pop() {
+            // A window's families as ranked at its largest size; below where its XML starts,
+            // re-ranked at the size built for, and only an XML the runtime picks at some size
+            // there is kept (none: those sizes are left to NCCL, and said so below).
+            let ranked: Vec<(Family, f64)> = if whole {
+                w.ranked.clone()
+            } else {
+                // One ring on one channel has the fewest chunks per rank a ring can have.
+                let one_ring = Family::Ring {
+                    slices: AutoOr::Auto,
+                    channels: AutoOr::Fixed(1),
+                };
+                let has_ring = w
+                    .ranked
+                    .iter()
+                    .any(|(f, _)| matches!(f, Family::Ring { .. }));
+                let mut r: Vec<(Family, f64)> = w
+                    .ranked
+                    .iter()
+                    .map(|(f, _)| f)
+                    .chain(has_ring.then_some(&one_ring))
+                    .filter_map(|f| {
+                        crate::choose::evaluate(m, f, at, &params)
+                            .ok()
+                            .map(|run| (f.clone(), run.seconds()))
+                    })
+                    .collect();
+                r.sort_by(|x, y| x.1.total_cmp(&y.1));
+                r
+            };
+            let top = if hi == 0 {
+                selectable::OPEN_TOP.max(at)
+            } else {
+                hi
+            };
+            let mut last_err = Vec::new();
+            let mut done = None;
+            for (rank, (family, secs)) in ranked.iter().enumerate() {
+                let mm = crate::choose::with_family_and_size(m, family, at);
+                let mut o = options(&mm, a);
+                o.min_bytes = lo;
+                o.max_bytes = hi;
+                match crate::backend::msccl::build(&mm, &o) {
+                    Ok(e)
+                        if whole || !selectable::picked(&e.algo, type_bytes, top).0.is_empty() =>
+                    {
+                        done = Some((rank, family, *secs, e));
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(d) => last_err = d,
                 }
-                Err(d) => last_err = d,
             }
-        }
-        if !done {
-            out.diags(&last_err, files);
-            return 1;
+            let Some((rank, family, secs, e)) = done else {
+                if whole {
+                    out.diags(&last_err, files);
+                    return 1;
+                }
+                continue;
+            };
+            // E0054 is said once for all windows, below.
+            warnings.extend(
+                e.warnings
+                    .iter()
+                    .filter(|d| d.code != Code::MscclUnselectable)
+                    .cloned(),
+            );
+            let written = e.algo.min_bytes.max(0) as u64;
+            let line = format!(
+                "{} simulated {}; of nccl-tests' sizes {}{}",
+                describe(
+                    &Window {
+                        min: written,
+                        max: hi,
+                        at,
+                        ..w.clone()
+                    },
+                    family
+                ),
+                crate::sim::fluid::show_seconds(secs),
+                selectable::describe(&e.algo, type_bytes, top),
+                if rank > 0 {
+                    format!(
+                        " ({} is faster but cannot be written as MSCCL XML{})",
+                        ranked[0].0.name(),
+                        if whole { "" } else { " the runtime picks here" }
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            // The largest nccl-tests size below where this XML starts, if it is a smaller
+            // build than this one.
+            let below = selectable::tests_sizes(lo.max(1), written.saturating_sub(1))
+                .into_iter()
+                .rev()
+                .find(|&b| b < at);
+            if let Some(b) = below {
+                todo.push((lo, written - 1, b, false));
+            }
+            pieces.push((written, line, e.text, e.algo));
         }
     }
+    pieces.sort_by_key(|p| p.0);
+    let mut built: Vec<(String, String)> = Vec::new();
+    let mut summary = String::new();
+    for (i, (_, line, text, algo)) in pieces.iter().enumerate() {
+        let name = format!("{i:02}-{}.xml", algo_family(algo));
+        let _ = writeln!(summary, "{name}: {line}");
+        built.push((name, text.clone()));
+    }
+    // The nccl-tests sizes of the range asked for that no XML is picked at.
+    let lo = sizes.first().copied().unwrap_or(8);
+    let hi = sizes.last().copied().unwrap_or(lo);
+    let left: Vec<u64> = selectable::tests_sizes(lo, hi)
+        .into_iter()
+        .filter(|&b| {
+            !pieces
+                .iter()
+                .any(|p| selectable::picked(&p.3, type_bytes, b).0.contains(&b))
+        })
+        .collect();
+    if !left.is_empty() {
+        warnings.push(
+            Diagnostic::warning(
+                Code::MscclUnselectable,
+                m.build_span(None),
+                format!(
+                    "no XML of these windows is picked by the runtime at {}: NCCL runs its own algorithm there",
+                    selectable::show_sizes(&left)
+                ),
+            )
+            .label("the schedule written as MSCCL XML")
+            .help("below one loop of an XML's chunks the runtime cannot pick it; a schedule with fewer chunks per rank (a ring, a recursive schedule) covers smaller sizes"),
+        );
+    }
+    // E0045, and E0054 for sizes no XML can be picked at.
+    out.diags(&warnings, files);
     if let Err(e) = std::fs::create_dir_all(dir) {
         eprintln!(
             "error[{}]: cannot create `{}`: {e}",
@@ -103,8 +210,6 @@ pub(super) fn build(
         );
         return 2;
     }
-    // E0045, and E0054 for sizes no XML of its window can be picked at.
-    out.diags(&warnings, files);
     for (name, text) in &built {
         if let Err(e) = super::write_atomic(&dir.join(name), text.as_bytes()) {
             eprintln!(
