@@ -265,16 +265,17 @@ needless {w}"
             }
         }
         let warned = warning.is_some();
-        // With power-of-two rank counts and sizes, nothing is left to NCCL but sizes below
-        // one loop of chunks.
         // The window written is the one asked for, started later only where E0054 says so.
         assert!(a.min_bytes as u64 >= opts.min_bytes, "{text}");
         assert_eq!(a.max_bytes as u64, opts.max_bytes, "{text}");
         let kind_of = msccl::coll_kind(&a.coll).expect("collective");
-        let cut: Vec<u64> = selectable::tests_sizes(opts.min_bytes.max(1), a.min_bytes as u64 - 1)
-            .into_iter()
-            .filter(|&b| selectable::tests_elements(kind_of, n, 4, b) > 0)
-            .collect();
+        let cut: Vec<u64> = selectable::tests_sizes(
+            opts.min_bytes.max(1),
+            (a.min_bytes as u64).saturating_sub(1),
+        )
+        .into_iter()
+        .filter(|&b| selectable::tests_elements(kind_of, n, 4, b) > 0)
+        .collect();
         if opts.min_bytes > 0 && !cut.is_empty() {
             let w = warning.as_deref().unwrap_or("");
             assert!(
@@ -283,6 +284,8 @@ needless {w}"
                 selectable::show_sizes(&cut)
             );
         }
+        // With power-of-two rank counts and sizes, nothing is left to NCCL but sizes below
+        // one loop of chunks.
         if n.is_power_of_two() && count.is_power_of_two() && !windowed {
             assert!(declared && !warned, "{text}");
             let per_loop = a.nchunksperloop as u64;
