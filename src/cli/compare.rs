@@ -6,7 +6,9 @@
 //! declared one, else the defaults
 //! ([`crate::net::for_file`]); or from the packet-level simulator when `--model` (or, without
 //! it, the `sim` target) names a `packet` model, which adds the in-network families and takes
-//! `--seed` and `--runs`. `--families` keeps only the named families. `--sizes` takes a range or a list (`compare::sizes`); a bad value
+//! `--seed` and `--runs`. `--families` keeps only the named families. `--shard K/N` runs
+//! one part of the sweep and writes it as JSON; `--merge PARTS...` puts parts back together
+//! ([`crate::compare::shard`]). `--sizes` takes a range or a list (`compare::sizes`); a bad value
 //! is a diagnostic pointing into the flag.
 
 use super::progress::{Reporter, Verbose};
@@ -63,6 +65,14 @@ pub(super) struct CompareArgs {
     /// Packet model: runs per figure (seeds seed..seed+N; each figure is their median).
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
     runs: u64,
+    /// Run only shard K of N of the sweep (its rows K, K+N, ...: sizes or `--vary` values) and
+    /// write them as a part (JSON) for `--merge`; N runs with the same file and flags cover it.
+    #[arg(long, value_name = "K/N", conflicts_with = "merge")]
+    shard: Option<String>,
+    /// Put the parts of `--shard` runs (made with the same file and flags) back together and
+    /// print what one run without shards prints, simulating nothing.
+    #[arg(long, value_name = "PART", num_args = 1..)]
+    merge: Vec<PathBuf>,
     /// Write the table, CSV or JSON to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -292,7 +302,20 @@ pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
         out.diags(&diags, &files);
         return 1;
     }
-    let cmp = match compare::compare(&model, &sizes, &engine, &a.families, &rep) {
+    let (split, prints) = match split(&a, &mut files) {
+        Ok(s) => s,
+        Err(d) => {
+            rep.finish();
+            out.diags(&[d], &files);
+            return 1;
+        }
+    };
+    let cmp = match compare::compare_split(&model, &sizes, &engine, &a.families, &rep, &split)
+        .and_then(|c| {
+            same_sweep(&c, &prints, &mut files)
+                .map(|_| c)
+                .map_err(|d| vec![d])
+        }) {
         Ok(c) => c,
         Err(d) => {
             rep.finish();
@@ -375,16 +398,101 @@ fn run_vary(
     if !diags.is_empty() {
         out.diags(&diags, &files);
     }
+    let (split, prints) = match split(a, &mut files) {
+        Ok(s) => s,
+        Err(d) => return fail(&[d], &files),
+    };
     let names: Vec<String> = vary.into_iter().map(|(n, _)| n).collect();
-    match compare::compare_over(&names, &points, &a.families, rep) {
-        Ok(cmp) => emit(a, &cmp, rep),
+    match compare::compare_over_split(&names, &points, &a.families, rep, &split) {
+        Ok(cmp) => match same_sweep(&cmp, &prints, &mut files) {
+            Ok(()) => emit(a, &cmp, rep),
+            Err(d) => fail(&[d], &files),
+        },
         Err(d) => fail(&d, &files),
+    }
+}
+
+/// The cells to evaluate: `--shard`'s rows, or none with `--merge` (the parts' cells, and
+/// their fingerprints to check once the sweep is known); a diagnostic for a bad flag or part.
+fn split(
+    a: &CompareArgs,
+    files: &mut SourceMap,
+) -> Result<(compare::shard::Split, Vec<(PathBuf, String)>), Diagnostic> {
+    let mut out = compare::shard::Split::default();
+    if let Some(spec) = &a.shard {
+        out.shard = Some(compare::shard::parse(spec).map_err(|why| {
+            Diagnostic::error(
+                Code::BadValue,
+                at_flag(files, "shard", spec, 0..spec.len()),
+                format!("`--shard {spec}`: {why}"),
+            )
+            .label("expected K/N")
+            .help("write e.g. `--shard 2/3` for the second of three shards")
+        })?);
+    }
+    if a.merge.is_empty() {
+        return Ok((out, Vec::new()));
+    }
+    let mut given = rustc_hash::FxHashMap::default();
+    let mut prints = Vec::new();
+    for path in &a.merge {
+        let bad = |files: &mut SourceMap, why: String| {
+            let shown = path.display().to_string();
+            Diagnostic::error(
+                Code::BadValue,
+                at_flag(files, "merge", &shown, 0..shown.len()),
+                format!("`{shown}` is not a part of a sharded sweep: {why}"),
+            )
+            .label("this part")
+            .help("give `--merge` the files `collc compare --shard K/N` wrote")
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| bad(files, e.to_string()))?;
+        let part = compare::shard::read(&text).map_err(|why| bad(files, why))?;
+        given.extend(part.cells);
+        prints.push((path.clone(), part.fingerprint));
+    }
+    out.given = Some(given);
+    Ok((out, prints))
+}
+
+/// With `--merge`: every part's fingerprint is the merged sweep's, else a diagnostic.
+fn same_sweep(
+    cmp: &compare::Comparison,
+    prints: &[(PathBuf, String)],
+    files: &mut SourceMap,
+) -> Result<(), Diagnostic> {
+    let want = compare::shard::fingerprint(cmp);
+    match prints.iter().find(|(_, f)| *f != want) {
+        None => Ok(()),
+        Some((path, theirs)) => {
+            let shown = path.display().to_string();
+            Err(Diagnostic::error(
+                Code::BadValue,
+                at_flag(files, "merge", &shown, 0..shown.len()),
+                format!("`{shown}` is a part of another sweep"),
+            )
+            .label("this part")
+            .help(format!(
+                "merge with the file and flags the parts were made with; this sweep is `{want}`, the part's `{theirs}`"
+            )))
+        }
     }
 }
 
 /// Prints (or writes) the comparison and draws `--plot`.
 fn emit(a: &CompareArgs, cmp: &compare::Comparison, rep: &Reporter) -> i32 {
     rep.phase(Phase::Emit, None);
+    if let Some((k, n)) = a
+        .shard
+        .as_deref()
+        .and_then(|s| compare::shard::parse(s).ok())
+    {
+        rep.finish();
+        return write_output(
+            a.output.as_deref(),
+            compare::shard::part(cmp, k, n).as_bytes(),
+        );
+    }
     let text = match a.format {
         Format::Table => compare::render::table(cmp),
         Format::Csv => compare::render::csv(cmp),

@@ -16,6 +16,7 @@
 
 pub mod chart;
 pub mod render;
+pub mod shard;
 pub mod sizes;
 
 use crate::diag::{Code, Diagnostic};
@@ -215,6 +216,18 @@ pub fn compare(
     only: &[String],
     progress: &dyn Progress,
 ) -> Result<Comparison, Vec<Diagnostic>> {
+    compare_split(m, sizes, engine, only, progress, &shard::Split::default())
+}
+
+/// [`compare`], evaluating only the cells `split` asks for ([`shard`]).
+pub fn compare_split(
+    m: &Model,
+    sizes: &[u64],
+    engine: &Engine,
+    only: &[String],
+    progress: &dyn Progress,
+    split: &shard::Split,
+) -> Result<Comparison, Vec<Diagnostic>> {
     let rows: Vec<Row> = sizes
         .iter()
         .map(|&bytes| Row {
@@ -223,7 +236,7 @@ pub fn compare(
             bytes,
         })
         .collect();
-    sweep(&rows, Axis::Size, only, progress)
+    sweep(&rows, Axis::Size, only, progress, split)
 }
 
 /// Compares the families of `points[0]`'s model (as [`compare`] does) at each point: the file
@@ -235,6 +248,17 @@ pub fn compare_over(
     points: &[(Vec<String>, Model, Engine)],
     only: &[String],
     progress: &dyn Progress,
+) -> Result<Comparison, Vec<Diagnostic>> {
+    compare_over_split(names, points, only, progress, &shard::Split::default())
+}
+
+/// [`compare_over`], evaluating only the cells `split` asks for ([`shard`]).
+pub fn compare_over_split(
+    names: &[String],
+    points: &[(Vec<String>, Model, Engine)],
+    only: &[String],
+    progress: &dyn Progress,
+    split: &shard::Split,
 ) -> Result<Comparison, Vec<Diagnostic>> {
     let rows: Vec<Row> = points
         .iter()
@@ -258,7 +282,7 @@ pub fn compare_over(
             })
             .collect(),
     };
-    sweep(&rows, axis, only, progress)
+    sweep(&rows, axis, only, progress, split)
 }
 
 /// One row of a sweep: a checked file, its engine and the bytes to run.
@@ -274,6 +298,7 @@ fn sweep(
     axis: Axis,
     only: &[String],
     progress: &dyn Progress,
+    split: &shard::Split,
 ) -> Result<Comparison, Vec<Diagnostic>> {
     let Some(first) = rows.first() else {
         return Err(Vec::new());
@@ -338,17 +363,50 @@ fn sweep(
                 .collect()
         })
         .collect();
-    let pairs: Vec<(&Row, &Family)> = rows
+    let pairs: Vec<(usize, usize, &Row, &Family)> = rows
         .iter()
         .zip(&own)
-        .flat_map(|(r, fs)| fs.iter().map(move |f| (r, f)))
+        .enumerate()
+        .flat_map(|(ri, (r, fs))| fs.iter().enumerate().map(move |(fi, f)| (ri, fi, r, f)))
         .collect();
+    // Merging: every cell must be given.
+    if let Some(given) = &split.given {
+        let missing: Vec<usize> = pairs
+            .iter()
+            .filter(|p| !given.contains_key(&(p.0, p.1)))
+            .map(|p| p.0)
+            .collect();
+        if let Some(r) = missing.first() {
+            return Err(vec![
+                Diagnostic::error(
+                    Code::BadValue,
+                    span,
+                    format!(
+                        "the parts lack row {} of this sweep ({} cells in all are missing)",
+                        r + 1,
+                        missing.len()
+                    ),
+                )
+                .label("the sweep merged")
+                .help("give `--merge` the part of every shard, 1/N to N/N, made with the same file and flags"),
+            ]);
+        }
+    }
+    // Cells a shard does not run: not evaluated, and never written to its part.
+    let elsewhere = || Cell::Failed {
+        code: Code::BadValue,
+        message: "in another shard".into(),
+    };
     progress.phase(Phase::Sweep, Some(pairs.len() as u64));
     let run = || -> Vec<Result<Cell, Vec<Diagnostic>>> {
         pairs
             .par_iter()
-            .map(|&(row, f)| {
-                let r = evaluate(row, f);
+            .map(|&(ri, fi, row, f)| {
+                let r = match &split.given {
+                    Some(given) => Ok(given.get(&(ri, fi)).cloned().unwrap_or_else(elsewhere)),
+                    None if split.runs(ri) => evaluate(row, f),
+                    None => Ok(elsewhere()),
+                };
                 progress.step();
                 r
             })
@@ -400,7 +458,10 @@ fn sweep(
         cells,
         axis,
     };
-    if !rows.is_empty() && (0..cmp.families.len()).all(|f| !cmp.evaluated(f)) {
+    if split.shard.is_none()
+        && !rows.is_empty()
+        && (0..cmp.families.len()).all(|f| !cmp.evaluated(f))
+    {
         return Err(first_failure.into_iter().flatten().flatten().collect());
     }
     Ok(cmp)
