@@ -219,6 +219,9 @@ pub fn warning(plan: &Plan, a: &super::Algo, at: Span) -> Option<Diagnostic> {
 /// A loss as a percentage with one decimal: `1.2%`.
 pub fn percent(r: Ratio<u64>) -> String {
     let tenths = (r * Ratio::from_integer(1000)).round().to_integer();
+    if tenths == 0 && r > Ratio::from_integer(0) {
+        return "under 0.1%".into();
+    }
     format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
