@@ -462,7 +462,20 @@ fn sweep(
         && !rows.is_empty()
         && (0..cmp.families.len()).all(|f| !cmp.evaluated(f))
     {
-        return Err(first_failure.into_iter().flatten().flatten().collect());
+        let mut diags: Vec<Diagnostic> = first_failure.into_iter().flatten().flatten().collect();
+        // Merged parts carry each failure's code and message, not its diagnostic.
+        if diags.is_empty() {
+            for (fi, f) in cmp.families.iter().enumerate() {
+                if let Some(Cell::Failed { code, message }) = cmp.cells.first().map(|r| &r[fi]) {
+                    diags.push(
+                        Diagnostic::error(*code, span, message.clone())
+                            .label(format!("{} at every size", label(f)))
+                            .help("the shards' runs failed here too; run the sweep without `--merge` to see where"),
+                    );
+                }
+            }
+        }
+        return Err(diags);
     }
     Ok(cmp)
 }
