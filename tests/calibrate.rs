@@ -10,27 +10,76 @@ use std::path::PathBuf;
 use std::process::Command;
 
 const SIZES: [u64; 4] = [1 << 20, 16 << 20, 128 << 20, 1 << 30];
-/// Table 3, GB/s: the ring's allgather (what the fit sees), then what it is judged on.
-const RING_ALLGATHER: [f64; 4] = [3.17, 37.6, 152.0, 187.0];
-const JUDGED: &[(&str, &str, [f64; 4])] = &[
-    ("ring", "reduce_scatter", [3.17, 37.5, 151.0, 190.0]),
-    ("ring", "allreduce", [1.75, 20.8, 78.3, 95.3]),
-    ("forest", "allgather", [13.1, 92.6, 201.0, 247.0]),
-    ("forest", "reduce_scatter", [9.24, 72.5, 185.0, 247.0]),
-    ("forest", "allreduce", [5.75, 41.4, 107.0, 122.0]),
-];
 
-/// `algbw` (GB/s) at `SIZES` as an all_gather_perf log on 16 ranks (2 processes of `-g 8`).
+/// One testbed of the paper: its generator, runtime, rank count, GPU name, the runtime's ring
+/// allgather (what the fit sees) and the rows it is judged on (GB/s at `SIZES`).
+struct Bed {
+    name: &'static str,
+    import: &'static str,
+    topology: &'static str,
+    runtime: &'static str,
+    ranks: usize,
+    gpu: &'static str,
+    ring_allgather: [f64; 4],
+    judged: &'static [(&'static str, &'static str, [f64; 4])],
+}
+
+/// Table 3: two DGX A100 boxes under NCCL.
+const A100: Bed = Bed {
+    name: "a100",
+    import: "dgx_a100",
+    topology: "dgx_a100(clusters: 2)",
+    runtime: "nccl",
+    ranks: 16,
+    gpu: "NVIDIA A100-SXM4-40GB",
+    ring_allgather: [3.17, 37.6, 152.0, 187.0],
+    judged: &[
+        ("ring", "reduce_scatter", [3.17, 37.5, 151.0, 190.0]),
+        ("ring", "allreduce", [1.75, 20.8, 78.3, 95.3]),
+        ("forest", "allgather", [13.1, 92.6, 201.0, 247.0]),
+        ("forest", "reduce_scatter", [9.24, 72.5, 185.0, 247.0]),
+        ("forest", "allreduce", [5.75, 41.4, 107.0, 122.0]),
+    ],
+};
+
+/// Table 2: two MI250 boxes (16+16) under RCCL.
+const MI250: Bed = Bed {
+    name: "mi250",
+    import: "mi250",
+    topology: "mi250(clusters: 2)",
+    runtime: "rccl",
+    ranks: 32,
+    gpu: "AMD Instinct MI250X",
+    ring_allgather: [2.98, 35.2, 111.0, 165.0],
+    judged: &[
+        ("ring", "reduce_scatter", [2.98, 35.9, 114.0, 163.0]),
+        ("ring", "allreduce", [1.55, 18.3, 56.7, 82.9]),
+        ("forest", "allgather", [9.3, 69.8, 152.0, 174.0]),
+        ("forest", "reduce_scatter", [9.75, 68.8, 146.0, 177.0]),
+        ("forest", "allreduce", [5.26, 42.3, 78.3, 87.4]),
+    ],
+};
+
+/// `algbw` (GB/s) at `SIZES` as an all_gather_perf log on the A100 testbed's 16 ranks (2
+/// processes of `-g 8`).
 fn nccl_tests_log(algbw: &[f64; 4]) -> String {
-    let mut s = String::from(
-        "# nThread 1 nGpus 8 minBytes 1048576 maxBytes 1073741824 step: 8(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n",
+    tests_log(&A100, algbw)
+}
+
+/// `algbw` at `SIZES` as an all_gather_perf log on `bed`'s ranks (one process per box, `-g`
+/// its GPUs).
+fn tests_log(bed: &Bed, algbw: &[f64; 4]) -> String {
+    let per = bed.ranks / 2;
+    let mut s = format!(
+        "# nThread 1 nGpus {per} minBytes 1048576 maxBytes 1073741824 step: 8(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n",
     );
-    for r in 0..16 {
+    for r in 0..bed.ranks {
         s.push_str(&format!(
-            "#  Rank {r:2} Group  0 Pid  {:5} on  node{} device  {} [0x07] NVIDIA A100-SXM4-40GB\n",
-            1000 + r / 8,
-            r / 8,
-            r % 8
+            "#  Rank {r:2} Group  0 Pid  {:5} on  node{} device  {} [0x07] {}\n",
+            1000 + r / per,
+            r / per,
+            r % per,
+            bed.gpu
         ));
     }
     s.push_str("#\n#                                                              out-of-place                       in-place          \n");
@@ -38,10 +87,11 @@ fn nccl_tests_log(algbw: &[f64; 4]) -> String {
     s.push_str("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n");
     for (i, &b) in SIZES.iter().enumerate() {
         let t = b as f64 / algbw[i] / 1e3;
-        let bus = algbw[i] * 15.0 / 16.0;
+        let n = bed.ranks as f64;
+        let bus = algbw[i] * (n - 1.0) / n;
         s.push_str(&format!(
             "{b:>12} {:>13}      bf16    none      -1 {t:8.1} {:7.2} {bus:7.2}      0 {t:8.1} {:7.2} {bus:7.2}      0\n",
-            b / 2 / 16,
+            b / 2 / bed.ranks as u64,
             algbw[i],
             algbw[i]
         ));
@@ -58,10 +108,15 @@ fn tmp(name: &str) -> PathBuf {
 }
 
 fn file(kind: &str, extra: &str) -> String {
+    bed_file(&A100, kind, extra)
+}
+
+fn bed_file(bed: &Bed, kind: &str, extra: &str) -> String {
     let op = if kind == "allgather" { "" } else { "op: sum;" };
     format!(
-        "import dgx_a100;\ntopology t = dgx_a100(clusters: 2);\n\
-         collective {kind} {{ size: 1 GiB; dtype: bf16; {op} }}\n{extra}schedule auto;\n"
+        "import {};\ntopology t = {};\n\
+         collective {kind} {{ size: 1 GiB; dtype: bf16; {op} }}\n{extra}schedule auto;\n",
+        bed.import, bed.topology
     )
 }
 
@@ -77,15 +132,17 @@ fn collc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_collc"))
 }
 
-#[test]
-fn calibrated_from_the_ring_allgather_predicts_the_other_rows() {
-    let d = tmp("paper");
-    std::fs::write(d.join("a100.coll"), file("allgather", "")).expect("write");
-    std::fs::write(d.join("ag.log"), nccl_tests_log(&RING_ALLGATHER)).expect("write");
+/// Calibrates from `bed`'s ring allgather and prints every judged row beside the paper; the
+/// median and worst relative error.
+fn calibrated_predicts(bed: &Bed) -> (f64, f64) {
+    let d = tmp(bed.name);
+    std::fs::write(d.join("bed.coll"), bed_file(bed, "allgather", "")).expect("write");
+    std::fs::write(d.join("ag.log"), tests_log(bed, &bed.ring_allgather)).expect("write");
     let out = collc()
         .arg("calibrate")
-        .arg(d.join("a100.coll"))
+        .arg(d.join("bed.coll"))
         .arg(d.join("ag.log"))
+        .args(["--runtime", bed.runtime])
         .arg("-o")
         .arg(d.join("calibrated.coll"))
         .output()
@@ -100,6 +157,10 @@ fn calibrated_from_the_ring_allgather_predicts_the_other_rows() {
     println!("{report}");
     let decl = std::fs::read_to_string(d.join("calibrated.coll")).expect("written");
     assert!(decl.contains("calibrated: \""), "{decl}");
+    assert!(
+        decl.contains(&format!("runtime: {};", bed.runtime)),
+        "{decl}"
+    );
     // The fit reproduces what it saw.
     for line in report.lines().filter(|l| l.trim_end().ends_with('%')) {
         let e: f64 = line
@@ -116,8 +177,8 @@ fn calibrated_from_the_ring_allgather_predicts_the_other_rows() {
         "{:<7} {:<15} {:>6} {:>9} {:>9} {:>7}",
         "family", "collective", "MiB", "collc", "paper", "off"
     );
-    for (fam, kind, paper) in JUDGED {
-        let m = model(file(kind, &import));
+    for (fam, kind, paper) in bed.judged {
+        let m = model(bed_file(bed, kind, &import));
         let params = collc::net::for_file(&m, None);
         assert!(
             params.describe().contains("calibrated from"),
@@ -146,19 +207,35 @@ fn calibrated_from_the_ring_allgather_predicts_the_other_rows() {
     }
     errors.sort_by(f64::total_cmp);
     let median = (errors[9] + errors[10]) / 2.0;
+    let worst = errors[19];
     println!(
-        "median |off| {:.0}%, worst {:.0}%",
+        "{}: median |off| {:.0}%, worst {:.0}%",
+        bed.name,
         median * 100.0,
-        errors[19] * 100.0
+        worst * 100.0
     );
+    (median, worst)
+}
+
+#[test]
+fn calibrated_from_the_ring_allgather_predicts_the_other_rows() {
+    let (median, _) = calibrated_predicts(&A100);
     // The issue asks for every row within 25%; what holds today (docs/trusting-numbers.md).
+    assert!(median <= 0.35, "median {median}");
+}
+
+/// The MI250 testbed (Table 2, RCCL): its forests take about a minute in a release build.
+#[test]
+#[ignore = "slow: about a minute in a release build; run it with --ignored"]
+fn mi250_calibrated_from_rccl_s_ring_allgather_predicts_the_other_rows() {
+    let (median, _) = calibrated_predicts(&MI250);
     assert!(median <= 0.35, "median {median}");
 }
 
 #[test]
 fn a_log_of_another_rank_count_or_collective_is_refused() {
     let d = tmp("refuse");
-    std::fs::write(d.join("ag.log"), nccl_tests_log(&RING_ALLGATHER)).expect("write");
+    std::fs::write(d.join("ag.log"), nccl_tests_log(&A100.ring_allgather)).expect("write");
     // Eight GPUs in one box: the log's 16 ranks do not match.
     std::fs::write(
         d.join("one.coll"),
@@ -194,7 +271,7 @@ fn a_log_of_another_rank_count_or_collective_is_refused() {
 #[test]
 fn a_log_without_rank_lines_is_taken_at_the_files_rank_count_with_a_warning() {
     let d = tmp("norank");
-    let log: String = nccl_tests_log(&RING_ALLGATHER)
+    let log: String = nccl_tests_log(&A100.ring_allgather)
         .lines()
         .filter(|l| !l.starts_with("#  Rank"))
         .map(|l| format!("{l}\n"))
