@@ -3,20 +3,12 @@
 //! shards: the table, CSV, JSON and chart, over sizes and over `--vary` values. Parts of
 //! another sweep, a missing part and a malformed part are refused with a diagnostic.
 
+mod cli_support;
+
+use cli_support::collc;
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn collc(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("collc runs")
-}
+const QUICK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/quickstart.coll");
 
 /// Runs `base` as 3 shards into `dir`, and returns the parts' paths.
 fn shards(base: &[&str], dir: &Path) -> Vec<String> {
@@ -26,12 +18,8 @@ fn shards(base: &[&str], dir: &Path) -> Vec<String> {
             let shard = format!("{k}/3");
             let mut args = base.to_vec();
             args.extend(["--shard", &shard, "-o", &path]);
-            let out = collc(&args);
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let (code, _, err) = collc(&args);
+            assert_eq!(code, 0, "{err}");
             path
         })
         .collect()
@@ -49,12 +37,7 @@ fn three_shards_merge_to_the_unsharded_sweep_byte_for_byte() {
     .expect("write");
     let file = file.to_str().expect("utf-8");
     let sweeps: [&[&str]; 2] = [
-        &[
-            "compare",
-            "examples/quickstart.coll",
-            "--sizes",
-            "1KiB..1MiB",
-        ],
+        &["compare", QUICK, "--sizes", "1KiB..1MiB"],
         &["compare", file, "--vary", "hosts=4,8,16,6"],
     ];
     for base in sweeps {
@@ -66,16 +49,9 @@ fn three_shards_merge_to_the_unsharded_sweep_byte_for_byte() {
             merged.push("--merge");
             merged.extend(parts.iter().map(String::as_str));
             let (a, b) = (collc(&one), collc(&merged));
-            assert!(
-                a.status.success() && b.status.success(),
-                "{base:?} {format}"
-            );
-            assert!(!a.stdout.is_empty());
-            assert_eq!(
-                String::from_utf8_lossy(&a.stdout),
-                String::from_utf8_lossy(&b.stdout),
-                "{base:?} as {format}"
-            );
+            assert!(a.0 == 0 && b.0 == 0, "{base:?} {format}: {} {}", a.2, b.2);
+            assert!(!a.1.is_empty());
+            assert_eq!(a.1, b.1, "{base:?} as {format}");
         }
         // The chart too.
         let (svg1, svg2) = (dir.path().join("one.svg"), dir.path().join("merged.svg"));
@@ -84,7 +60,7 @@ fn three_shards_merge_to_the_unsharded_sweep_byte_for_byte() {
         let mut merged = base.to_vec();
         merged.extend(["--plot", svg2.to_str().expect("utf-8"), "--merge"]);
         merged.extend(parts.iter().map(String::as_str));
-        assert!(collc(&one).status.success() && collc(&merged).status.success());
+        assert!(collc(&one).0 == 0 && collc(&merged).0 == 0);
         assert_eq!(
             std::fs::read(&svg1).expect("chart"),
             std::fs::read(&svg2).expect("chart")
@@ -95,17 +71,12 @@ fn three_shards_merge_to_the_unsharded_sweep_byte_for_byte() {
 #[test]
 fn missing_foreign_and_malformed_parts_are_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let base = [
-        "compare",
-        "examples/quickstart.coll",
-        "--sizes",
-        "1KiB..64KiB",
-    ];
+    let base = ["compare", QUICK, "--sizes", "1KiB..64KiB"];
     let parts = shards(&base, dir.path());
     let stderr = |args: &[&str]| {
-        let out = collc(args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
-        String::from_utf8_lossy(&out.stderr).into_owned()
+        let (code, _, err) = collc(args);
+        assert_eq!(code, 1, "{args:?}");
+        err
     };
     // One shard short.
     let mut args = base.to_vec();
@@ -118,7 +89,7 @@ fn missing_foreign_and_malformed_parts_are_refused() {
     // Parts of a sweep over other sizes.
     let args = [
         "compare",
-        "examples/quickstart.coll",
+        QUICK,
         "--sizes",
         "1KiB..16KiB",
         "--merge",

@@ -10,6 +10,9 @@ use collc::sema::{Options as SemaOptions, check};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod msccl_support;
+use msccl_support::edit;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -342,15 +345,6 @@ const PAIR: &str = r#"<algo name="pair" proto="Simple" nchannels="1" nchunksperl
   </gpu>
 </algo>
 "#;
-
-/// Replaces the first `from` after the first occurrence of `after`.
-fn edit(text: &str, after: &str, from: &str, to: &str) -> String {
-    let a = text.find(after).unwrap_or_else(|| panic!("no `{after}`"));
-    let k = a + text[a..]
-        .find(from)
-        .unwrap_or_else(|| panic!("no `{from}` after `{after}`"));
-    format!("{}{to}{}", &text[..k], &text[k + from.len()..])
-}
 
 fn expect(name: &str, text: &str, code: Code, needle: &str) {
     let d = check_xml(text);

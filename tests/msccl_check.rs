@@ -15,6 +15,9 @@ use collc::sema::model::{CollectiveKind, Dtype, ReduceOp};
 use std::path::Path;
 use std::process::Command;
 
+mod msccl_support;
+use msccl_support::edit;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -34,15 +37,6 @@ fn shown(text: &str, d: &[Diagnostic]) -> String {
     let mut files = SourceMap::new();
     files.add("x.xml", text);
     render::to_text(d, &files)
-}
-
-/// Replaces the first `from` after the first occurrence of `after`.
-fn edit(text: &str, after: &str, from: &str, to: &str) -> String {
-    let a = text.find(after).unwrap_or_else(|| panic!("no `{after}`"));
-    let k = a + text[a..]
-        .find(from)
-        .unwrap_or_else(|| panic!("no `{from}` after `{after}`"));
-    format!("{}{to}{}", &text[..k], &text[k + from.len()..])
 }
 
 const CORRECT: &[&str] = &[

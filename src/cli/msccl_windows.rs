@@ -25,12 +25,6 @@ use crate::sema::model::{AutoOr, Family, Model};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// The family an XML was built from, for its file name: its `name` up to the first space or
-/// parenthesis (`forest (chunks 8)` is `forest`).
-fn algo_family(a: &Algo) -> String {
-    a.name.split([' ', '(']).next().unwrap_or("xml").to_string()
-}
-
 /// Builds and writes the windows' XML files into `dir`.
 pub(super) fn build(
     m: &Model,
@@ -57,8 +51,8 @@ pub(super) fn build(
     let ws = windows(m, sizes, &params, &|_| true);
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let type_bytes = m.collective.as_ref().map_or(4, |c| c.dtype.bytes());
-    // Built XMLs: (minBytes written, summary line without its file name, text, algo).
-    let mut pieces: Vec<(u64, String, String, Algo)> = Vec::new();
+    // Built XMLs: (minBytes written, family, summary line without its file name, text, algo).
+    let mut pieces: Vec<(u64, &'static str, String, String, Algo)> = Vec::new();
     for w in &ws {
         // The window, then the sizes below where its XML starts (the runtime cannot pick an
         // XML below one loop of its chunks): a build for the largest size there has fewer
@@ -164,14 +158,14 @@ pub(super) fn build(
             if let Some(b) = below {
                 todo.push((lo, written - 1, b, false));
             }
-            pieces.push((written, line, e.text, e.algo));
+            pieces.push((written, family.name(), line, e.text, e.algo));
         }
     }
     pieces.sort_by_key(|p| p.0);
     let mut built: Vec<(String, String)> = Vec::new();
     let mut summary = String::new();
-    for (i, (_, line, text, algo)) in pieces.iter().enumerate() {
-        let name = format!("{i:02}-{}.xml", algo_family(algo));
+    for (i, (_, family, line, text, _)) in pieces.iter().enumerate() {
+        let name = format!("{i:02}-{family}.xml");
         let _ = writeln!(summary, "{name}: {line}");
         built.push((name, text.clone()));
     }
@@ -183,7 +177,7 @@ pub(super) fn build(
         .filter(|&b| {
             !pieces
                 .iter()
-                .any(|p| selectable::picked(&p.3, type_bytes, b).0.contains(&b))
+                .any(|p| selectable::picks_at(&p.4, type_bytes, b))
         })
         .collect();
     if !left.is_empty() {

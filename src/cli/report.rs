@@ -213,14 +213,6 @@ fn forest_schedule(m: &Model) -> bool {
     )
 }
 
-/// NCCL's count argument for the collective of the file.
-fn nccl_count(kind: CollectiveKind, count: u64, ranks: u64) -> u64 {
-    match kind {
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => count / ranks.max(1),
-        _ => count,
-    }
-}
-
 fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(c) = &m.collective else {
         return Ok(None);
@@ -295,7 +287,7 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     };
     lines.push(format!(
         "nccl-tests' sizes 8 B .. {}: {}",
-        selectable::show(top),
+        crate::compare::sizes::show(top),
         selectable::describe(x, c.dtype.bytes(), top)
     ));
     if let Some(p) = e.selection.as_ref().filter(|p| p.cpp != p.from) {
@@ -311,7 +303,7 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     let n = c.ranks.len() as u64;
     let call = Call {
         kind: c.kind,
-        count: nccl_count(c.kind, c.count, n),
+        count: select::call_count(c.kind, c.count, n),
         type_bytes: c.dtype.bytes(),
         op: c.op,
         ranks: n,

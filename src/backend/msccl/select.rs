@@ -46,6 +46,26 @@ fn nccl_name(coll: &str) -> &'static str {
     }
 }
 
+/// NCCL's `count` for a call whose buffer holds `elements` elements in all: per rank for
+/// allgather and reduce-scatter (rounded down, as nccl-tests sizes its calls), else all.
+pub fn call_count(kind: CollectiveKind, elements: u64, ranks: u64) -> u64 {
+    match kind {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => elements / ranks.max(1),
+        _ => elements,
+    }
+}
+
+/// The executor's count rule: `count` is a positive multiple of `nchunksperloop` (implying
+/// RCCL's `count * sizeMultiplier`, see the module doc).
+pub fn count_fits(count: u64, nchunksperloop: u64) -> bool {
+    count > 0 && count % nchunksperloop.max(1) == 0
+}
+
+/// The size rule: `minBytes <= bytes <= maxBytes` (`maxBytes` 0: no upper limit).
+pub fn bytes_fit(a: &Algo, bytes: u128) -> bool {
+    bytes >= a.min_bytes.max(0) as u128 && (a.max_bytes <= 0 || bytes <= a.max_bytes as u128)
+}
+
 fn gcd(a: u64, b: u64) -> u64 {
     if b == 0 { a } else { gcd(b, a % b) }
 }
@@ -111,7 +131,7 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
     };
     out.push(Condition {
         what,
-        holds: call.map(|c| c.count > 0 && c.count % chunks == 0),
+        holds: call.map(|c| count_fits(c.count, chunks)),
         detail: call.map_or(String::new(), |c| format!("count = {}", c.count)),
     });
     let window = if a.max_bytes == 0 {
@@ -128,8 +148,10 @@ pub fn conditions(a: &Algo, call: Option<&Call>) -> Vec<Condition> {
     out.push(Condition {
         what: window,
         holds: call.map(|c| {
-            let b = u128::from(c.count) * u128::from(c.type_bytes) * u128::from(mult);
-            b >= a.min_bytes.max(0) as u128 && (a.max_bytes == 0 || b <= a.max_bytes as u128)
+            bytes_fit(
+                a,
+                u128::from(c.count) * u128::from(c.type_bytes) * u128::from(mult),
+            )
         }),
         detail: call.map_or(String::new(), |c| {
             format!(

@@ -21,7 +21,9 @@
 //! the file or `--size-windows` is raised to it, and the sizes left to NCCL are named in an
 //! E0054 warning, as is a declared size no count makes selectable.
 
+use super::select::{bytes_fit, call_count, count_fits};
 use super::{CollectiveKind, size_multiplier};
+use crate::compare::sizes::show;
 use crate::diag::{Code, Diagnostic, Span};
 use crate::ir::Program;
 use crate::ir::refine::load_growth;
@@ -39,10 +41,7 @@ pub const OPEN_TOP: u64 = 1 << 30;
 /// `bytes` bytes.
 pub fn tests_elements(kind: CollectiveKind, ranks: u64, type_bytes: u64, bytes: u64) -> u64 {
     let per = bytes / type_bytes.max(1);
-    match size_multiplier(kind, ranks) {
-        1 => per,
-        m => (per / m) * m,
-    }
+    call_count(kind, per, ranks) * size_multiplier(kind, ranks)
 }
 
 /// nccl-tests' sizes (8 B doubling) from `lo` to `top`, both included when they are sizes.
@@ -117,7 +116,7 @@ pub fn plan(prog: &Program, instances: u32, min_bytes: u64, max_bytes: u64) -> V
         .map(|(c, loss)| {
             let per_loop = u64::from(c) * parts * u64::from(instances.max(1));
             // The call's own count: the elements per rank of an allgather or reduce-scatter.
-            let picks = |e: u64| e > 0 && (e / mult) % per_loop == 0;
+            let picks = |e: u64| count_fits(e / mult, per_loop);
             // The first window size from which on every size picks the XML.
             let first = (0..=window.len())
                 .rev()
@@ -225,32 +224,25 @@ pub fn percent(r: Ratio<u64>) -> String {
     format!("{}.{}%", tenths / 10, tenths % 10)
 }
 
-/// `bytes` in the largest binary unit that divides it: `8 B`, `2 KiB`, `1 GiB`.
-pub fn show(bytes: u64) -> String {
-    for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
-            return format!("{} {unit}", bytes >> shift);
-        }
-    }
-    format!("{bytes} B")
-}
-
 /// nccl-tests' sizes from 8 B to `top` at which the runtime picks `a` for a call of elements of
 /// `type_bytes` bytes (by the executor's rule: the call's count a multiple of `nchunksperloop`,
 /// the bytes within `minBytes .. maxBytes`), and those at which it does not.
 pub fn picked(a: &super::Algo, type_bytes: u64, top: u64) -> (Vec<u64>, Vec<u64>) {
+    tests_sizes(8, top)
+        .into_iter()
+        .partition(|&s| picks_at(a, type_bytes, s))
+}
+
+/// Whether the runtime picks `a` for nccl-tests' call of `bytes` bytes of `type_bytes`-byte
+/// elements.
+pub fn picks_at(a: &super::Algo, type_bytes: u64, bytes: u64) -> bool {
     let Some(kind) = super::coll_kind(&a.coll) else {
-        return (Vec::new(), Vec::new());
+        return false;
     };
     let n = a.ngpus.max(1) as u64;
-    let per_loop = a.nchunksperloop.max(1) as u64;
-    let mult = size_multiplier(kind, n);
-    let (lo, hi) = (a.min_bytes.max(0) as u64, a.max_bytes.max(0) as u64);
-    tests_sizes(8, top).into_iter().partition(|&s| {
-        let e = tests_elements(kind, n, type_bytes, s);
-        let bytes = e * type_bytes;
-        e > 0 && (e / mult) % per_loop == 0 && bytes >= lo && (hi == 0 || bytes <= hi)
-    })
+    let e = tests_elements(kind, n, type_bytes, bytes);
+    count_fits(call_count(kind, e, n), a.nchunksperloop.max(1) as u64)
+        && bytes_fit(a, u128::from(e * type_bytes))
 }
 
 /// For people: where the runtime picks `a` among nccl-tests' sizes up to `top` ("the runtime
@@ -263,9 +255,7 @@ pub fn describe(a: &super::Algo, type_bytes: u64, top: u64) -> String {
     // Only the sizes inside the XML's window count as skipped.
     let inside: Vec<u64> = no
         .into_iter()
-        .filter(|&s| {
-            s >= a.min_bytes.max(0) as u64 && (a.max_bytes <= 0 || s <= a.max_bytes as u64)
-        })
+        .filter(|&s| bytes_fit(a, u128::from(s)))
         .collect();
     let mut out = format!("the runtime picks it at {}", show_sizes(&yes));
     if !inside.is_empty() {
