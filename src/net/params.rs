@@ -197,15 +197,17 @@ pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParam
         })
         .unwrap_or_default();
     // Under a runtime, paths that run one simulation (`collc sim`, the report) get its steps
-    // under the declared protocol, Simple when it is `auto` (the MSCCL executor's default);
-    // `choose::evaluate` weighs every protocol itself.
+    // under the declared protocol, or under `auto` the protocol the schedule's MSCCL XML names
+    // (the `target msccl` block's, Simple by default), as `choose::evaluate` charges schedules
+    // that run as XML; it weighs the runtime's own algorithms' protocols itself.
     if let Some((rt, proto)) = p.runtime {
         let spans = m
             .topology
             .as_ref()
             .zip(m.collective.as_ref())
             .is_some_and(|(t, c)| super::spans_boxes(&super::boxes(t), &c.ranks));
-        let mut q = rt.params(proto.unwrap_or(super::gpu::Proto::Simple), spans, &p);
+        let xml = crate::backend::msccl::Options::from_model(m).proto;
+        let mut q = rt.params(proto.unwrap_or(xml), spans, &p);
         q.runtime = Some((rt, proto));
         p = q;
     }
