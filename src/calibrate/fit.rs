@@ -59,10 +59,7 @@ pub fn fit(
     measured: &[(u64, f64)],
     source: &str,
 ) -> Result<Fit, Vec<Diagnostic>> {
-    let spans = match (m.topology.as_ref(), m.collective.as_ref()) {
-        (Some(t), Some(c)) => crate::net::spans_boxes(&crate::net::boxes(t), &c.ranks),
-        _ => false,
-    };
+    let spans = crate::net::file_spans_boxes(m);
     let table = runtime.params(proto, spans, &FlowParams::default());
     let rows = spread(measured);
     let params = |x: &[f64; 3]| calibrated(&table, x, source);

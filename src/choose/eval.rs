@@ -49,10 +49,7 @@ pub fn evaluate(
     let Some((runtime, proto)) = params.runtime else {
         return evaluate_once(m, family, bytes, params);
     };
-    let spans = match (m.topology.as_ref(), m.collective.as_ref()) {
-        (Some(t), Some(c)) => crate::net::spans_boxes(&crate::net::boxes(t), &c.ranks),
-        _ => false,
-    };
+    let spans = crate::net::file_spans_boxes(m);
     // `proto: auto`: the runtime's tuner picks for its own algorithms; any other schedule runs
     // as MSCCL XML, under the protocol its XML names (the `target msccl` block's, Simple by
     // default), whatever the size.

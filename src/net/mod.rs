@@ -115,6 +115,15 @@ pub fn spans_boxes(boxes: &[u32], hosts: &[NodeId]) -> bool {
         .is_some_and(|&a| hosts.iter().any(|&b| boxes.get(a) != boxes.get(b)))
 }
 
+/// Whether a file's collective spans several boxes of its topology (false without either):
+/// whether a GPU runtime's steps may cross the network.
+pub fn file_spans_boxes(m: &crate::sema::model::Model) -> bool {
+    m.topology
+        .as_ref()
+        .zip(m.collective.as_ref())
+        .is_some_and(|(t, c)| spans_boxes(&boxes(t), &c.ranks))
+}
+
 impl Net {
     pub fn new(topo: &Topology) -> Net {
         let n = topo.nodes.len();
@@ -165,15 +174,6 @@ impl Net {
     /// Whether compute nodes `a` and `b` are in different boxes.
     pub fn crosses(&self, a: NodeId, b: NodeId) -> bool {
         self.boxes.get(a) != self.boxes.get(b)
-    }
-
-    /// Whether the ranks on `hosts` span several boxes.
-    pub fn spans_boxes(&self, hosts: &[NodeId]) -> bool {
-        hosts.windows(2).any(|w| self.crosses(w[0], w[1]))
-            || hosts
-                .first()
-                .zip(hosts.last())
-                .is_some_and(|(a, b)| self.crosses(*a, *b))
     }
 
     /// Hops from every node to `to` (u32::MAX where `to` cannot be reached).

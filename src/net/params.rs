@@ -201,11 +201,7 @@ pub fn for_file(m: &crate::sema::model::Model, asked: Option<&str>) -> FlowParam
     // (the `target msccl` block's, Simple by default), as `choose::evaluate` charges schedules
     // that run as XML; it weighs the runtime's own algorithms' protocols itself.
     if let Some((rt, proto)) = p.runtime {
-        let spans = m
-            .topology
-            .as_ref()
-            .zip(m.collective.as_ref())
-            .is_some_and(|(t, c)| super::spans_boxes(&super::boxes(t), &c.ranks));
+        let spans = super::file_spans_boxes(m);
         let xml = crate::backend::msccl::Options::from_model(m).proto;
         let mut q = rt.params(proto.unwrap_or(xml), spans, &p);
         q.runtime = Some((rt, proto));
