@@ -22,6 +22,22 @@ pub struct Window {
     pub ranked: Vec<(Family, f64)>,
 }
 
+/// `families` simulated at `bytes`, fastest first (ties in the given order); those that cannot
+/// run there are left out.
+pub fn rank(m: &Model, families: &[Family], bytes: u64, params: &FlowParams) -> Vec<(Family, f64)> {
+    let mut r: Vec<(usize, Family, f64)> = families
+        .iter()
+        .enumerate()
+        .filter_map(|(i, f)| {
+            super::evaluate(m, f, bytes, params)
+                .ok()
+                .map(|run| (i, f.clone(), run.seconds()))
+        })
+        .collect();
+    r.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
+    r.into_iter().map(|(_, f, t)| (f, t)).collect()
+}
+
 /// The windows over `sizes` (ascending), among the candidates `usable` keeps.
 pub fn windows(
     m: &Model,
@@ -35,19 +51,7 @@ pub fn windows(
         .collect();
     let ranked: Vec<Vec<(Family, f64)>> = sizes
         .par_iter()
-        .map(|&s| {
-            let mut r: Vec<(usize, Family, f64)> = cands
-                .iter()
-                .enumerate()
-                .filter_map(|(i, f)| {
-                    super::evaluate(m, f, s, params)
-                        .ok()
-                        .map(|run| (i, f.clone(), run.seconds()))
-                })
-                .collect();
-            r.sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
-            r.into_iter().map(|(_, f, t)| (f, t)).collect()
-        })
+        .map(|&s| rank(m, &cands, s, params))
         .collect();
     let mut out: Vec<Window> = Vec::new();
     for (&s, r) in sizes.iter().zip(ranked) {

@@ -74,19 +74,13 @@ pub(super) fn build(
                     .ranked
                     .iter()
                     .any(|(f, _)| matches!(f, Family::Ring { .. }));
-                let mut r: Vec<(Family, f64)> = w
+                let fams: Vec<Family> = w
                     .ranked
                     .iter()
-                    .map(|(f, _)| f)
-                    .chain(has_ring.then_some(&one_ring))
-                    .filter_map(|f| {
-                        crate::choose::evaluate(m, f, at, &params)
-                            .ok()
-                            .map(|run| (f.clone(), run.seconds()))
-                    })
+                    .map(|(f, _)| f.clone())
+                    .chain(has_ring.then_some(one_ring))
                     .collect();
-                r.sort_by(|x, y| x.1.total_cmp(&y.1));
-                r
+                crate::choose::windows::rank(m, &fams, at, &params)
             };
             let top = if hi == 0 {
                 selectable::OPEN_TOP.max(at)
