@@ -2,7 +2,7 @@
 //!
 //! `generated_programs_pass_check_under_mpirun` generates one project per schedule (recursive
 //! doubling, recursive multiplying with factor, collapse/expand and merge stages, ring, binomial
-//! trees, ForestColl forests, a barrier; i64/f64/f32/i32; sum, max, prod; 2 to 8 ranks; and the
+//! trees, ForestColl forests, pairwise and Bruck all-to-all (against `MPI_Alltoall`), a barrier; i64/f64/f32/i32; sum, max, prod; 2 to 8 ranks; and the
 //! ForestColl examples forestcoll_fig2 (8 ranks) and mi250_8plus8 (16 ranks) as written, at a smaller size), builds them in ONE Cargo
 //! workspace with one target directory under `target/mpi-tests/` (kept between runs, so the
 //! `mpi` crate builds once), fails on any compiler warning, and runs each with OpenMPI's

@@ -15,7 +15,8 @@ use crate::sema::schedule::supports;
 
 /// The families that implement the file's collective, with their parameters left to collc
 /// (`channels: auto`, `stages: auto`, `k: auto`), in a fixed order: ring, recursive doubling, recursive
-/// multiplying, binomial, NCCL's tree, forest. Exactly those [`crate::lower`] lowers for the collective
+/// multiplying, binomial, NCCL's tree, forest; for all-to-all, shifted and concurrent pairwise
+/// exchange, Bruck (radix 2) and the hierarchical exchange. Exactly those [`crate::lower`] lowers for the collective
 /// (`sema::schedule::supports`): canary and static in-network trees are left out until they
 /// can be lowered, and forest when the file has no topology to build trees on. Empty without
 /// a collective.
@@ -38,10 +39,14 @@ pub fn candidates(m: &Model) -> Vec<Family> {
             k: AutoOr::Auto,
             chunks: AutoOr::Auto,
         },
+        Family::Pairwise { concurrent: false },
+        Family::Pairwise { concurrent: true },
+        Family::Bruck { radix: 2 },
+        Family::Hierarchical,
     ]
     .into_iter()
     .filter(|f| supports(f, c.kind))
-    .filter(|f| m.topology.is_some() || !matches!(f, Family::Forest { .. }))
+    .filter(|f| m.topology.is_some() || !matches!(f, Family::Forest { .. } | Family::Hierarchical))
     .collect()
 }
 
@@ -105,6 +110,10 @@ mod tests {
         );
         assert_eq!(names(CollectiveKind::Allgather), ["ring"]);
         assert_eq!(names(CollectiveKind::Broadcast), ["binomial"]);
+        assert_eq!(
+            names(CollectiveKind::Alltoall),
+            ["pairwise", "pairwise", "bruck"]
+        );
         let mut none = bare(CollectiveKind::Allreduce);
         none.collective = None;
         assert!(candidates(&none).is_empty());

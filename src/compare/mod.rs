@@ -163,10 +163,11 @@ pub struct Point {
 }
 
 /// The family's name in a column or winner: its name, with the tree count for static trees
-/// (`static_trees x4`), so the sweep's two tree counts read apart.
+/// (`static_trees x4`) and `concurrent` for pairwise, so the sweep's variants read apart.
 pub fn short(f: &Family) -> String {
     match f {
         Family::StaticTrees { trees, .. } => format!("static_trees x{trees}"),
+        Family::Pairwise { concurrent: true } => "pairwise concurrent".into(),
         f => f.name().into(),
     }
 }
@@ -190,6 +191,8 @@ pub fn label(f: &Family) -> String {
             channels: AutoOr::Auto,
             ..
         } => "ring (channels: auto)".into(),
+        Family::Pairwise { concurrent } => format!("pairwise (concurrent: {concurrent})"),
+        Family::Bruck { radix } => format!("bruck (radix: {radix})"),
         f => f.name().into(),
     }
 }

@@ -387,7 +387,7 @@ pub fn for_model(m: &Model) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>
         CollectiveKind::Allgather => vec![ag],
         CollectiveKind::ReduceScatter => vec![rs],
         CollectiveKind::Allreduce => vec![rs, ag],
-        CollectiveKind::Barrier => return Ok((out, Vec::new())),
+        CollectiveKind::Barrier | CollectiveKind::Alltoall => return Ok((out, Vec::new())),
         CollectiveKind::Broadcast | CollectiveKind::Reduce => {
             single = crate::lower::forest::solve(m, c, k, span)?;
             single.iter().collect()

@@ -13,7 +13,8 @@
 //! send has run.
 //!
 //! Data layout: the collective's buffers are divided into *parts* (one per rank for the gathered
-//! side of allgather and the scattered side of reduce-scatter, one otherwise), each part into
+//! side of allgather, the scattered side of reduce-scatter and both sides of all-to-all, one
+//! otherwise), each part into
 //! `chunks_per_part` chunks. Slot `k` of any buffer holds logical chunk `k % chunks_per_part`;
 //! chunk sizes follow [`Program::chunk_elements`], so every slot has a static size and every op a
 //! static byte count. The verifier ([`verify`]) checks that values only move between slots of the
@@ -52,7 +53,7 @@ impl Spec {
     /// Parts of the input buffer.
     pub fn input_parts(&self) -> u32 {
         match self.kind {
-            CollectiveKind::ReduceScatter => self.ranks,
+            CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => self.ranks,
             _ => 1,
         }
     }
@@ -60,7 +61,7 @@ impl Spec {
     /// Parts of the output buffer.
     pub fn output_parts(&self) -> u32 {
         match self.kind {
-            CollectiveKind::Allgather => self.ranks,
+            CollectiveKind::Allgather | CollectiveKind::Alltoall => self.ranks,
             _ => 1,
         }
     }

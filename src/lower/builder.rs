@@ -131,6 +131,18 @@ impl Builder {
         self.op(p, OpKind::Copy { dst, src })
     }
 
+    /// Makes op `op` of process `p` also wait for its op `dep` (an order the buffers do not
+    /// imply, such as the steps of a pairwise exchange); `dep` must come before `op`.
+    pub(crate) fn after(&mut self, p: ProcId, op: OpId, dep: OpId) {
+        debug_assert!(dep < op, "an op can only wait for an earlier one");
+        let o = &mut self.prog.procs[p as usize].ops[op as usize];
+        let mut all = o.deps.as_slice().to_vec();
+        if let Err(at) = all.binary_search(&dep) {
+            all.insert(at, dep);
+            o.deps = crate::ir::Deps::from_slice(&all);
+        }
+    }
+
     pub(crate) fn finish(self) -> Program {
         self.prog
     }

@@ -88,6 +88,25 @@ pub fn estimate(c: &Collective, family: &Family, stages: &[Stage]) -> Option<Est
                 at_least: true,
             })
         }
+        // A copy, then a send and a receive per peer.
+        Family::Pairwise { .. } => exact(
+            n.saturating_mul(n.saturating_sub(1).saturating_mul(2).saturating_add(1)),
+            sq.saturating_mul(2),
+        ),
+        Family::Bruck { radix } => {
+            let (n32, k) = (u32::try_from(n).ok()?, u32::try_from(*radix).ok()?);
+            exact(
+                n.saturating_mul(super::alltoall::bruck_ops_per_rank(n32, k)),
+                sq.saturating_mul(4),
+            )
+        }
+        // At least every block sent and received once (the boxes, which decide the rest, are
+        // the topology's).
+        Family::Hierarchical => Some(Estimate {
+            ops: n.saturating_mul(n.saturating_sub(1).saturating_mul(2).saturating_add(1)),
+            slots: sq.saturating_mul(2),
+            at_least: true,
+        }),
         Family::Forest { .. } => {
             let forests = super::forest::needs(c);
             let ops: u64 = forests

@@ -49,6 +49,8 @@ pub fn needs(c: &Collective) -> Vec<(Roots, Direction)> {
         }
         CollectiveKind::Broadcast => vec![(one(), Direction::Out)],
         CollectiveKind::Reduce => vec![(one(), Direction::In)],
+        // Nothing is shared in an all-to-all, so no spanning tree carries it.
+        CollectiveKind::Alltoall => Vec::new(),
     }
 }
 
@@ -177,6 +179,9 @@ pub fn program(c: &Collective, chunks: u64, forests: &[&Forest]) -> Result<Progr
             let out = by_root(Buf::Output);
             emit::reduce(&mut b, &rs, &layout, &by_root(Buf::Input), &out, 0);
             emit::broadcast(&mut b, &ag, &layout, &out, &out, rs.len() as u32);
+        }
+        CollectiveKind::Alltoall => {
+            return Err(bad("a forest does not implement all-to-all".into()));
         }
     }
     Ok(b.finish())

@@ -13,6 +13,7 @@
 //! hazards, so programs are race-free by construction and ops are emitted in the order of their
 //! meaning. Lowerings never scan all ranks per rank: work is linear in the ops emitted.
 
+mod alltoall;
 mod builder;
 pub mod estimate;
 pub mod forest;
@@ -33,7 +34,9 @@ use builder::Builder;
 fn spec(c: &Collective, chunks_per_part: u32) -> Spec {
     let n = c.ranks.len() as u64;
     let part_elements = match c.kind {
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => c.count / n.max(1),
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => {
+            c.count / n.max(1)
+        }
         CollectiveKind::Barrier => 0,
         _ => c.count,
     };
@@ -96,6 +99,7 @@ fn lowerable(kind: CollectiveKind) -> &'static str {
         }
         CollectiveKind::Allgather | CollectiveKind::ReduceScatter => "`ring`",
         CollectiveKind::Broadcast | CollectiveKind::Reduce => "`binomial`",
+        CollectiveKind::Alltoall => "`pairwise`, `bruck` or `hierarchical`",
     }
 }
 
@@ -169,6 +173,7 @@ pub fn family_of(model: &Model, kind: CollectiveKind) -> Family {
             },
             CollectiveKind::Allgather | CollectiveKind::ReduceScatter => Family::ring(),
             CollectiveKind::Broadcast | CollectiveKind::Reduce => Family::Binomial,
+            CollectiveKind::Alltoall => Family::Pairwise { concurrent: false },
         },
         Some(f) => f.clone(),
     }
@@ -383,6 +388,41 @@ pub fn lower_with(
                 lowerable(c.kind)
             ),
         )),
+        Family::Pairwise { concurrent } => {
+            let name = if *concurrent {
+                "pairwise concurrent"
+            } else {
+                "pairwise"
+            };
+            let mut b = Builder::new(name, spec(c, 1));
+            b.reserve_per_rank(per_rank);
+            alltoall::pairwise(&mut b, *concurrent);
+            Ok(b.finish())
+        }
+        Family::Bruck { radix } => {
+            let radix = u32::try_from(*radix).unwrap_or(u32::MAX);
+            let mut b = Builder::new(format!("bruck radix {radix}"), spec(c, 1));
+            b.reserve_per_rank(per_rank);
+            alltoall::bruck(&mut b, radix);
+            Ok(b.finish())
+        }
+        Family::Hierarchical => {
+            let boxes = model
+                .topology
+                .as_ref()
+                .map(crate::net::boxes)
+                .unwrap_or_default();
+            let of: Vec<u32> = c
+                .ranks
+                .iter()
+                .map(|&v| boxes.get(v).copied().unwrap_or(0))
+                .collect();
+            let boxes = alltoall::Boxes::new(&of);
+            let name = format!("hierarchical {} boxes", boxes.members.len());
+            let mut b = Builder::new(name, spec(c, 1));
+            alltoall::hierarchical(&mut b, &boxes);
+            Ok(b.finish())
+        }
         Family::Auto => Err(unsupported(
             "`auto` did not resolve to a family".into(),
             "name a family",

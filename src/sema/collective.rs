@@ -2,7 +2,8 @@
 //! reduction op and root. Rank r is the r-th participant: declaration order for `all`, list order
 //! otherwise. `size` is the byte size of the collective's buffer (each rank's vector for
 //! allreduce, broadcast and reduce; the gathered output for allgather; the input for
-//! reduce-scatter); `count` gives the same in elements.
+//! reduce-scatter; each rank's send buffer of N blocks for all-to-all, as nccl-tests'
+//! `alltoall_perf` counts it); `count` gives the same in elements.
 
 use super::elab::Elab;
 use super::eval::to_u64;
@@ -258,7 +259,7 @@ impl Elab<'_> {
         };
         if matches!(
             kind,
-            CollectiveKind::Allgather | CollectiveKind::ReduceScatter
+            CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall
         ) && count % n as u64 != 0
         {
             let prop = p

@@ -211,6 +211,9 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                     chunks: super::model::AutoOr::Auto,
                 },
                 "static_trees" => super::model::Family::static_trees(1),
+                "pairwise" => super::model::Family::Pairwise { concurrent: false },
+                "bruck" => super::model::Family::Bruck { radix: 2 },
+                "hierarchical" => super::model::Family::Hierarchical,
                 "canary" => return kind == super::model::CollectiveKind::Allreduce,
                 _ => super::model::Family::Auto,
             };

@@ -122,6 +122,7 @@ keyword_enum! {
         Broadcast = "broadcast",
         Reduce = "reduce",
         Barrier = "barrier",
+        Alltoall = "alltoall",
     }
 }
 
@@ -131,6 +132,12 @@ impl CollectiveKind {
             self,
             CollectiveKind::Allreduce | CollectiveKind::ReduceScatter | CollectiveKind::Reduce
         )
+    }
+
+    /// Every rank sends a distinct block to every rank (all-to-all): nothing is shared or
+    /// combined, so input and output are both cut into one part per rank.
+    pub fn exchanges(self) -> bool {
+        self == CollectiveKind::Alltoall
     }
 
     pub fn has_root(self) -> bool {
@@ -174,7 +181,8 @@ pub struct Collective {
     /// Rank r is the compute node `ranks[r]`.
     pub ranks: Vec<NodeId>,
     /// Number of elements of the collective's buffer: for allreduce, broadcast and reduce each
-    /// rank's vector; for allgather the gathered output; for reduce-scatter the input.
+    /// rank's vector; for allgather the gathered output; for reduce-scatter the input; for
+    /// all-to-all each rank's send buffer (N blocks, as nccl-tests' `size` counts it).
     pub count: u64,
     pub dtype: Dtype,
     pub op: ReduceOp,
@@ -354,6 +362,21 @@ pub enum Family {
         roots: TreeRoots,
         slots: u64,
     },
+    /// All-to-all by direct exchange: each block goes straight from its source to its
+    /// destination ([`crate::lower::alltoall`]). `concurrent: false` (the default) runs N-1
+    /// shifted steps (in step k rank r sends to r+k and receives from r-k); `concurrent: true`
+    /// posts every exchange at once.
+    Pairwise {
+        concurrent: bool,
+    },
+    /// Bruck's all-to-all: ceil(log_radix N) rounds, round i sending together every block whose
+    /// i-th base-`radix` digit of its distance is d to the rank d radix^i ahead.
+    Bruck {
+        radix: u64,
+    },
+    /// The two-level all-to-all of GPU clusters: gather inside each box to one rank per peer
+    /// box, one exchange per box pair over the network, scatter inside the box.
+    Hierarchical,
     /// Let collc choose the family.
     Auto,
 }
@@ -413,6 +436,9 @@ impl Family {
             Family::Forest { .. } => "forest",
             Family::Canary(_) => "canary",
             Family::StaticTrees { .. } => "static_trees",
+            Family::Pairwise { .. } => "pairwise",
+            Family::Bruck { .. } => "bruck",
+            Family::Hierarchical => "hierarchical",
             Family::Auto => "auto",
         }
     }

@@ -201,7 +201,15 @@ pub fn model_text(m: &Model) -> String {
                     }
                 }
             }
-            Family::RecursiveDoubling | Family::Binomial | Family::Auto => {}
+            Family::Pairwise { concurrent } => {
+                if *concurrent {
+                    s.push_str(" concurrent");
+                }
+            }
+            Family::Bruck { radix } => {
+                let _ = write!(s, " radix {radix}");
+            }
+            Family::RecursiveDoubling | Family::Binomial | Family::Hierarchical | Family::Auto => {}
         }
         s.push('\n');
     }

@@ -54,6 +54,11 @@ impl Ring {
             CollectiveKind::Broadcast | CollectiveKind::Reduce => {
                 bytes / &self.lambda + steps * &self.step
             }
+            // Relayed round the ring, block j of a rank travels j hops: a link carries
+            // (N-1)/2 of the buffer.
+            CollectiveKind::Alltoall => {
+                bytes * &steps / int(2) / &self.lambda + &steps * &self.step
+            }
         }
     }
 }

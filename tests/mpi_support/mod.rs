@@ -187,6 +187,30 @@ pub const PROGRAMS: &[(&str, u32, &str, &str)] = &[
         "ring",
     ),
     (
+        "pairwise-alltoall-f64-5",
+        5,
+        "alltoall { count: 500; dtype: f64; }",
+        "pairwise",
+    ),
+    (
+        "bruck-alltoall-i32-6",
+        6,
+        "alltoall { count: 606; dtype: i32; }",
+        "bruck { radix: 3; }",
+    ),
+    (
+        "bruck-alltoall-f32-8",
+        8,
+        "alltoall { count: 800; dtype: f32; }",
+        "bruck",
+    ),
+    (
+        "pairwise-concurrent-alltoall-i64-3",
+        3,
+        "alltoall { count: 300; dtype: i64; }",
+        "pairwise { concurrent: true; }",
+    ),
+    (
         "binomial-broadcast-f32-5",
         5,
         "broadcast { count: 777; dtype: f32; root: host[2]; }",

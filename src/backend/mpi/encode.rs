@@ -19,13 +19,14 @@ pub const MAX_TAG: u32 = 32_767;
 
 const MAGIC: &[u8; 9] = b"COLLCMPI\x01";
 
-const KINDS: [CollectiveKind; 6] = [
+const KINDS: [CollectiveKind; 7] = [
     CollectiveKind::Allreduce,
     CollectiveKind::Allgather,
     CollectiveKind::ReduceScatter,
     CollectiveKind::Broadcast,
     CollectiveKind::Reduce,
     CollectiveKind::Barrier,
+    CollectiveKind::Alltoall,
 ];
 const DTYPES: [Dtype; 4] = [Dtype::I32, Dtype::I64, Dtype::F32, Dtype::F64];
 const OPS: [ReduceOp; 4] = [ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max];

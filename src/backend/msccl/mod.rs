@@ -68,6 +68,7 @@ pub fn coll_name(k: CollectiveKind) -> Option<&'static str> {
         CollectiveKind::Broadcast => Some("broadcast"),
         CollectiveKind::Reduce => Some("reduce"),
         CollectiveKind::Barrier => None,
+        CollectiveKind::Alltoall => Some("alltoall"),
     }
 }
 

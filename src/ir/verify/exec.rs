@@ -220,6 +220,8 @@ fn postcondition(p: &Program, terms: &Terms, slots: &Slots, out: &mut Vec<Findin
             CollectiveKind::ReduceScatter => Some((r * cpp + s, None)),
             CollectiveKind::Broadcast => Some((s, Some(sp.root.unwrap_or(0)))),
             CollectiveKind::Reduce => (Some(r) == sp.root).then_some((s, None)),
+            // Block i of rank r's output is block r of rank i's input.
+            CollectiveKind::Alltoall => Some((r * cpp + s % cpp, Some(s / cpp))),
         }
     };
     // Term ranks are sorted and distinct, so "all ranks" is a length check.

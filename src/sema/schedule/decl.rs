@@ -89,6 +89,36 @@ impl Elab<'_> {
                 Family::Ring { slices, channels }
             }
             "binomial" => Family::Binomial,
+            "pairwise" => {
+                let concurrent = match p.get("concurrent") {
+                    None => false,
+                    Some(c) => self.eval_bool(&c.value)?,
+                };
+                Family::Pairwise { concurrent }
+            }
+            "bruck" => {
+                let radix = match p.get("radix") {
+                    None => 2,
+                    Some(r) => {
+                        let v = self.positive(&r.value, "`radix`")?;
+                        if v < 2 {
+                            self.err(
+                                Diagnostic::error(
+                                    Code::NonPositive,
+                                    r.value.span,
+                                    "Bruck's radix must be at least 2, found 1",
+                                )
+                                .label("a radix of 1 makes no progress")
+                                .help("use `radix: 2;` (log2 N rounds) or more"),
+                            );
+                            return None;
+                        }
+                        v
+                    }
+                };
+                Family::Bruck { radix }
+            }
+            "hierarchical" => Family::Hierarchical,
             "nccl_tree" => {
                 let chunks = match p.get("chunks") {
                     None => AutoOr::Auto,

@@ -55,6 +55,9 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
         ],
     ),
     ("static_trees", &["trees", "roots", "seed", "slots"]),
+    ("pairwise", &["concurrent"]),
+    ("bruck", &["radix"]),
+    ("hierarchical", &[]),
     ("auto", &[]),
 ];
 
@@ -74,6 +77,7 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
         ),
         Family::Canary(_) => matches!(kind, Allreduce | Barrier | Reduce | Broadcast),
         Family::StaticTrees { .. } => matches!(kind, Allreduce | Reduce | Broadcast),
+        Family::Pairwise { .. } | Family::Bruck { .. } | Family::Hierarchical => kind == Alltoall,
         Family::Auto => true,
     }
 }

@@ -101,12 +101,14 @@ impl FlowRun {
 }
 
 /// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md there): allreduce 2(n-1)/n, allgather
-/// and reduce-scatter (n-1)/n, broadcast and reduce 1; barrier moves no data (0).
+/// reduce-scatter and all-to-all (n-1)/n, broadcast and reduce 1; barrier moves no data (0).
 pub fn bus_factor(kind: CollectiveKind, n: usize) -> f64 {
     let n = n.max(1) as f64;
     match kind {
         CollectiveKind::Allreduce => 2.0 * (n - 1.0) / n,
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => (n - 1.0) / n,
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => {
+            (n - 1.0) / n
+        }
         CollectiveKind::Broadcast | CollectiveKind::Reduce => 1.0,
         CollectiveKind::Barrier => 0.0,
     }

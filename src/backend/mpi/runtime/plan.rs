@@ -22,6 +22,7 @@ pub enum Kind {
     Broadcast,
     Reduce,
     Barrier,
+    Alltoall,
 }
 
 impl Kind {
@@ -33,6 +34,7 @@ impl Kind {
             Kind::Broadcast => "broadcast",
             Kind::Reduce => "reduce",
             Kind::Barrier => "barrier",
+            Kind::Alltoall => "alltoall",
         }
     }
 
@@ -45,6 +47,7 @@ impl Kind {
             Kind::Broadcast => "MPI_Bcast",
             Kind::Reduce => "MPI_Reduce",
             Kind::Barrier => "MPI_Barrier",
+            Kind::Alltoall => "MPI_Alltoall",
         }
     }
 }
@@ -86,12 +89,12 @@ pub struct Header {
 impl Header {
     /// Elements of the input and output buffers.
     pub fn lens(&self) -> (usize, usize) {
-        let parts_in = if self.kind == Kind::ReduceScatter {
+        let parts_in = if matches!(self.kind, Kind::ReduceScatter | Kind::Alltoall) {
             self.ranks
         } else {
             1
         };
-        let parts_out = if self.kind == Kind::Allgather {
+        let parts_out = if matches!(self.kind, Kind::Allgather | Kind::Alltoall) {
             self.ranks
         } else {
             1
@@ -223,6 +226,7 @@ fn read_header(r: &mut Reader) -> Result<Header, String> {
         Kind::Broadcast,
         Kind::Reduce,
         Kind::Barrier,
+        Kind::Alltoall,
     ];
     let kind = *kinds.get(r.size()?).ok_or("unknown collective")?;
     let dtypes = [Dtype::I32, Dtype::I64, Dtype::F32, Dtype::F64];
