@@ -21,7 +21,7 @@ pub struct AutoPick {
 impl AutoPick {
     /// One line for people: the choice, its time and the others'.
     pub fn describe(&self) -> String {
-        let show = |f: &Family| f.name().to_string();
+        let show = crate::compare::short;
         let others: Vec<String> = self
             .times
             .iter()
@@ -52,10 +52,13 @@ impl AutoPick {
             match t {
                 Ok(t) => out.push_str(&format!(
                     "  {:<24} {}{mark}\n",
-                    f.name(),
+                    crate::compare::short(f),
                     crate::sim::fluid::show_seconds(*t)
                 )),
-                Err(e) => out.push_str(&format!("  {:<24} not built: {e}\n", f.name())),
+                Err(e) => out.push_str(&format!(
+                    "  {:<24} not built: {e}\n",
+                    crate::compare::short(f)
+                )),
             }
         }
         out

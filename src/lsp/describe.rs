@@ -240,6 +240,13 @@ pub fn collective_summary(model: &Model) -> Option<String> {
     if c.kind.reduces() {
         s.push_str(&format!(", op {}", c.op.name()));
     }
+    if c.kind.exchanges() {
+        let n = c.ranks.len().max(1) as u64;
+        s.push_str(&format!(
+            ", each rank's send buffer: {n} blocks of {} B, one per rank",
+            c.bytes() / n
+        ));
+    }
     if let Some(r) = c.root {
         s.push_str(&format!(", root rank {r}"));
     }
