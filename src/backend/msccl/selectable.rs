@@ -2,13 +2,13 @@
 //! the runtime picks it at the sizes people call.
 //!
 //! The executor runs an XML for a call only when the call's `count` (per rank for allgather
-//! and reduce-scatter; RCCL: `count * sizeMultiplier`, which this implies) is a multiple of
-//! `nchunksperloop` and `minBytes <= nBytes <= maxBytes` ([`super::select`]). Frameworks and
-//! nccl-tests call power-of-two sizes (nccl-tests: 8 B doubling; its count is `bytes /
-//! typesize`, divided by the rank count and rounded down for allgather and reduce-scatter), so
-//! an `nchunksperloop` with an odd factor (a forest's `k` trees per rank times its chunks
-//! times the ranks: 7 x 37 x 16 = 4144 on two DGX A100 boxes) is skipped at every one of them
-//! and NCCL silently runs its own algorithm.
+//! and reduce-scatter, per peer for all-to-all; RCCL: `count * sizeMultiplier`, which this
+//! implies) is a multiple of `nchunksperloop` and `minBytes <= nBytes <= maxBytes`
+//! ([`super::select`]). Frameworks and nccl-tests call power-of-two sizes (nccl-tests: 8 B
+//! doubling; its count is `bytes / typesize`, divided by the rank count and rounded down for
+//! allgather, reduce-scatter and all-to-all), so an `nchunksperloop` with an odd factor (a
+//! forest's `k` trees per rank times its chunks times the ranks: 7 x 37 x 16 = 4144 on two DGX
+//! A100 boxes) is skipped at every one of them and NCCL silently runs its own algorithm.
 //!
 //! [`plan`] chooses the chunks per part to build with: the program's own count when that is
 //! selectable, otherwise a finer count (the program is refined, [`crate::ir::refine`]: every
@@ -115,7 +115,8 @@ pub fn plan(prog: &Program, instances: u32, min_bytes: u64, max_bytes: u64) -> V
         .filter(|&(c, loss)| c == cpp || loss <= limit)
         .map(|(c, loss)| {
             let per_loop = u64::from(c) * parts * u64::from(instances.max(1));
-            // The call's own count: the elements per rank of an allgather or reduce-scatter.
+            // The call's own count: the elements per rank of an allgather or reduce-scatter,
+            // per peer of an all-to-all.
             let picks = |e: u64| count_fits(e / mult, per_loop);
             // The first window size from which on every size picks the XML.
             let first = (0..=window.len())
@@ -201,7 +202,7 @@ pub fn warning(plan: &Plan, a: &super::Algo, at: Span) -> Option<Diagnostic> {
     )
     .label("the schedule written as MSCCL XML")
     .help(format!(
-        "the XML claims sizes from minBytes = {}; fewer chunks (a smaller `chunks`, `k`, `channels` or `instances`) start lower, and a declared size whose count (per rank for allgather and reduce-scatter) is a multiple of {c} is picked",
+        "the XML claims sizes from minBytes = {}; fewer chunks (a smaller `chunks`, `k`, `channels` or `instances`) start lower, and a declared size whose count (per rank for allgather and reduce-scatter, per peer for all-to-all) is a multiple of {c} is picked",
         plan.min_bytes
     ));
     if plan.cpp != plan.from {

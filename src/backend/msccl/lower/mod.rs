@@ -137,6 +137,12 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
             "in-network schedules need the `p4`, `goal` or `sim` target",
         ));
     }
+    if opts.inplace && spec.kind == CollectiveKind::Alltoall {
+        return Err(err(
+            "an in-place all-to-all: collc's all-to-all schedules overwrite blocks of the send buffer that are still to be sent".into(),
+            "build it out of place (without `--inplace` or `inplace: true`); nccl-tests and msccl-tools run all-to-all out of place",
+        ));
+    }
     if opts.instances == 0 {
         return Err(err(
             "instances must be at least 1".into(),
