@@ -2,11 +2,14 @@
 //! schedules whose scratch (and output) slots hold chunks in any layout pass with no diagnostic;
 //! broken variants of them are still E0041 (a missing reduce, a chunk at the wrong output slot,
 //! a dependency cycle, two different chunks combined); ranks that combine in different orders
-//! are one E0052 warning, a collective collc cannot execute (alltoall) an E0053 warning, both
-//! exit 0 from the command line and 1 under `--strict`.
+//! are one E0052 warning, a collective collc cannot execute (alltoallv, gather) an E0053
+//! warning, both exit 0 from the command line and 1 under `--strict`. All-to-all XMLs are
+//! executed and proved: the public ones of msccl-scheduler and RCCL pass, and broken variants of
+//! them are E0041.
 //!
 //! The XMLs are in tests/msccl/check/, each a schedule worked out by hand under the executor's
-//! semantics (src/backend/msccl/exec.rs's module doc).
+//! semantics (src/backend/msccl/exec.rs's module doc), and in tests/msccl/check/public/, copies
+//! of published all-to-all XMLs (its README names their repositories and paths).
 
 use collc::backend::msccl;
 use collc::diag::{Code, Diagnostic, Severity, SourceMap, render};
@@ -52,6 +55,35 @@ const CORRECT: &[&str] = &[
     "allreduce_3_ring_rrs_scratch.xml",
     // The peer's chunks land at the wrong output slots first, then are copied where they belong.
     "allgather_2_output_detour.xml",
+    // Each rank sends the peer's block, receives its own from the peer and copies the block it
+    // keeps.
+    "alltoall_2.xml",
+];
+
+/// Published all-to-all XMLs (tests/msccl/check/public/README.md), with the nccl-tests sizes
+/// (floats) at which the executor picks each: its per-peer count a multiple of
+/// `nchunksperloop`, its bytes inside `minBytes .. maxBytes`.
+const PUBLIC: &[(&str, &str)] = &[
+    // nchunksperloop 16, maxBytes 40959: a count of 16 floats per peer is 512 B in all.
+    (
+        "msccl-scheduler_ndv4_a2a2ll.xml",
+        "the runtime picks it at 512 B .. 32 KiB, not at 8 B .. 256 B inside its window",
+    ),
+    // nchunksperloop 32 from 40960 B to 266240 B.
+    (
+        "msccl-scheduler_ndv4_a2a4ll.xml",
+        "the runtime picks it at 64 KiB .. 256 KiB",
+    ),
+    // nchunksperloop 8 up to 9216 B.
+    (
+        "rccl_alltoall-8n-0-9kb.xml",
+        "the runtime picks it at 256 B .. 8 KiB, not at 8 B .. 128 B inside its window",
+    ),
+    // nchunksperloop 16 from 9217 B to 194560 B.
+    (
+        "rccl_alltoall-8n-9kb-190kb.xml",
+        "the runtime picks it at 16 KiB .. 128 KiB",
+    ),
 ];
 
 #[test]
@@ -472,30 +504,121 @@ fn many_order_differences_are_one_warning() {
     );
 }
 
+fn public(name: &str) -> String {
+    xml(&format!("public/{name}"))
+}
+
 #[test]
-fn alltoall_is_an_e0053_warning_after_the_structural_rules() {
-    let text = xml("alltoall_2.xml");
-    let d = check(&text);
-    let all = shown(&text, &d);
-    assert_eq!(d.len(), 1, "{all}");
-    assert_eq!(
-        (d[0].code, d[0].severity),
-        (Code::MscclUnverified, Severity::Warning),
-        "{all}"
+fn public_alltoall_xmls_are_proved() {
+    for (name, picks) in PUBLIC {
+        let text = public(name);
+        let d = check(&text);
+        assert!(d.is_empty(), "{name}:\n{}", shown(&text, &d));
+        let proof = msccl::validate(&text, None, msccl::limits::MAX_STEPS)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        // 8 ranks, every rank sends every other rank its block(s): 56 pairs at least.
+        assert!(proof.messages >= 56, "{name}: {} messages", proof.messages);
+        let (algo, _) = msccl::read::read(&text).expect("reads");
+        assert_eq!(
+            msccl::selectable::describe(&algo, 4, 1 << 30),
+            *picks,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn broken_alltoall_variants_are_e0041() {
+    let a2a = xml("alltoall_2.xml");
+    // Rank 1 keeps the block meant for rank 0 instead of its own.
+    expect_e0041(
+        "kept the wrong block",
+        &edit(
+            &a2a,
+            "<gpu id=\"1\"",
+            "type=\"cpy\" srcbuf=\"i\" srcoff=\"1\"",
+            "type=\"cpy\" srcbuf=\"i\" srcoff=\"0\"",
+        ),
+        "computes the wrong result",
     );
-    assert!(d[0].message.contains("coll=\"alltoall\""), "{all}");
-    // Its structure is still checked: the buffers of an alltoall call hold nchunksperloop
-    // chunks, channels are below nchannels.
+    // Rank 0 receives its block from rank 1 into the slot of its own block.
+    expect_e0041(
+        "received into the wrong block",
+        &edit(&a2a, "type=\"r\"", "dstoff=\"1\"", "dstoff=\"0\""),
+        "the XML",
+    );
+    // The buffers of an alltoall call hold nchunksperloop chunks, channels are below nchannels,
+    // and nchunksperloop must cut the buffer into whole blocks.
     expect_e0041(
         "alltoall buffers",
-        &edit(&text, "", "i_chunks=\"2\"", "i_chunks=\"3\""),
+        &edit(&a2a, "", "i_chunks=\"2\"", "i_chunks=\"3\""),
         "buffers of a `alltoall` call hold",
     );
     expect_e0041(
         "alltoall channel",
-        &edit(&text, "", "chan=\"0\"", "chan=\"1\""),
+        &edit(&a2a, "", "chan=\"0\"", "chan=\"1\""),
         "outside 0 .. nchannels-1",
     );
+    expect_e0041(
+        "alltoall blocks",
+        &edit(&a2a, "", "nchunksperloop=\"2\"", "nchunksperloop=\"3\""),
+        "not a multiple of ngpus",
+    );
+    // A published one: rank 3 receives rank 5's block into the slot of rank 6's.
+    let rccl = public("rccl_alltoall-8n-0-9kb.xml");
+    let wrong = edit(
+        &rccl,
+        "<gpu id=\"3\"",
+        "type=\"r\" srcbuf=\"i\" srcoff=\"3\" dstbuf=\"o\" dstoff=\"5\"",
+        "type=\"r\" srcbuf=\"i\" srcoff=\"3\" dstbuf=\"o\" dstoff=\"6\"",
+    );
+    expect_e0041("public, wrong slot", &wrong, "the XML");
+    // In place, an all-to-all is one buffer: the exchange is still right, since each rank sends
+    // the peer's block before it receives its own block into that slot ...
+    let inplace = edit(
+        &a2a,
+        "",
+        "inplace=\"0\" outofplace=\"1\"",
+        "inplace=\"1\" outofplace=\"0\"",
+    );
+    let d = check(&inplace);
+    assert!(d.is_empty(), "{}", shown(&inplace, &d));
+    // ... and wrong when rank 0 receives first: the block it then sends is its own.
+    let mut lines: Vec<String> = inplace.lines().map(str::to_string).collect();
+    let (send, recv) = (lines[3].clone(), lines[4].clone());
+    lines[3] = recv.replace("s=\"1\"", "s=\"0\"");
+    lines[4] = send.replace("s=\"0\"", "s=\"1\"");
+    expect_e0041(
+        "in place, received first",
+        &lines.join("\n"),
+        "computes the wrong result (in place)",
+    );
+}
+
+#[test]
+fn other_collectives_are_an_e0053_warning_after_the_structural_rules() {
+    let text = xml("alltoall_2.xml");
+    // A collective the executor knows but collc has no buffers for: only the warning.
+    for coll in ["alltoallv", "gather"] {
+        let other = edit(&text, "", "coll=\"alltoall\"", &format!("coll=\"{coll}\""));
+        let d = check(&other);
+        let all = shown(&other, &d);
+        assert_eq!(d.len(), 1, "{all}");
+        assert_eq!(
+            (d[0].code, d[0].severity),
+            (Code::MscclUnverified, Severity::Warning),
+            "{all}"
+        );
+        assert!(d[0].message.contains(&format!("coll=\"{coll}\"")), "{all}");
+        // Its structure is still checked.
+        expect_e0041(
+            "channel",
+            &edit(&other, "", "chan=\"0\"", "chan=\"1\""),
+            "outside 0 .. nchannels-1",
+        );
+        let e = msccl::validate(&other, None, msccl::limits::MAX_STEPS).expect_err("not proved");
+        assert_eq!(e[0].0.code, Code::MscclUnverified);
+    }
     // A name the executor does not know (the legacy runtime's "custom") is refused, not
     // warned about, and the rest of the structure is still checked.
     let custom = edit(&text, "", "coll=\"alltoall\"", "coll=\"custom\"");
@@ -505,16 +628,6 @@ fn alltoall_is_an_e0053_warning_after_the_structural_rules() {
         &edit(&custom, "", "chan=\"0\"", "chan=\"1\""),
         "outside 0 .. nchannels-1",
     );
-    // A collective the executor knows but collc has no buffers for: still only the warning.
-    let gather = edit(&text, "", "coll=\"alltoall\"", "coll=\"gather\"");
-    let d = check(&gather);
-    assert!(
-        d.len() == 1 && d[0].code == Code::MscclUnverified,
-        "{}",
-        shown(&gather, &d)
-    );
-    let e = msccl::validate(&text, None, msccl::limits::MAX_STEPS).expect_err("not proved");
-    assert_eq!(e[0].0.code, Code::MscclUnverified);
 }
 
 fn collc() -> Command {
@@ -526,10 +639,10 @@ fn collc() -> Command {
 #[test]
 fn command_line_exits_0_on_warnings_and_1_under_strict() {
     for (file, code) in [
-        ("allreduce_3_one_step_orders.xml", "E0052"),
-        ("alltoall_2.xml", "E0053"),
+        ("tests/msccl/check/allreduce_3_one_step_orders.xml", "E0052"),
+        ("tests/ui/msccl/E0053-alltoallv.xml", "E0053"),
     ] {
-        let path = format!("tests/msccl/check/{file}");
+        let path = file.to_string();
         let out = collc()
             .args(["check", "--color", "never", &path])
             .output()
@@ -555,6 +668,9 @@ fn command_line_exits_0_on_warnings_and_1_under_strict() {
         }
         for f in CORRECT {
             c.arg(format!("tests/msccl/check/{f}"));
+        }
+        for (f, _) in PUBLIC {
+            c.arg(format!("tests/msccl/check/public/{f}"));
         }
         let out = c.output().expect("collc runs");
         assert_eq!(

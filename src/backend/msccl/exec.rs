@@ -18,7 +18,10 @@
 //! not wrong but not proved either comes back as caveats ([`Outcome::Caveats`]): ranks that
 //! combine in different orders (every finding an E0034 of the verifier: each rank holds the
 //! right contributions, floating-point results may differ in the last bits) are E0052, and a
-//! `coll` of the executor that collc cannot execute (alltoall, alltoallv, gather, ...) is E0053.
+//! `coll` of the executor that collc cannot execute (alltoallv, gather, ...) is E0053. An
+//! all-to-all's buffers are `ngpus` blocks of `nchunksperloop / ngpus` chunks, block `j` of
+//! rank `r`'s input bound for rank `j`; in place (`inplace="1"`: send and receive buffer are
+//! one) `i` and `o` are that one buffer.
 //!
 //! In-place calls alias the buffers (msccl-xml.md section 1.4): allreduce, broadcast and reduce
 //! run on the input (`i` and `o` are one buffer), then the output is compared; allgather runs
@@ -56,7 +59,7 @@ fn unverified(a: &Algo) -> Problem {
             "collc checked the structure of this coll=\"{}\" XML but cannot execute it, so its result is unverified",
             a.coll
         ),
-        "collc executes allreduce, allgather, reducescatter, broadcast and reduce; test the XML on the runtime (`collc check --strict` makes this an error)",
+        "collc executes allreduce, allgather, reducescatter, broadcast, reduce and alltoall; test the XML on the runtime (`collc check --strict` makes this an error)",
     )
 }
 
@@ -371,9 +374,11 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
                 proc.ops[id as usize].deps.push(d);
             }
         }
+        // In place, the one buffer ends holding the output: an all-to-all's all of it.
         let epilogue = match (inplace, kind) {
             (true, CollectiveKind::Allgather) | (false, _) => None,
             (true, CollectiveKind::ReduceScatter) => Some(Slice::new(Buf::Input, r * cpp, cpp)),
+            (true, CollectiveKind::Alltoall) => Some(Slice::new(Buf::Input, 0, n * cpp)),
             (true, _) => Some(Slice::new(Buf::Input, 0, cpp)),
         };
         if let Some(src) = epilogue {
@@ -384,7 +389,7 @@ fn program(a: &Algo, kind: CollectiveKind, root: Option<u32>, inplace: bool) -> 
                 .collect();
             proc.ops.push(ir::Op {
                 kind: OpKind::Copy {
-                    dst: Slice::new(Buf::Output, 0, cpp),
+                    dst: Slice::new(Buf::Output, 0, src.count),
                     src,
                 },
                 deps,

@@ -12,7 +12,8 @@
 //! graph is a hang of the kernel; a wrong result or duplicated contribution is a wrong XML.
 //! [`check`] applies the same validation to an XML file from anywhere (`collc check FILE.xml`),
 //! where an XML that is correct but not fully proved gets warnings ([`Verdict::Caveats`]):
-//! ranks combining in different orders (E0052), a collective collc cannot execute (E0053).
+//! ranks combining in different orders (E0052), a collective collc cannot execute (E0053:
+//! alltoallv, send, recv, gather, scatter, custom).
 //! [`validate`], for the XML collc writes itself, demands the full proof.
 //! [`select`] states when the runtime would pick an XML for a call.
 
@@ -80,15 +81,20 @@ pub fn coll_kind(s: &str) -> Option<CollectiveKind> {
         CollectiveKind::ReduceScatter,
         CollectiveKind::Broadcast,
         CollectiveKind::Reduce,
+        CollectiveKind::Alltoall,
     ]
     .into_iter()
     .find(|k| coll_name(*k) == Some(s))
 }
 
-/// The runtime's `sizeMultiplier`: nBytes = count * typesize * multiplier.
+/// The runtime's `sizeMultiplier`: nBytes = count * typesize * multiplier (`msccl_parser.cc`
+/// sets it to ngpus for reducescatter, allgather and alltoall, whose `count` is per rank: an
+/// all-to-all's `count` is what one rank sends each peer).
 pub fn size_multiplier(k: CollectiveKind, ngpus: u64) -> u64 {
     match k {
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => ngpus,
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => {
+            ngpus
+        }
         _ => 1,
     }
 }

@@ -201,17 +201,13 @@ pub fn too_large(a: &Algo, max_slots: u64) -> Option<Problem> {
     None
 }
 
-/// The chunk count of each buffer of gpu `g` (i, o) the runtime passes, for collectives collc
-/// knows the buffers of: those it executes, and alltoall (both buffers hold `count` elements
-/// per rank, the whole `nchunksperloop`); None for the others (alltoallv, send, recv, gather,
-/// scatter), whose structure is checked without it.
-fn buffers(a: &Algo, g: i64) -> Option<(i64, i64)> {
+/// The chunk count of each buffer (i, o) the runtime passes, for the collectives collc
+/// executes (an all-to-all's buffers both hold `count x ngpus` elements, the whole
+/// `nchunksperloop`); None for the others (alltoallv, send, recv, gather, scatter), whose
+/// structure is checked without it.
+fn buffers(a: &Algo) -> Option<(i64, i64)> {
     let n = a.nchunksperloop;
-    if a.coll == "alltoall" {
-        return Some((n, n));
-    }
     let k = coll_kind(&a.coll)?;
-    let _ = g;
     let per = n / a.ngpus.max(1);
     Some(match k {
         crate::sema::model::CollectiveKind::Allgather => (per, n),
@@ -230,7 +226,7 @@ fn gpu(a: &Algo, gi: usize, max_steps: u32, o: &mut Out) {
             "give chunk counts >= 0",
         );
     }
-    if let Some((bi, bo)) = buffers(a, me) {
+    if let Some((bi, bo)) = buffers(a) {
         if g.i_chunks > bi || g.o_chunks > bo {
             o.invalid(At::Gpu(gi), format!("i_chunks=\"{}\" o_chunks=\"{}\", but the buffers of a `{}` call hold {bi} and {bo} chunks of nchunksperloop=\"{}\"", g.i_chunks, g.o_chunks, a.coll, a.nchunksperloop), "declare at most the chunks the buffers have; steps past the end corrupt memory");
         }

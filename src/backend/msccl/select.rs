@@ -1,12 +1,14 @@
 //! When the runtime picks an XML for a call (msccl-xml.md section 1.4, `msccl_lifecycle.cc`):
 //! for a reduction, the op is sum, prod, max or min; the element count is positive; `count`
 //! is a multiple of `nchunksperloop` (msccl-executor-nccl tests the call's own `count`, the
-//! elements per rank of an allgather or reduce-scatter; RCCL since ROCm/rccl PR #1318 tests
+//! elements per rank of an allgather or reduce-scatter and the elements each rank sends each
+//! peer of an all-to-all, `ncclAllToAll`'s `count`; RCCL since ROCm/rccl PR #1318 tests
 //! `count * sizeMultiplier`, which the first implies, so collc asks for the first);
 //! `minBytes <= nBytes <= maxBytes`
 //! (`maxBytes` 0: no limit; `nBytes = count * typesize * sizeMultiplier`, `sizeMultiplier` =
-//! ngpus for allgather and reduce-scatter); `ngpus` is the communicator size; the collective
-//! matches; and the call is in place exactly when the XML allows it. The first XML that
+//! ngpus for allgather, reduce-scatter and all-to-all: `msccl_parser.cc`); `ngpus` is the
+//! communicator size; the collective matches; and the call is in place exactly when the XML
+//! allows it (an all-to-all is in place when `sendbuff == recvbuff`). The first XML that
 //! matches (in sorted file-name order) wins; otherwise NCCL runs its own algorithm, silently.
 //! [`conditions`] states each condition, and whether a given call meets it.
 
@@ -17,7 +19,8 @@ use crate::sema::model::{CollectiveKind, ReduceOp};
 #[derive(Debug, Clone)]
 pub struct Call {
     pub kind: CollectiveKind,
-    /// NCCL's count argument: elements per rank (allgather: sent; reduce-scatter: received).
+    /// NCCL's count argument: elements per rank (allgather: sent; reduce-scatter: received;
+    /// all-to-all: sent to each peer).
     pub count: u64,
     pub type_bytes: u64,
     pub op: ReduceOp,
@@ -42,15 +45,19 @@ fn nccl_name(coll: &str) -> &'static str {
         "reducescatter" => "ncclReduceScatter",
         "broadcast" => "ncclBroadcast",
         "reduce" => "ncclReduce",
+        "alltoall" => "ncclAllToAll",
         _ => "the matching NCCL call",
     }
 }
 
 /// NCCL's `count` for a call whose buffer holds `elements` elements in all: per rank for
-/// allgather and reduce-scatter (rounded down, as nccl-tests sizes its calls), else all.
+/// allgather and reduce-scatter, per peer for all-to-all (`ncclAllToAll`'s `count`; rounded
+/// down, as nccl-tests sizes its calls), else all.
 pub fn call_count(kind: CollectiveKind, elements: u64, ranks: u64) -> u64 {
     match kind {
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter => elements / ranks.max(1),
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => {
+            elements / ranks.max(1)
+        }
         _ => elements,
     }
 }

@@ -2,13 +2,13 @@
 //! the runtime picks it at the sizes people call.
 //!
 //! The executor runs an XML for a call only when the call's `count` (per rank for allgather
-//! and reduce-scatter; RCCL: `count * sizeMultiplier`, which this implies) is a multiple of
-//! `nchunksperloop` and `minBytes <= nBytes <= maxBytes` ([`super::select`]). Frameworks and
-//! nccl-tests call power-of-two sizes (nccl-tests: 8 B doubling; its count is `bytes /
-//! typesize`, divided by the rank count and rounded down for allgather and reduce-scatter), so
-//! an `nchunksperloop` with an odd factor (a forest's `k` trees per rank times its chunks
-//! times the ranks: 7 x 37 x 16 = 4144 on two DGX A100 boxes) is skipped at every one of them
-//! and NCCL silently runs its own algorithm.
+//! and reduce-scatter, per peer for all-to-all; RCCL: `count * sizeMultiplier`, which this
+//! implies) is a multiple of `nchunksperloop` and `minBytes <= nBytes <= maxBytes`
+//! ([`super::select`]). Frameworks and nccl-tests call power-of-two sizes (nccl-tests: 8 B
+//! doubling; its count is `bytes / typesize`, divided by the rank count and rounded down for
+//! allgather, reduce-scatter and all-to-all), so an `nchunksperloop` with an odd factor (a
+//! forest's `k` trees per rank times its chunks times the ranks: 7 x 37 x 16 = 4144 on two DGX
+//! A100 boxes) is skipped at every one of them and NCCL silently runs its own algorithm.
 //!
 //! [`plan`] chooses the chunks per part to build with: the program's own count when that is
 //! selectable, otherwise a finer count (the program is refined, [`crate::ir::refine`]: every
@@ -115,7 +115,8 @@ pub fn plan(prog: &Program, instances: u32, min_bytes: u64, max_bytes: u64) -> V
         .filter(|&(c, loss)| c == cpp || loss <= limit)
         .map(|(c, loss)| {
             let per_loop = u64::from(c) * parts * u64::from(instances.max(1));
-            // The call's own count: the elements per rank of an allgather or reduce-scatter.
+            // The call's own count: the elements per rank of an allgather or reduce-scatter,
+            // per peer of an all-to-all.
             let picks = |e: u64| count_fits(e / mult, per_loop);
             // The first window size from which on every size picks the XML.
             let first = (0..=window.len())
@@ -201,8 +202,13 @@ pub fn warning(plan: &Plan, a: &super::Algo, at: Span) -> Option<Diagnostic> {
     )
     .label("the schedule written as MSCCL XML")
     .help(format!(
-        "the XML claims sizes from minBytes = {}; fewer chunks (a smaller `chunks`, `k`, `channels` or `instances`) start lower, and a declared size whose count (per rank for allgather and reduce-scatter) is a multiple of {c} is picked",
-        plan.min_bytes
+        "the XML claims sizes from minBytes = {}; fewer chunks (a smaller `chunks`, `k`, `channels` or `instances`) start lower, and a declared size whose count ({}) is a multiple of {c} is picked",
+        plan.min_bytes,
+        if a.coll == "alltoall" {
+            "the elements each rank sends each peer"
+        } else {
+            "per rank for allgather and reduce-scatter"
+        }
     ));
     if plan.cpp != plan.from {
         d = d.note(format!(
@@ -337,6 +343,9 @@ mod tests {
         assert_eq!(tests_elements(CollectiveKind::Allreduce, 12, 4, 1024), 256);
         // 1 KiB of floats over 12 ranks: 21 each, 252 in all.
         assert_eq!(tests_elements(CollectiveKind::Allgather, 12, 4, 1024), 252);
+        // An all-to-all's count is per peer: 21 floats to each of 12 ranks.
+        assert_eq!(tests_elements(CollectiveKind::Alltoall, 12, 4, 1024), 252);
+        assert_eq!(call_count(CollectiveKind::Alltoall, 252, 12), 21);
         assert_eq!(tests_sizes(100, 1024), vec![128, 256, 512, 1024]);
         assert_eq!(show_sizes(&[8, 16, 32, 1024]), "8 B .. 32 B and 1 KiB");
     }
@@ -365,6 +374,16 @@ mod tests {
         let plans = plan(&prog(CollectiveKind::Allreduce, 8, 8, 1 << 20, 0), 1, 0, 0);
         assert_eq!((plans[0].cpp, plans[0].min_bytes), (8, 32));
         assert_eq!(plans[0].loss, Ratio::from_integer(0));
+    }
+
+    #[test]
+    fn an_alltoall_is_picked_from_one_loop_per_peer() {
+        // 8 ranks, 1 chunk per block: nchunksperloop 8, so each peer's count a multiple of 8,
+        // 64 floats in all (256 B) the first size; 1 MiB declared.
+        let plans = plan(&prog(CollectiveKind::Alltoall, 8, 1, 1 << 20, 0), 1, 0, 0);
+        let best = &plans[0];
+        assert_eq!((best.cpp, best.min_bytes), (1, 256));
+        assert!(best.declared_selected && best.skipped.is_empty());
     }
 
     #[test]

@@ -15,7 +15,8 @@
 //! 2. **Buffers** ([`Layout`]): IR input, output and scratch become `i`, `o` and `s`. In place,
 //!    input and output are one buffer, as the runtime's in-place calls make them (allreduce,
 //!    broadcast and reduce: `i`; allgather: `o`, rank r's input at part r; reduce-scatter: `i`,
-//!    rank r's output at part r); copies that become no-ops are dropped.
+//!    rank r's output at part r); copies that become no-ops are dropped. An all-to-all is built
+//!    out of place only (its schedules overwrite blocks still to be sent: E0030).
 //! 3. **Fusion** ([`fuse`], after msccl-tools' `rrcs`/`rcs` fusion):
 //!    a copy `out[x] <- in[x]` whose only reader is a receive-reduce into `out[x]` folds into it
 //!    (`rrc` with `src = in[x]`); a send of exactly what a receive(-reduce) just wrote, with no
@@ -135,6 +136,12 @@ pub fn lower(p: &Program, opts: &Options) -> Result<Algo, Problem> {
         return Err(err(
             "the schedule runs on switches, which MSCCL cannot program".into(),
             "in-network schedules need the `p4`, `goal` or `sim` target",
+        ));
+    }
+    if opts.inplace && spec.kind == CollectiveKind::Alltoall {
+        return Err(err(
+            "an in-place all-to-all: collc's all-to-all schedules overwrite blocks of the send buffer that are still to be sent".into(),
+            "build it out of place (without `--inplace` or `inplace: true`); nccl-tests and msccl-tools run all-to-all out of place",
         ));
     }
     if opts.instances == 0 {
