@@ -93,7 +93,7 @@ pub fn describe(w: &Window, family: &Family) -> String {
     format!(
         "{} B .. {max}: {} (built for {} B)",
         w.min,
-        family.name(),
+        crate::compare::short(family),
         w.at
     )
 }

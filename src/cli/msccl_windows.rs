@@ -52,7 +52,7 @@ pub(super) fn build(
     let mut warnings: Vec<Diagnostic> = Vec::new();
     let type_bytes = m.collective.as_ref().map_or(4, |c| c.dtype.bytes());
     // Built XMLs: (minBytes written, family, summary line without its file name, text, algo).
-    let mut pieces: Vec<(u64, &'static str, String, String, Algo)> = Vec::new();
+    let mut pieces: Vec<(u64, String, String, String, Algo)> = Vec::new();
     for w in &ws {
         // The window, then the sizes below where its XML starts (the runtime cannot pick an
         // XML below one loop of its chunks): a build for the largest size there has fewer
@@ -136,7 +136,7 @@ pub(super) fn build(
                 if rank > 0 {
                     format!(
                         " ({} is faster but cannot be written as MSCCL XML{})",
-                        ranked[0].0.name(),
+                        crate::compare::short(&ranked[0].0),
                         if whole { "" } else { " the runtime picks here" }
                     )
                 } else {
@@ -152,7 +152,8 @@ pub(super) fn build(
             if let Some(b) = below {
                 todo.push((lo, written - 1, b, false));
             }
-            pieces.push((written, family.name(), line, e.text, e.algo));
+            let file = crate::compare::short(family).replace(' ', "_");
+            pieces.push((written, file, line, e.text, e.algo));
         }
     }
     pieces.sort_by_key(|p| p.0);
