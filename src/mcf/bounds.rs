@@ -7,9 +7,10 @@
 use super::master::Relaxed;
 use super::net::Network;
 use super::tree::Tree;
-use super::{McfError, certify, exact};
+use super::{McfError, certify, exact, greedy, master};
+use num_bigint::BigInt;
 use num_rational::BigRational;
-use num_traits::Zero;
+use num_traits::{One, Zero};
 
 /// Tree weights below this are dropped before the simplex re-solve.
 const SUPPORT: f64 = 1e-9;
@@ -22,9 +23,67 @@ pub struct Bounds {
     /// Trees with positive exact weight, and those weights (each source's sum to 1).
     pub trees: Vec<Tree>,
     pub weights: Vec<BigRational>,
+    /// Column-generation rounds (0 when the greedy routing was proved optimal or the network
+    /// is too large for the LP).
+    pub rounds: usize,
 }
 
-pub fn exact(net: &Network, relaxed: &Relaxed) -> Result<Bounds, McfError> {
+/// Column generation runs when ranks * edges is at most this; beyond, the master LP's
+/// interior-point solves take seconds each and the greedy routing's bracket is reported.
+const LP_LIMIT: usize = 150_000;
+
+/// Greedy routing first; column generation when it is not proved and the network is small
+/// enough; the better of each bound.
+pub fn solve(net: &Network) -> Result<Bounds, McfError> {
+    let g = greedy::route(net);
+    let upper = BigRational::new(BigInt::from(g.worst.0), BigInt::from(g.worst.1));
+    let (lower, lengths) = match &g.cut {
+        Some((inside, _, _)) => {
+            let len = cut_lengths(net, inside);
+            let b = exact::dual_bound(net, &len).unwrap_or_default();
+            (b, len)
+        }
+        None => (
+            BigRational::zero(),
+            vec![BigRational::zero(); net.arcs.len()],
+        ),
+    };
+    let weights = vec![BigRational::one(); g.trees.len()];
+    let mut best = Bounds {
+        lower,
+        lengths,
+        upper,
+        trees: g.trees,
+        weights,
+        rounds: 0,
+    };
+    if best.lower == best.upper || net.ranks.len() * net.arcs.len() > LP_LIMIT {
+        return Ok(best);
+    }
+    let relaxed = master::generate(net, &best.trees)?;
+    let lp = exact(net, &relaxed)?;
+    best.rounds = relaxed.rounds;
+    if lp.upper < best.upper {
+        best.upper = lp.upper;
+        best.trees = lp.trees;
+        best.weights = lp.weights;
+    }
+    if lp.lower > best.lower {
+        best.lower = lp.lower;
+        best.lengths = lp.lengths;
+    }
+    Ok(best)
+}
+
+/// Length 1 on the edges leaving `inside`, 0 elsewhere.
+fn cut_lengths(net: &Network, inside: &[bool]) -> Vec<BigRational> {
+    net.arcs
+        .iter()
+        .map(|a| BigRational::from_integer((inside[a.from] && !inside[a.to]).into()))
+        .collect()
+}
+
+fn exact(net: &Network, relaxed: &Relaxed) -> Result<Bounds, McfError> {
     let n = net.ranks.len();
     let keep: Vec<usize> = (0..relaxed.trees.len())
         .filter(|&j| relaxed.weights.get(j).is_some_and(|&w| w > SUPPORT))
@@ -62,6 +121,15 @@ pub fn exact(net: &Network, relaxed: &Relaxed) -> Result<Bounds, McfError> {
             vec![BigRational::zero(); net.arcs.len()],
         )
     });
+    if let Some(inside) = &relaxed.cut {
+        let len = cut_lengths(net, inside);
+        if let Some(b) = exact::dual_bound(net, &len) {
+            if b > lower {
+                lower = b;
+                lengths = len;
+            }
+        }
+    }
     if lower < upper {
         if let Some(len) = certify::dual(net, &trees, &weights, &upper, &relaxed.lengths) {
             if let Some(b) = exact::dual_bound(net, &len) {
@@ -83,6 +151,7 @@ pub fn exact(net: &Network, relaxed: &Relaxed) -> Result<Bounds, McfError> {
         upper,
         trees,
         weights,
+        rounds: relaxed.rounds,
     })
 }
 

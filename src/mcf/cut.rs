@@ -25,27 +25,9 @@ pub struct UnitCut {
 
 /// The smallest tight cut among the candidates of `len` (by arc), for the bound `tau` (units).
 pub fn find(net: &Network, len: &[BigRational], tau: &BigRational) -> Option<UnitCut> {
-    let kept: Vec<usize> = (0..net.arcs.len()).filter(|&e| len[e].is_zero()).collect();
-    let mut fwd = vec![Vec::new(); net.n];
-    let mut back = vec![Vec::new(); net.n];
-    for &e in &kept {
-        let a = net.arcs[e];
-        fwd[a.from].push(a.to);
-        back[a.to].push(a.from);
-    }
-    let comp = components(&fwd, &back);
-    let mut seen_root = vec![false; net.n];
+    let removed: Vec<bool> = len.iter().map(|l| !l.is_zero()).collect();
     let mut best: Option<UnitCut> = None;
-    for v in 0..net.n {
-        let c = comp[v];
-        if seen_root[c] {
-            continue;
-        }
-        seen_root[c] = true;
-        let inside = reach(&fwd, v);
-        let Some(cut) = measure(net, &inside) else {
-            continue;
-        };
+    for cut in candidates(net, &removed) {
         let bound = BigRational::new(BigInt::from(cut.demand), BigInt::from(cut.capacity));
         if bound == *tau
             && best
@@ -56,6 +38,46 @@ pub fn find(net: &Network, len: &[BigRational], tau: &BigRational) -> Option<Uni
         }
     }
     best
+}
+
+/// The candidate with the largest bound among those of `removed` (saturated edges, say).
+pub fn strongest(net: &Network, removed: &[bool]) -> Option<UnitCut> {
+    let mut best: Option<UnitCut> = None;
+    for cut in candidates(net, removed) {
+        let better = best.as_ref().is_none_or(|b| {
+            BigInt::from(cut.demand) * BigInt::from(b.capacity)
+                > BigInt::from(b.demand) * BigInt::from(cut.capacity)
+        });
+        if better {
+            best = Some(cut);
+        }
+    }
+    best
+}
+
+/// The candidate cuts of the edge set `removed`: for each strongly connected component of the
+/// other edges, what it reaches along them.
+fn candidates(net: &Network, removed: &[bool]) -> Vec<UnitCut> {
+    let kept: Vec<usize> = (0..net.arcs.len()).filter(|&e| !removed[e]).collect();
+    let mut fwd = vec![Vec::new(); net.n];
+    let mut back = vec![Vec::new(); net.n];
+    for &e in &kept {
+        let a = net.arcs[e];
+        fwd[a.from].push(a.to);
+        back[a.to].push(a.from);
+    }
+    let comp = components(&fwd, &back);
+    let mut seen_root = vec![false; net.n];
+    let mut out = Vec::new();
+    for (v, &c) in comp.iter().enumerate() {
+        if seen_root[c] {
+            continue;
+        }
+        seen_root[c] = true;
+        let inside = reach(&fwd, v);
+        out.extend(measure(net, &inside));
+    }
+    out
 }
 
 /// The cut leaving `inside`, if ranks lie on both sides and capacity leaves it.

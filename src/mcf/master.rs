@@ -14,9 +14,9 @@
 //! are taken under y plus a tiny multiple of 1/c_e so that ties between zero-length routes
 //! prefer few, wide hops.
 
-use super::McfError;
 use super::net::Network;
 use super::tree::{Tree, shortest_tree};
+use super::{McfError, cut};
 use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, NonnegativeConeT, SolverStatus, ZeroConeT,
@@ -39,6 +39,8 @@ pub struct Relaxed {
     /// The best Lagrangian lower bound seen.
     pub lower: f64,
     pub rounds: usize,
+    /// The nodes inside the strongest cut found among the saturated edges' candidates.
+    pub cut: Option<Vec<bool>>,
 }
 
 /// The master's solution: tau, tree weights and the edge lengths y (sum c y = 1).
@@ -48,14 +50,18 @@ struct Master {
     lengths: Vec<f64>,
 }
 
-pub fn generate(net: &Network) -> Result<Relaxed, McfError> {
+pub fn generate(net: &Network, seeds: &[Tree]) -> Result<Relaxed, McfError> {
     let m = net.arcs.len();
     let cmax = net.arcs.iter().map(|a| a.cap).max().unwrap_or(1) as f64;
     // Tie-breaking lengths: a hop costs 1/c (relative to the widest edge).
     let tie: Vec<f64> = net.arcs.iter().map(|a| cmax / a.cap as f64).collect();
-    let mut trees: Vec<Tree> = (0..net.ranks.len())
-        .map(|s| shortest_tree(net, s, &tie))
-        .collect();
+    let mut trees: Vec<Tree> = seeds.to_vec();
+    for s in 0..net.ranks.len() {
+        let t = shortest_tree(net, s, &tie);
+        if !trees.contains(&t) {
+            trees.push(t);
+        }
+    }
     let mut best = Relaxed {
         trees: Vec::new(),
         weights: Vec::new(),
@@ -63,6 +69,7 @@ pub fn generate(net: &Network) -> Result<Relaxed, McfError> {
         lengths: vec![0.0; m],
         lower: 0.0,
         rounds: 0,
+        cut: None,
     };
     for round in 1..=ROUNDS {
         let master = solve_master(net, &trees)?;
@@ -90,13 +97,35 @@ pub fn generate(net: &Network) -> Result<Relaxed, McfError> {
             let tree = shortest_tree(net, s, &priced);
             let cost = tree.cost(&master.lengths);
             lower += cost;
-            if cost < have * (1.0 - 1e-11) && !trees.iter().any(|t| *t == tree) {
+            if cost < have * (1.0 - 1e-11) && !trees.contains(&tree) {
                 added.push(tree);
             }
         }
         if lower > best.lower {
             best.lower = lower;
             best.lengths = master.lengths.clone();
+        }
+        // A cut among the saturated edges may prove the primal optimal long before the
+        // Lagrangian bound gets there (the interior duals spread over the restricted face).
+        let mut load = vec![0.0; m];
+        for (t, w) in trees.iter().zip(&master.weights) {
+            for &(e, k) in &t.load {
+                load[e as usize] += w * f64::from(k);
+            }
+        }
+        let saturated: Vec<bool> = load
+            .iter()
+            .zip(&net.arcs)
+            .map(|(l, a)| *l >= a.cap as f64 * master.tau * (1.0 - 1e-6))
+            .collect();
+        if let Some(c) = cut::strongest(net, &saturated) {
+            let bound = c.demand as f64 / c.capacity as f64;
+            if bound > best.lower {
+                best.lower = bound;
+                let mut inside = vec![false; net.n];
+                c.nodes.iter().for_each(|&v| inside[v] = true);
+                best.cut = Some(inside);
+            }
         }
         best.tau = master.tau;
         best.weights = master.weights;

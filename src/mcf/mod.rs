@@ -11,17 +11,29 @@
 //! whose LP dual is: lengths l >= 0 with sum_e c_e l_e = 1, maximise sum_{s != t} dist_l(s, t).
 //! Any lengths give a lower bound, any routing an upper bound.
 //!
-//! Algorithm (one method for every size): demands are uniform, so a source's flow is a convex
-//! combination of out-trees rooted at it, each carrying one unit to every other rank. Column
-//! generation over such trees ([`master`]): the restricted master LP is solved in floating point
-//! by an interior-point method (clarabel), the new columns are one shortest-path tree per source
-//! under the master's edge duals (Dijkstra), and every round gives the dual's Lagrangian lower
-//! bound, so it stops when both meet (relative gap 1e-10) or no tree improves. Then [`exact`]
-//! makes it exact: the dual lengths are snapped to simple rationals and the lower bound computed
-//! with exact integer shortest paths; the weighted trees are re-solved by the simplex (microlp)
-//! for a vertex, whose weights are snapped and normalised so each source's sum is exactly 1, and
-//! the upper bound is the exact largest load over capacity. Equal bounds prove the optimum
-//! ([`Optimum::proved`]); otherwise both are still exact bounds (a bracket).
+//! Algorithm. Demands are uniform, so a source's flow is a convex combination of out-trees
+//! rooted at it, each carrying one unit to every other rank ([`tree`]). Three steps, each
+//! giving exact bounds, stopping as soon as they meet:
+//! 1. [`greedy`]: one tree per source by rip-up and reroute under exponential congestion
+//!    lengths; integer loads give an exact upper bound, and the strongest cut among its
+//!    saturated edges an exact lower bound. On hierarchical networks (DGX boxes on a fat tree,
+//!    up to 1,024 GPUs) this already proves the optimum.
+//! 2. [`master`]: column generation over trees when ranks * edges <= 150,000: the restricted
+//!    master LP solved in floating point by an interior-point method (clarabel), new columns
+//!    one shortest-path tree per source under the master's edge duals (Dijkstra); each round
+//!    yields the Lagrangian dual bound and the strongest cut among the saturated edges, and it
+//!    stops when the bounds meet (relative gap 1e-10) or no tree improves.
+//! 3. Exactness ([`bounds`], [`certify`], [`exact`]): the weighted trees are re-solved by the
+//!    simplex (microlp) for a vertex; tau is snapped to the simplest nearby rational and the
+//!    vertex's weights solved exactly (rational elimination, [`linear`]) so that its saturated
+//!    edges carry exactly c_e * tau; the dual lengths come from complementary slackness with
+//!    that routing (or the snapped interior duals, or the cut), and the lower bound is computed
+//!    with exact integer shortest paths. Fallbacks snap the weights directly.
+//!
+//! Every bound returned is recomputed exactly from its certificate (loads of the returned
+//! routing; shortest paths under the returned lengths), so snapping can only cost tightness.
+//! Equal bounds prove the optimum ([`Optimum::proved`]); otherwise both are exact (a bracket),
+//! which is what larger networks that step 1 does not settle get.
 //!
 //! Deviations from the math as stated: parallel edges between the same ordered pair are one edge
 //! of summed capacity ([`net`]); tau is in seconds per byte of one block; the per-pair routing is
@@ -33,6 +45,7 @@ mod bounds;
 mod certify;
 mod cut;
 mod exact;
+mod greedy;
 mod linear;
 mod master;
 mod net;
@@ -179,14 +192,19 @@ pub fn solve(topo: &Topology, ranks: &[NodeId]) -> Result<Optimum, McfError> {
             trees: Vec::new(),
         });
     }
-    let relaxed = master::generate(&net)?;
     let bounds::Bounds {
         lower,
         lengths,
         upper,
         trees,
         weights,
-    } = bounds::exact(&net, &relaxed)?;
+        rounds,
+    } = bounds::solve(&net)?;
+    if upper < lower {
+        return Err(McfError::Solver(format!(
+            "exact bounds crossed: {lower} > {upper}"
+        )));
+    }
     let cut = if lower.is_zero() {
         None
     } else {
@@ -204,7 +222,7 @@ pub fn solve(topo: &Topology, ranks: &[NodeId]) -> Result<Optimum, McfError> {
         tau_lower: per_byte(&lower),
         tau_upper: per_byte(&upper),
         cut,
-        rounds: relaxed.rounds,
+        rounds,
         arcs,
         trees: trees.into_iter().zip(weights).collect(),
     })
