@@ -241,9 +241,30 @@ fn mi250_two_boxes_agrees() {
     agrees_with_arc_lp("import mi250; topology t = mi250(clusters: 2);");
 }
 
+/// The torus is not settled by the greedy routing: column generation runs, and the bisection
+/// (8 * 8 blocks over 8 links of 50 GB/s) is tight.
 #[test]
 fn torus_4x4_agrees() {
-    agrees_with_arc_lp("import torus; topology t = torus2d(x: 4, y: 4, bw: 50 GB/s);");
+    let (_, opt) =
+        agrees_with_arc_lp("import torus; topology t = torus2d(x: 4, y: 4, bw: 50 GB/s);");
+    assert!(opt.rounds > 0);
+    assert_eq!(opt.tau_lower, per(64, 400));
+    assert_eq!(opt.cut.expect("the bisection").demand, 64);
+}
+
+/// 64 GPUs, 8 DGX boxes on the example's fat tree: the box cut, 8 * 56 blocks over 8 NICs.
+#[test]
+fn dgx_fat_tree_64_is_proved() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/dgx_a100_fat_tree_1024.coll");
+    let text = std::fs::read_to_string(path).expect("readable example");
+    let (topo, opt) = solve(&text.replace("param boxes: int = 128;", "param boxes: int = 8;"));
+    assert_eq!(opt.ranks.len(), 64);
+    assert!(opt.proved());
+    assert_eq!(opt.tau_lower, per(8 * 56, 200));
+    let cut = opt.cut.as_ref().expect("a box");
+    assert_eq!((cut.ranks_inside, cut.demand), (8, 8 * 56));
+    assert!(opt.describe(&topo, 1 << 24).contains("of 200 GB/s"));
 }
 
 #[test]
