@@ -26,6 +26,7 @@ pub mod forest;
 pub mod ir;
 pub mod lower;
 pub mod lsp;
+pub mod mcf;
 pub mod net;
 pub mod par;
 pub mod plot;
