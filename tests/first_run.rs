@@ -490,7 +490,12 @@ fn rust_version_is_stated_and_covers_the_dependencies() {
         readme.contains(&format!("Rust {msrv} or newer")),
         "README must state Rust {msrv}"
     );
-    let parse = |v: &str| -> Vec<u64> { v.split('.').map(|x| x.parse().unwrap_or(0)).collect() };
+    // Three components, missing ones 0: "1.88" and "1.88.0" are the same version.
+    let parse = |v: &str| -> Vec<u64> {
+        let mut p: Vec<u64> = v.split('.').map(|x| x.parse().unwrap_or(0)).collect();
+        p.resize(3, 0);
+        p
+    };
     // Only this platform's packages: the others (ctrlc's macOS and Windows dependencies) are
     // never downloaded, and --offline cannot read them.
     let rustc = Command::new("rustc")

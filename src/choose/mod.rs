@@ -43,10 +43,19 @@ pub fn candidates(m: &Model) -> Vec<Family> {
         Family::Pairwise { concurrent: true },
         Family::Bruck { radix: 2 },
         Family::Hierarchical,
+        Family::Mcf {
+            chunks: AutoOr::Auto,
+        },
     ]
     .into_iter()
     .filter(|f| supports(f, c.kind))
-    .filter(|f| m.topology.is_some() || !matches!(f, Family::Forest { .. } | Family::Hierarchical))
+    .filter(|f| {
+        m.topology.is_some()
+            || !matches!(
+                f,
+                Family::Forest { .. } | Family::Hierarchical | Family::Mcf { .. }
+            )
+    })
     .collect()
 }
 

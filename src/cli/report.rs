@@ -2,7 +2,8 @@
 //! a list of sections. Each section is a function of the checked model and the build flags in
 //! [`SECTIONS`] that returns its lines, or nothing when it does not apply; a new section is one
 //! more entry. The forest section (ForestColl schedules only) gives the optimum, k, y, the
-//! bottleneck cut and the ring bound (`forest::report`).
+//! bottleneck cut and the ring bound (`forest::report`); the all-to-all section, the
+//! topology-optimal all-to-all time and its cut (`mcf`).
 //!
 //! The MSCCL section builds the XML exactly as `--target msccl` would (same flags, same
 //! validation) and states every condition under which the runtime selects it
@@ -38,6 +39,7 @@ const SECTIONS: &[SectionFn] = &[
     canary,
     static_trees,
     forest,
+    alltoall_optimum,
     msccl_selection,
     next,
 ];
@@ -182,6 +184,42 @@ fn forest(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> 
         title: "forest".into(),
         lines: text.lines().map(str::to_owned).collect(),
         warnings,
+    }))
+}
+
+/// The topology-optimal all-to-all time ([`crate::mcf`]) for every all-to-all on a topology,
+/// whatever its schedule: the bound the `mcf` schedule attains, to read the others against.
+fn alltoall_optimum(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+    let (Some(c), Some(topo)) = (&m.collective, &m.topology) else {
+        return Ok(None);
+    };
+    if !c.kind.exchanges() {
+        return Ok(None);
+    }
+    let block = c.bytes() / (c.ranks.len() as u64).max(1);
+    let mut lines = match crate::mcf::cached(topo, &c.ranks) {
+        Ok(opt) => vec![
+            opt.describe(topo, block),
+            format!(
+                "model: the maximum concurrent flow of the {} blocks on the links as declared (any routing and splitting, relaying through any node, bandwidth only: no per-message costs); {}",
+                c.ranks.len() * c.ranks.len().saturating_sub(1),
+                if opt.proved() {
+                    "proved: a routing attains the bound"
+                } else {
+                    "the routing found and the dual bound bracket it"
+                }
+            ),
+        ],
+        Err(e) => vec![format!("no optimum: {e}")],
+    };
+    lines.push(
+        "`schedule mcf;` routes every block over the flow's paths; `collc compare` weighs it beside the other families"
+            .into(),
+    );
+    Ok(Some(Section {
+        title: "all-to-all optimum".into(),
+        lines,
+        warnings: Vec::new(),
     }))
 }
 

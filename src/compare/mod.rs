@@ -193,6 +193,7 @@ pub fn label(f: &Family) -> String {
         } => "ring (channels: auto)".into(),
         Family::Pairwise { concurrent } => format!("pairwise (concurrent: {concurrent})"),
         Family::Bruck { radix } => format!("bruck (radix: {radix})"),
+        Family::Mcf { chunks } => format!("mcf (chunks: {})", auto(chunks)),
         f => f.name().into(),
     }
 }

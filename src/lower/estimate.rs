@@ -102,7 +102,7 @@ pub fn estimate(c: &Collective, family: &Family, stages: &[Stage]) -> Option<Est
         }
         // At least every block sent and received once (the boxes, which decide the rest, are
         // the topology's).
-        Family::Hierarchical => Some(Estimate {
+        Family::Hierarchical | Family::Mcf { .. } => Some(Estimate {
             ops: n.saturating_mul(n.saturating_sub(1).saturating_mul(2).saturating_add(1)),
             slots: sq.saturating_mul(2),
             at_least: true,

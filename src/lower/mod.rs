@@ -20,8 +20,11 @@ pub mod forest;
 pub mod nccl_tree;
 pub mod recursive;
 mod ring;
+mod routed;
 pub(crate) mod static_trees;
 mod tree;
+
+pub use routed::MCF_MAX_CHUNKS;
 
 use crate::diag::{Code, Diagnostic, FileId, Span};
 use crate::ir::{self, Program, Spec, verify::Proof};
@@ -423,6 +426,26 @@ pub fn lower_with(
             alltoall::hierarchical(&mut b, &boxes);
             Ok(b.finish())
         }
+        Family::Mcf { chunks } => match &model.topology {
+            Some(topo) => match crate::mcf::cached(topo, &c.ranks) {
+                Ok(opt) => {
+                    let block = c.count / n.max(1);
+                    let bytes = block * c.dtype.bytes();
+                    let cpp = routed::mcf_chunks(&opt, *chunks, block, bytes);
+                    let mut b = Builder::new(format!("mcf (chunks {cpp})"), spec(c, cpp as u32));
+                    routed::alltoall(&mut b, cpp as u32, &routed::mcf_routes(&opt, cpp as u32));
+                    Ok(b.finish())
+                }
+                Err(e) => Err(unsupported(
+                    format!("the all-to-all flow cannot be solved: {e}"),
+                    "every rank must reach every other over the topology's links",
+                )),
+            },
+            None => Err(unsupported(
+                "the topology-optimal all-to-all needs a topology".into(),
+                "declare the network, or use `pairwise` or `bruck`",
+            )),
+        },
         Family::Auto => Err(unsupported(
             "`auto` did not resolve to a family".into(),
             "name a family",

@@ -151,19 +151,47 @@ impl Optimum {
         }
         let mut merged: BTreeMap<Vec<NodeId>, BigRational> = BTreeMap::new();
         for (tree, w) in self.trees.iter().filter(|(tr, _)| tr.source == s) {
-            let mut path = vec![to];
-            let mut v = to;
-            while tree.parent[v] != NONE && path.len() <= tree.parent.len() {
-                v = self.arcs[tree.parent[v] as usize].0;
-                path.push(v);
-            }
-            path.reverse();
-            *merged.entry(path).or_insert_with(BigRational::zero) += w;
+            *merged
+                .entry(self.path(tree, to))
+                .or_insert_with(BigRational::zero) += w;
         }
         merged
             .into_iter()
             .map(|(path, fraction)| Route { path, fraction })
             .collect()
+    }
+
+    /// Rank `s`'s weighted trees: each tree's weight (the weights of a source sum to exactly 1)
+    /// and its path to every rank's node in rank order (empty for `s` itself).
+    pub fn source_trees(&self, s: usize) -> Vec<(BigRational, Vec<Vec<NodeId>>)> {
+        self.trees
+            .iter()
+            .filter(|(tr, _)| tr.source == s)
+            .map(|(tree, w)| {
+                let paths = (self.ranks.iter().enumerate())
+                    .map(|(t, &to)| {
+                        if t == s {
+                            Vec::new()
+                        } else {
+                            self.path(tree, to)
+                        }
+                    })
+                    .collect();
+                (w.clone(), paths)
+            })
+            .collect()
+    }
+
+    /// The path of `tree` from its source to `to`, nodes in order.
+    fn path(&self, tree: &Tree, to: NodeId) -> Vec<NodeId> {
+        let mut path = vec![to];
+        let mut v = to;
+        while tree.parent[v] != NONE && path.len() <= tree.parent.len() {
+            v = self.arcs[tree.parent[v] as usize].0;
+            path.push(v);
+        }
+        path.reverse();
+        path
     }
 
     /// Number of weighted trees in the routing.
@@ -175,6 +203,24 @@ impl Optimum {
     pub fn describe(&self, topo: &Topology, block_bytes: u64) -> String {
         text::describe(self, topo, block_bytes)
     }
+}
+
+type Cache = std::sync::Mutex<BTreeMap<String, std::sync::Arc<Optimum>>>;
+static SOLVED: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+
+/// [`solve`], cached per network and ranks (a comparison lowers the same all-to-all at every
+/// size).
+pub fn cached(topo: &Topology, ranks: &[NodeId]) -> Result<std::sync::Arc<Optimum>, McfError> {
+    let key = format!("{ranks:?}|{}", topo.key());
+    let cache = SOLVED.get_or_init(Default::default);
+    if let Some(o) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        return Ok(o);
+    }
+    let o = std::sync::Arc::new(solve(topo, ranks)?);
+    if let Ok(mut m) = cache.lock() {
+        m.insert(key, o.clone());
+    }
+    Ok(o)
 }
 
 /// The all-to-all optimum on `topo` between `ranks` (node ids in rank order).

@@ -214,6 +214,9 @@ fn supported_help(kind: super::model::CollectiveKind) -> String {
                 "pairwise" => super::model::Family::Pairwise { concurrent: false },
                 "bruck" => super::model::Family::Bruck { radix: 2 },
                 "hierarchical" => super::model::Family::Hierarchical,
+                "mcf" => super::model::Family::Mcf {
+                    chunks: super::model::AutoOr::Auto,
+                },
                 "canary" => return kind == super::model::CollectiveKind::Allreduce,
                 _ => super::model::Family::Auto,
             };

@@ -377,6 +377,13 @@ pub enum Family {
     /// The two-level all-to-all of GPU clusters: gather inside each box to one rank per peer
     /// box, one exchange per box pair over the network, scatter inside the box.
     Hierarchical,
+    /// The topology-optimal all-to-all: every block routed over the paths of the maximum
+    /// concurrent flow of the N(N-1) demands on the file's network ([`crate::mcf`]), each block
+    /// cut into `chunks` chunks shared among its source's trees by their weights (`auto`: the
+    /// fewest that give every tree its exact share, at most [`crate::lower::MCF_MAX_CHUNKS`]).
+    Mcf {
+        chunks: AutoOr<u64>,
+    },
     /// Let collc choose the family.
     Auto,
 }
@@ -439,6 +446,7 @@ impl Family {
             Family::Pairwise { .. } => "pairwise",
             Family::Bruck { .. } => "bruck",
             Family::Hierarchical => "hierarchical",
+            Family::Mcf { .. } => "mcf",
             Family::Auto => "auto",
         }
     }

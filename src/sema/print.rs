@@ -209,6 +209,11 @@ pub fn model_text(m: &Model) -> String {
             Family::Bruck { radix } => {
                 let _ = write!(s, " radix {radix}");
             }
+            Family::Mcf { chunks } => {
+                if let AutoOr::Fixed(c) = chunks {
+                    let _ = write!(s, " chunks {c}");
+                }
+            }
             Family::RecursiveDoubling | Family::Binomial | Family::Hierarchical | Family::Auto => {}
         }
         s.push('\n');

@@ -119,6 +119,14 @@ impl Elab<'_> {
                 Family::Bruck { radix }
             }
             "hierarchical" => Family::Hierarchical,
+            "mcf" => {
+                let chunks = match p.get("chunks") {
+                    None => AutoOr::Auto,
+                    Some(c) if matches!(c.value.kind, ExprKind::Auto) => AutoOr::Auto,
+                    Some(c) => AutoOr::Fixed(self.positive(&c.value, "`chunks`")?),
+                };
+                Family::Mcf { chunks }
+            }
             "nccl_tree" => {
                 let chunks = match p.get("chunks") {
                     None => AutoOr::Auto,

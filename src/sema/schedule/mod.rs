@@ -58,6 +58,7 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
     ("pairwise", &["concurrent"]),
     ("bruck", &["radix"]),
     ("hierarchical", &[]),
+    ("mcf", &["chunks"]),
     ("auto", &[]),
 ];
 
@@ -77,7 +78,10 @@ pub fn supports(family: &Family, kind: CollectiveKind) -> bool {
         ),
         Family::Canary(_) => matches!(kind, Allreduce | Barrier | Reduce | Broadcast),
         Family::StaticTrees { .. } => matches!(kind, Allreduce | Reduce | Broadcast),
-        Family::Pairwise { .. } | Family::Bruck { .. } | Family::Hierarchical => kind == Alltoall,
+        Family::Pairwise { .. }
+        | Family::Bruck { .. }
+        | Family::Hierarchical
+        | Family::Mcf { .. } => kind == Alltoall,
         Family::Auto => true,
     }
 }
