@@ -267,6 +267,7 @@ const NOT_FROM_A_FILE: &[(&str, &str)] = &[
         "E0051",
         "calibrate::nccl_tests::tests::a_truncated_last_row_is_e0051",
     ),
+    ("E0055", "exits::argument_errors_are_e0055"),
 ];
 
 #[test]

@@ -89,8 +89,7 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
     };
     if let Some(spec) = &a.size_windows {
         if kinds != [TargetKind::Msccl] {
-            eprintln!("error: `--size-windows` applies to `--target msccl` only");
-            return 1;
+            return super::usage::refuse("`--size-windows` applies to `--target msccl` only", None);
         }
         let sizes = match crate::compare::sizes::parse(spec) {
             Ok(s) => s,

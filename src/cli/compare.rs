@@ -503,7 +503,10 @@ fn emit(a: &CompareArgs, cmp: &compare::Comparison, rep: &Reporter) -> i32 {
             Ok(s) => s,
             Err(e) => {
                 rep.finish();
-                eprintln!("error: internal: cannot draw the chart: {e}");
+                super::output::say(&format!(
+                    "error[{}]: internal: cannot draw the chart: {e}\n",
+                    crate::diag::Code::Internal
+                ));
                 return 2;
             }
         };

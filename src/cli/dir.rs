@@ -4,42 +4,49 @@
 //! collc generated it (the target's mark file starts with its mark, e.g. the MPI project's
 //! `Cargo.toml` with collc's comment); what it holds besides the target's own files at its top
 //! level (`target/`, `Cargo.lock`, a hostfile) is carried over, so a rebuild does not
-//! recompile the `mpi` crate.
+//! recompile the `mpi` crate. The temporaries (`.DIR.collc-tmp-PID`, and `.DIR.collc-old-PID`
+//! for the project being replaced) are registered with [`temps`], which removes them on a
+//! signal, and those a killed process left on the next build of `DIR`.
 
-use std::io;
-use std::path::{Path, PathBuf};
+use super::temps;
+use std::io::{self, Write};
+use std::path::Path;
 
 /// A directory's files: paths relative to it (with `/`) and their bytes.
 pub(super) type Files = [(String, Vec<u8>)];
 
-fn sibling(dir: &Path, what: &str) -> PathBuf {
-    let parent = dir
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    parent.join(format!(".{name}.collc-{what}-{}", std::process::id()))
-}
-
+/// Writes `files` into a new directory `root`, a registered temporary: each path is created
+/// under [`temps::guarded`], so none appears once a signal handler has removed `root`.
 fn write_files(root: &Path, files: &Files) -> io::Result<()> {
-    std::fs::create_dir(root)?;
+    temps::guarded(|r| {
+        r.register(root);
+        std::fs::create_dir(root)
+    })?;
     for (path, bytes) in files {
         let p = root.join(path);
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d)?;
-        }
-        std::fs::write(&p, bytes)?;
+        let mut f = temps::guarded(|_| {
+            if let Some(d) = p.parent() {
+                std::fs::create_dir_all(d)?;
+            }
+            std::fs::File::create(&p)
+        })?;
+        f.write_all(bytes)?;
         // Scripts (a `#!` first line) are executable.
         #[cfg(unix)]
         if bytes.starts_with(b"#!") {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+            f.set_permissions(std::fs::Permissions::from_mode(0o755))?;
         }
     }
     Ok(())
+}
+
+/// Removes the temporary `path` and forgets it.
+fn discard(path: &Path) {
+    temps::guarded(|r| {
+        let _ = std::fs::remove_dir_all(path);
+        r.unregister(path);
+    });
 }
 
 /// Top-level entries of `old` that the project does not write, to carry over.
@@ -80,37 +87,65 @@ pub(super) fn write_dir(dir: &Path, files: &Files, mark: (&str, &str)) -> io::Re
             ));
         }
     }
-    let tmp = sibling(dir, "tmp");
-    let _ = std::fs::remove_dir_all(&tmp);
+    temps::remove_stale(dir);
+    let tmp = temps::sibling(dir, "tmp");
     if let Err(e) = write_files(&tmp, files) {
-        let _ = std::fs::remove_dir_all(&tmp);
+        discard(&tmp);
         return Err(e);
     }
     if !exists {
-        return std::fs::rename(&tmp, dir).inspect_err(|_| {
-            let _ = std::fs::remove_dir_all(&tmp);
+        let renamed = temps::guarded(|r| {
+            let renamed = std::fs::rename(&tmp, dir);
+            if renamed.is_ok() {
+                r.unregister(&tmp);
+            }
+            renamed
         });
+        if renamed.is_err() {
+            discard(&tmp);
+        }
+        return renamed;
     }
-    let keep = kept(dir, files)?;
-    let mut moved = Vec::new();
-    let old = sibling(dir, "old");
-    let swap = (|| {
-        for k in &keep {
-            std::fs::rename(dir.join(k), tmp.join(k))?;
-            moved.push(k.clone());
+    let keep = match kept(dir, files) {
+        Ok(k) => k,
+        Err(e) => {
+            discard(&tmp);
+            return Err(e);
         }
-        std::fs::rename(dir, &old)?;
-        std::fs::rename(&tmp, dir).inspect_err(|_| {
-            let _ = std::fs::rename(&old, dir);
-        })
-    })();
+    };
+    let old = temps::sibling(dir, "old");
+    // The swap runs as one guarded step: a signal never finds what is carried over in `tmp`.
+    let swap = temps::guarded(|r| {
+        let mut moved = Vec::new();
+        let swapped = (|| {
+            for k in &keep {
+                std::fs::rename(dir.join(k), tmp.join(k))?;
+                moved.push(k.clone());
+            }
+            std::fs::rename(dir, &old)?;
+            std::fs::rename(&tmp, dir).inspect_err(|_| {
+                let _ = std::fs::rename(&old, dir);
+            })
+        })();
+        match swapped {
+            Ok(()) => {
+                r.unregister(&tmp);
+                r.register(&old);
+            }
+            // Put back what was carried over; the caller drops the new project.
+            Err(_) => {
+                for k in &moved {
+                    let _ = std::fs::rename(tmp.join(k), dir.join(k));
+                }
+            }
+        }
+        swapped
+    });
     if let Err(e) = swap {
-        // Put back what was carried over, then drop the new project.
-        for k in &moved {
-            let _ = std::fs::rename(tmp.join(k), dir.join(k));
-        }
-        let _ = std::fs::remove_dir_all(&tmp);
+        discard(&tmp);
         return Err(e);
     }
-    std::fs::remove_dir_all(&old)
+    let removed = std::fs::remove_dir_all(&old);
+    temps::guarded(|r| r.unregister(&old));
+    removed
 }

@@ -17,20 +17,22 @@ pub(super) fn explain(arg: &str) -> i32 {
         Some(code) => match page(code) {
             Some(text) => super::write_output(None, text.as_bytes()),
             None => {
-                eprintln!(
-                    "error: {code} ({}) has no documentation page; this is a bug in collc",
+                super::output::say(&format!(
+                    "error[{}]: {code} ({}) has no documentation page; this is a bug in collc\n",
+                    Code::Internal,
                     code.title()
-                );
+                ));
                 2
             }
         },
         None => {
-            eprintln!("error: `{arg}` is not an error code collc uses");
-            eprintln!(
-                "help: codes look like E0014; collc uses E0001 to {}",
-                Code::ALL.last().map(|c| c.as_str()).unwrap_or("E0001")
-            );
-            1
+            let last = Code::ALL.last().map_or("E0001", |c| c.as_str());
+            super::usage::refuse(
+                &format!("`{arg}` is not an error code collc uses"),
+                Some(&format!(
+                    "codes look like E0014; collc uses E0001 to {last}"
+                )),
+            )
         }
     }
 }

@@ -10,7 +10,10 @@ pub(super) fn fmt(paths: Vec<PathBuf>, check: bool, out: &Out) -> i32 {
     if paths.is_empty() {
         let mut src = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut src) {
-            eprintln!("error: cannot read standard input: {e}");
+            super::output::say(&format!(
+                "error[{}]: cannot read standard input: {e}\n",
+                Code::Io
+            ));
             return 2;
         }
         let mut files = SourceMap::new();

@@ -3,8 +3,10 @@
 //! `collc explain`, `collc lsp`.
 //!
 //! Exit codes: 0 when everything is fine (warnings alone are printed and exit 0; `collc check
-//! --strict` makes an MSCCL XML's warnings errors), 1 when the input has errors (diagnostics printed),
-//! 2 when collc itself fails (an internal error or an output it cannot write). Output files are
+//! --strict` makes an MSCCL XML's warnings errors), 1 when the input or the arguments have errors
+//! (diagnostics printed; E0055 for arguments), 2 when collc itself fails (an internal error or an
+//! output it cannot write, E0029: a full disk, a closed pipe, a standard output the shell
+//! closed). Output files are
 //! written to a temporary file in the same directory and renamed into place, so an error never
 //! leaves a partial file behind. Colour is used only when stderr is a terminal (and `NO_COLOR`
 //! is unset), unless `--color` says otherwise.
@@ -26,7 +28,10 @@ mod report_canary;
 mod report_net;
 mod report_trees;
 pub(crate) mod sim;
+mod streams;
 mod targets;
+mod temps;
+mod usage;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::sema::{self, elab::Limits};
@@ -35,6 +40,8 @@ use output::Out;
 pub(crate) use output::{write_atomic, write_atomic_with, write_output};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+pub use streams::probe as probe_standard_streams;
+pub use temps::exit;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -148,10 +155,7 @@ enum Cmd {
 pub fn main() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { 1 } else { 0 };
-        }
+        Err(e) => return usage::clap_error(&e),
     };
     let color = match cli.color {
         Color::Always => true,
@@ -162,7 +166,7 @@ pub fn main() -> i32 {
         format: cli.error_format,
         color,
     };
-    output::install_signal_cleanup();
+    temps::install_signal_cleanup();
     // A generous stack: elaboration recurses over the (depth-limited) syntax tree.
     let worker = std::thread::Builder::new()
         .name("collc".into())
@@ -370,6 +374,7 @@ fn run(cmd: Cmd, out: &Out) -> i32 {
             check,
         } => format::fmt(paths, check, out),
         Cmd::Explain { code } => explain::explain(&code),
+        Cmd::Lsp if streams::stdout_closed() => output::write_stdout(b""),
         Cmd::Lsp => crate::lsp::run_stdio(),
         Cmd::Sim(a) => sim::run(*a, out),
     }

@@ -9,16 +9,16 @@
 //! root, `collc build -o /dev/null` used to turn `/dev/null` into a file for every program on
 //! the machine.
 //!
-//! A temporary is named `.NAME.collc-tmp-PID`. SIGINT, SIGTERM and SIGHUP remove the temporaries
-//! being written before collc exits ([`install_signal_cleanup`]); temporaries of processes that
-//! no longer run (killed with SIGKILL) are removed by the next write of the same output.
+//! A temporary is named `.NAME.collc-tmp-PID`; [`temps`] owns them: SIGINT, SIGTERM and SIGHUP
+//! remove those being written, and the next write of the same output removes those a killed
+//! process left.
 //!
 //! Diagnostics go to standard error ([`Out`]), errors and warnings counted apart, each batch
 //! rendered into memory and written at once. Nothing here panics when standard output or error
 //! cannot be written (a full disk, a closed pipe): a lost standard output is E0029 and exit 2,
 //! and when standard error itself is lost, [`stderr_lost`] tells `cli::main` to exit 2.
 
-use super::ErrorFormat;
+use super::{ErrorFormat, streams, temps};
 use crate::diag::{Code, Diagnostic, Severity, SourceMap, render};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -33,12 +33,14 @@ pub(crate) fn stderr_lost() -> bool {
 
 /// Writes `text` to standard error; a failure is remembered ([`stderr_lost`]), never a panic.
 pub(crate) fn say(text: &str) {
+    write_stderr(text.as_bytes());
+}
+
+/// Writes `bytes` to standard error at once; a failure, or a standard error the shell closed,
+/// is remembered ([`stderr_lost`]).
+fn write_stderr(bytes: &[u8]) {
     let mut err = std::io::stderr().lock();
-    if err
-        .write_all(text.as_bytes())
-        .and_then(|()| err.flush())
-        .is_err()
-    {
+    if streams::stderr_closed() || err.write_all(bytes).and_then(|()| err.flush()).is_err() {
         STDERR_LOST.store(true, Ordering::Relaxed);
     }
 }
@@ -46,6 +48,9 @@ pub(crate) fn say(text: &str) {
 /// Writes `bytes` to standard output; a failure (E0029, exit 2) is reported on standard error.
 pub(crate) fn write_stdout(bytes: &[u8]) -> i32 {
     let written = super::progress::clear(|| {
+        if streams::stdout_closed() {
+            return Err(streams::closed_error());
+        }
         let mut out = std::io::stdout().lock();
         out.write_all(bytes).and_then(|()| out.flush())
     });
@@ -96,89 +101,31 @@ pub(crate) fn write_atomic_with<E: From<std::io::Error>>(
         let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
         return fill(&mut f);
     }
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    remove_stale(dir, &name);
-    let tmp = dir.join(format!("{}{}", tmp_prefix(&name), std::process::id()));
-    register(&tmp);
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
+    temps::remove_stale(path);
+    let tmp = temps::sibling(path, "tmp");
+    let created = temps::guarded(|r| {
+        r.register(&tmp);
+        std::fs::File::create(&tmp)
+    });
+    let result = created.map_err(E::from).and_then(|mut f| {
         fill(&mut f)?;
         f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
+        temps::guarded(|r| {
+            let renamed = std::fs::rename(&tmp, path);
+            if renamed.is_ok() {
+                r.unregister(&tmp);
+            }
+            renamed
+        })?;
         Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    unregister(&tmp);
-    result
-}
-
-/// The name of a temporary for output `name`, without the process id that ends it.
-fn tmp_prefix(name: &str) -> String {
-    format!(".{name}.collc-tmp-")
-}
-
-/// Temporaries this process is writing, removed by [`install_signal_cleanup`]'s handler.
-static TEMPS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-fn temps() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    TEMPS.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn register(tmp: &Path) {
-    temps().push(tmp.to_path_buf());
-}
-
-fn unregister(tmp: &Path) {
-    temps().retain(|t| t != tmp);
-}
-
-/// On SIGINT, SIGTERM or SIGHUP: removes the temporaries being written and exits with 130, so
-/// an interrupted build leaves nothing beside its output.
-pub(crate) fn install_signal_cleanup() {
-    let _ = ctrlc::set_handler(|| {
-        for t in temps().iter() {
-            let _ = std::fs::remove_file(t);
-        }
-        std::process::exit(130);
     });
-}
-
-/// Removes temporaries for output `name` in `dir` left by collc processes that no longer run (a
-/// SIGKILL gives no chance to clean up). A temporary of a live process is left alone: it may be
-/// a parallel build of the same output.
-fn remove_stale(dir: &Path, name: &str) {
-    let prefix = tmp_prefix(name);
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let file = e.file_name();
-        let Some(pid) = file
-            .to_str()
-            .and_then(|f| f.strip_prefix(&prefix))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !alive(pid) {
-            let _ = std::fs::remove_file(e.path());
-        }
+    if result.is_err() {
+        temps::guarded(|r| {
+            let _ = std::fs::remove_file(&tmp);
+            r.unregister(&tmp);
+        });
     }
-}
-
-/// Whether process `pid` exists (where `/proc` does not tell: assumed, so nothing is removed).
-fn alive(pid: u32) -> bool {
-    let proc = Path::new("/proc");
-    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
+    result
 }
 
 /// Where `path` leads once every symbolic link in its last component is followed (a link to a
@@ -237,9 +184,6 @@ impl Out {
                 text
             }
         };
-        let mut err = std::io::stderr().lock();
-        if err.write_all(&text).and_then(|()| err.flush()).is_err() {
-            STDERR_LOST.store(true, Ordering::Relaxed);
-        }
+        write_stderr(&text);
     }
 }

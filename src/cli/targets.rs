@@ -104,7 +104,11 @@ pub(super) fn build(
             match output.map(|d| (d, dir::write_dir(d, &fs, mark))) {
                 Some((_, Ok(()))) => 0,
                 Some((d, Err(e))) => {
-                    eprintln!("error[{}]: cannot write `{}`: {e}", Code::Io, d.display());
+                    super::output::say(&format!(
+                        "error[{}]: cannot write `{}`: {e}\n",
+                        Code::Io,
+                        d.display()
+                    ));
                     2
                 }
                 None => 2,
@@ -144,7 +148,7 @@ fn stream_failed(e: StreamError, path: Option<&Path>, out: &Out, files: &SourceM
         }
         StreamError::Io(e) => {
             let shown = path.map_or("standard output".into(), |p| format!("`{}`", p.display()));
-            eprintln!("error[{}]: cannot write {shown}: {e}", Code::Io);
+            super::output::say(&format!("error[{}]: cannot write {shown}: {e}\n", Code::Io));
             2
         }
     }

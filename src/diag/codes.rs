@@ -82,6 +82,7 @@ codes! {
     MscclOrder = "E0052", "a correct MSCCL XML whose ranks combine in different orders (warning)";
     MscclUnverified = "E0053", "an MSCCL XML of a collective collc cannot execute (warning)";
     MscclUnselectable = "E0054", "sizes at which the runtime would not select the MSCCL XML (warning)";
+    CommandLine = "E0055", "invalid command-line arguments";
 }
 
 impl Serialize for Code {

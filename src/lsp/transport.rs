@@ -28,11 +28,15 @@ pub fn run_stdio(engine: super::Engine) -> i32 {
     let (server, client) = Connection::memory();
     let out = Arc::new(Mutex::new(std::io::stdout()));
     let writer_out = out.clone();
+    // The first write to standard output that failed, reported (E0029, exit 2) at the end.
+    let lost: Arc<Mutex<Option<std::io::Error>>> = Arc::default();
+    let (writer_lost, reader_lost) = (lost.clone(), lost.clone());
     let client_receiver = client.receiver;
     let writer = std::thread::spawn(move || {
         for m in client_receiver {
             let mut o = writer_out.lock().unwrap_or_else(|e| e.into_inner());
-            if m.write(&mut *o).is_err() {
+            if let Err(e) = m.write(&mut *o) {
+                lose(&writer_lost, e);
                 return;
             }
         }
@@ -64,7 +68,8 @@ pub fn run_stdio(engine: super::Engine) -> i32 {
                         let mut o = out.lock().unwrap_or_else(|e| e.into_inner());
                         let written = write!(o, "Content-Length: {}\r\n\r\n{body}", body.len())
                             .and_then(|()| o.flush());
-                        if written.is_err() {
+                        if let Err(e) = written {
+                            lose(&reader_lost, e);
                             return;
                         }
                     }
@@ -77,7 +82,23 @@ pub fn run_stdio(engine: super::Engine) -> i32 {
     if writer.join().is_err() {
         return 2;
     }
+    let lost = lost.lock().unwrap_or_else(|e| e.into_inner()).take();
+    if let Some(e) = lost {
+        let _ = writeln!(
+            std::io::stderr(),
+            "error[{}]: cannot write to standard output: {e}",
+            crate::diag::Code::Io
+        );
+        return 2;
+    }
     code
+}
+
+/// Remembers `e` unless an earlier failure is already remembered.
+fn lose(lost: &Mutex<Option<std::io::Error>>, e: std::io::Error) {
+    lost.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get_or_insert(e);
 }
 
 /// Reads the next frame, and before it an answer to the garbage skipped to reach it; `None` at

@@ -164,10 +164,14 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
     let mut chose = String::new();
     let prepared = if is_goal {
         if let Some(m) = &a.model {
-            eprintln!(
-                "error: `--model {m}` names a model of a `.coll` file; a `.goal` file runs under LogGP (set it with --loggp-L, --loggp-o, --loggp-g, --loggp-G, --loggp-O, --loggp-S)"
+            return super::usage::refuse(
+                &format!(
+                    "`--model {m}` names a model of a `.coll` file; a `.goal` file runs under LogGP"
+                ),
+                Some(
+                    "set its parameters with --loggp-L, --loggp-o, --loggp-g, --loggp-G, --loggp-O, --loggp-S",
+                ),
             );
-            return 1;
         }
         goal::parse_spanned(id, &text).map(|(s, spans)| {
             (
@@ -222,7 +226,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     }
                     Err(d) => {
                         out.diags(&d, &files);
-                        1
+                        failed(&d)
                     }
                 };
             }
@@ -271,7 +275,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                         }
                         Err(d) => {
                             out.diags(&d, &files);
-                            1
+                            failed(&d)
                         }
                     };
                 }
@@ -295,7 +299,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     }
                     Err(d) => {
                         out.diags(&d, &files);
-                        1
+                        failed(&d)
                     }
                 };
             }
@@ -375,16 +379,26 @@ fn output_is_a_number(
     )
 }
 
+/// The exit code of a run that stopped on `diags`: 2 when an output could not be written
+/// (E0029: a trace, a chart), else 1.
+fn failed(diags: &[Diagnostic]) -> i32 {
+    if diags.iter().any(|d| d.code == Code::Io) {
+        2
+    } else {
+        1
+    }
+}
+
 /// Writes a Chrome trace; the exit code.
 fn write_trace(path: &std::path::Path, json: &str) -> i32 {
     match write_atomic(path, json.as_bytes()) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!(
-                "error[{}]: cannot write `{}`: {e}",
+            super::output::say(&format!(
+                "error[{}]: cannot write `{}`: {e}\n",
                 Code::Io,
                 path.display()
-            );
+            ));
             2
         }
     }
