@@ -132,3 +132,62 @@ fn the_report_gives_the_optimum_for_any_all_to_all_schedule() {
     );
     assert!(text.contains("of 200 GB/s)"), "{text}");
 }
+
+/// A random connected network: `n` compute nodes and `n / 4 + 1` switches in a chain, and as
+/// many random links again, at 10, 25 or 50 GB/s.
+fn random_network(n: usize, seed: u64) -> String {
+    let switches = n / 4 + 1;
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = |m: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % m as u64) as usize
+    };
+    let name = |i: usize| {
+        if i < n {
+            format!("g[{i}]")
+        } else {
+            format!("s[{}]", i - n)
+        }
+    };
+    let total = n + switches;
+    let mut s = format!("topology t {{\n    compute g[{n}];\n    switch s[{switches}];\n");
+    let bw = ["10 GB/s", "25 GB/s", "50 GB/s"];
+    for i in 1..total {
+        let j = next(i);
+        s.push_str(&format!(
+            "    link {} <-> {} : {};\n",
+            name(i),
+            name(j),
+            bw[next(3)]
+        ));
+    }
+    for _ in 0..total {
+        let (a, b) = (next(total), next(total));
+        if a != b {
+            s.push_str(&format!(
+                "    link {} <-> {} : {};\n",
+                name(a),
+                name(b),
+                bw[next(3)]
+            ));
+        }
+    }
+    s.push('}');
+    s
+}
+
+#[test]
+fn random_networks_of_2_to_64_ranks_are_proved() {
+    for (seed, n) in [2usize, 3, 4, 6, 9, 12, 17, 23, 31, 40, 50, 64]
+        .into_iter()
+        .enumerate()
+    {
+        let topology = random_network(n, seed as u64 + 1);
+        let m = model(&topology, &format!("{} B", n * n * 64));
+        let (p, _) =
+            lower_and_verify(&m).unwrap_or_else(|d| panic!("{topology}: {}", d[0].message));
+        assert_eq!(p.spec.ranks as usize, n);
+    }
+}

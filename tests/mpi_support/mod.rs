@@ -205,6 +205,12 @@ pub const PROGRAMS: &[(&str, u32, &str, &str)] = &[
         "bruck",
     ),
     (
+        "mcf-alltoall-f64-6",
+        6,
+        "alltoall { count: 600; dtype: f64; }",
+        "mcf { chunks: 2; }",
+    ),
+    (
         "pairwise-concurrent-alltoall-i64-3",
         3,
         "alltoall { count: 300; dtype: i64; }",
