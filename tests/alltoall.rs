@@ -2,6 +2,9 @@
 //! the pairwise, Bruck and hierarchical families proved for every rank count from 2 to 64 (and
 //! a few larger), on random box layouts and shuffled participants; wrong programs refused.
 
+mod alltoall_support;
+
+use alltoall_support::check;
 use collc::diag::{Code, SourceMap};
 use collc::ir::verify::verify;
 use collc::ir::{Buf, OpKind, Program};
@@ -122,22 +125,6 @@ fn boxed_source(sizes: &[usize], seed: u64, family: &str) -> String {
         total * 4
     ));
     s
-}
-
-fn check(src: &str) -> Model {
-    let mut sources = SourceMap::new();
-    let id = sources.add("a2a.coll", src.to_string());
-    let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
-    assert!(
-        checked.diagnostics.is_empty(),
-        "{:?}",
-        checked
-            .diagnostics
-            .iter()
-            .map(|d| d.message.clone())
-            .collect::<Vec<_>>()
-    );
-    checked.model.expect("model")
 }
 
 #[test]

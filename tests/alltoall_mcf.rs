@@ -3,7 +3,9 @@
 //! simulated time at 1 GiB within 10% of the exact optimum where the flow's paths are the
 //! network's own routes; the report's optimum line.
 
-use collc::diag::SourceMap;
+mod alltoall_support;
+
+use alltoall_support::check;
 use collc::ir::verify::verify;
 use collc::lower::lower_and_verify;
 use collc::net::FlowParams;
@@ -13,19 +15,7 @@ use num_traits::ToPrimitive;
 fn model(topology: &str, size: &str) -> Model {
     let src =
         format!("{topology}\ncollective alltoall {{ size: {size}; dtype: f32; }}\nschedule mcf;\n");
-    let mut sources = SourceMap::new();
-    let id = sources.add("mcf.coll", src);
-    let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
-    assert!(
-        checked.diagnostics.is_empty(),
-        "{:?}",
-        checked
-            .diagnostics
-            .iter()
-            .map(|d| d.message.clone())
-            .collect::<Vec<_>>()
-    );
-    checked.model.expect("model")
+    check(&src)
 }
 
 const DGX: &str = "import dgx_a100;\ntopology t = dgx_a100(clusters: 2);";

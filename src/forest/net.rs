@@ -130,20 +130,7 @@ impl Net {
             fwd[a].push(b);
             bwd[b].push(a);
         }
-        let reach = |adj: &Vec<Vec<usize>>, s: usize| {
-            let mut seen = vec![false; self.n];
-            let mut stack = vec![s];
-            seen[s] = true;
-            while let Some(u) = stack.pop() {
-                for &v in &adj[u] {
-                    if !seen[v] {
-                        seen[v] = true;
-                        stack.push(v);
-                    }
-                }
-            }
-            seen
-        };
+        let reach = crate::mcf::reach;
         let Some(&r0) = self.roots.first() else {
             return Ok(());
         };

@@ -54,6 +54,7 @@ mod tree;
 
 use crate::sema::model::{NodeId, Topology};
 use net::Network;
+pub(crate) use net::reach;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
