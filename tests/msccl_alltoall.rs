@@ -1,5 +1,5 @@
 //! All-to-all as MSCCL XML: every all-to-all family (pairwise shifted and concurrent, Bruck
-//! radix 2 and 3, hierarchical) built for 2 to 16 ranks over two boxes and for two DGX A100
+//! radix 2 and 3, hierarchical, the flow-routed mcf) built for 2 to 16 ranks over two boxes and for two DGX A100
 //! boxes writes `coll="alltoall"` out of place with both buffers `nchunksperloop` chunks (a
 //! whole number per block), passes the validator, reads back and is proved an all-to-all; the
 //! executor picks it (the call's count per peer a multiple of `nchunksperloop`, msccl-xml.md
@@ -26,8 +26,9 @@ fn two_boxes(n: usize) -> String {
     s
 }
 
-fn families() -> [&'static str; 5] {
+fn families() -> [&'static str; 6] {
     [
+        "mcf;",
         "pairwise { concurrent: false; }",
         "pairwise { concurrent: true; }",
         "bruck { radix: 2; }",
