@@ -1,6 +1,6 @@
 //! All-to-all as MSCCL XML: every all-to-all family (pairwise shifted and concurrent, Bruck
-//! radix 2 and 3, hierarchical, the flow-routed mcf) built for 2 to 16 ranks over two boxes and for two DGX A100
-//! boxes writes `coll="alltoall"` out of place with both buffers `nchunksperloop` chunks (a
+//! radix 2 and 3, hierarchical, the flow-routed mcf) built for 2 to 16 ranks over two boxes
+//! and for two DGX A100 boxes writes `coll="alltoall"` out of place with both buffers `nchunksperloop` chunks (a
 //! whole number per block), passes the validator, reads back and is proved an all-to-all; the
 //! executor picks it (the call's count per peer a multiple of `nchunksperloop`, msccl-xml.md
 //! section 1.4) at the declared size and every nccl-tests size of its window, or E0054 names
