@@ -256,7 +256,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             }
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
                 if a.loggp_flags() {
-                    let flags = "--loggp-L/o/g/G/O/S";
+                    let flags = "--loggp-L/o/g/G/O/S/wrap";
                     let f = files.add("<command line>", flags.to_string());
                     out.diags(
                         &[Diagnostic::error(

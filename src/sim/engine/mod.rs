@@ -571,9 +571,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         overflow: clock
             .overflow
             .map(|(h, i)| (h, i - base[h as usize] as u32)),
-        wrapped: clock
-            .wrapped
-            .map(|(h, i)| (h, i - base[h as usize] as u32)),
+        wrapped: clock.wrapped.map(|(h, i)| (h, i - base[h as usize] as u32)),
         stopped,
     }
 }
