@@ -49,6 +49,7 @@ fn params() -> [LogGP; 2] {
             G: 2,
             O: 0,
             S: 65535,
+            wrap: false,
         },
     ]
 }

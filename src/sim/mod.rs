@@ -13,7 +13,15 @@
 //!   bytes completes after its `o`, a larger one when the receiver matches it; posting a receive
 //!   costs nothing; an op that becomes executable is queued at the time its CPU is next free
 //!   (sends: its CPU and NIC); a host finishes at the latest free time of its CPUs. Arithmetic is
-//!   LogGOPSim's unsigned 64-bit arithmetic, so a 0-byte message behaves as it does there.
+//!   LogGOPSim's unsigned 64-bit arithmetic, so a 0-byte message behaves as it does there:
+//!   `(size-1)*G` is `2^64 - G`, i.e. `-G`, so a 0-byte send frees its CPU at `t+o-O` and its NIC
+//!   at `t+g-G`, and a 0-byte receive frees its CPU at `t+o` plus the *unsigned* maximum of
+//!   `-O` and `-G`: `t+o-G` when `O = 0` (LogGOPSim's default; the 2-rank barrier ends at
+//!   5494 ns, not 5500), `t+o-O` when `G = 0`, `t+o-min(O,G)` otherwise. A time below zero
+//!   (`t+g < G`, e.g. `g = 0`) wraps to just under 2^64 as in LogGOPSim (the NIC is then busy
+//!   until then). Where a sum passes 2^64 - 1 (a message of about 2^64/G bytes, or an op
+//!   waiting for such a wrapped time), LogGOPSim wraps round to an early time; the run stops
+//!   there ([`SimResult::overflow`], E0047) unless [`LogGP::wrap`] takes LogGOPSim's value.
 //! - **Postal** and **pipelining postal** (the recursive-multiplying paper, Section 3 and the
 //!   simulator of Section 6), one definition with `alpha = alpha_p + alpha_r`: a send of n bytes
 //!   keeps its CPU busy for `alpha_r + n*beta` (so b sends issued back to back take
@@ -93,6 +101,10 @@ pub struct LogGP {
     pub G: u64,
     pub O: u64,
     pub S: u64,
+    /// Where LogGOPSim's unsigned sums pass 2^64 - 1 and wrap round to an early time (a
+    /// 2^64-1 byte message, an op waiting for a 0-byte message's wrapped time): true takes
+    /// LogGOPSim's wrapped value, false (the default) stops the run there (E0047).
+    pub wrap: bool,
 }
 
 impl Default for LogGP {
@@ -105,6 +117,7 @@ impl Default for LogGP {
             G: 6,
             O: 0,
             S: 65535,
+            wrap: false,
         }
     }
 }
@@ -129,13 +142,14 @@ impl Model {
         let t = |x: u64| unit.show(x);
         match self {
             Model::LogGP(m) => format!(
-                "LogGP: L={}, o={} g={}, G={}, O={}, S={} (times in ns)",
+                "LogGP: L={}, o={} g={}, G={}, O={}, S={} (times in ns{})",
                 t(m.L),
                 t(m.o),
                 t(m.g),
                 t(m.G),
                 t(m.O),
-                m.S
+                m.S,
+                if m.wrap { ", modulo 2^64" } else { "" }
             ),
             Model::Postal(m) if m.alpha_p == 0 => format!(
                 "postal: alpha={}, beta={} per byte (times in ns)",
@@ -269,6 +283,10 @@ pub struct SimResult {
     /// The first op (rank, op) whose simulated time went past `u64::MAX` ticks (or below 0);
     /// the run stopped there.
     pub overflow: Option<(u32, u32)>,
+    /// The first op (rank, op) whose LogGP time went below zero and wrapped to just under
+    /// 2^64, as in LogGOPSim: a 0-byte message's `(0-1)*G` with `t + g < G` (see the module
+    /// doc). The run goes on with LogGOPSim's value.
+    pub wrapped: Option<(u32, u32)>,
     /// Whether the run stopped at the event limit.
     pub stopped: bool,
 }
@@ -328,6 +346,7 @@ pub fn from_cost_model(m: &CostModel) -> Result<(Model, TimeUnit, BigRational), 
             G: t(3)?,
             O: t(4)?,
             S: param(m, "S").to_integer().to_u64().unwrap_or(u64::MAX),
+            wrap: false,
         }),
         CostModelKind::Postal => Model::Postal(Postal {
             alpha_p: 0,

@@ -3,7 +3,9 @@
 //! `collc sim FILE.goal` runs the GOAL schedule under LogGP with LogGOPSim's defaults (L=2500,
 //! o=1500, g=1000, G=6, O=0, S=65535, in ns); `--loggp-L --loggp-o --loggp-g --loggp-G
 //! --loggp-O --loggp-S` set each (LogGOPSim's `-L -g -G -O -S` too; `-o` is the output file, as
-//! everywhere in collc, and a number given to it is refused with a pointer to `--loggp-o`). `collc sim FILE.coll`
+//! everywhere in collc, and a number given to it is refused with a pointer to `--loggp-o`);
+//! `--loggp-wrap` takes LogGOPSim's wrapped time where its unsigned arithmetic passes 2^64
+//! instead of stopping with E0047 (see [`crate::sim`]). `collc sim FILE.coll`
 //! checks the file, lowers and verifies its schedule, converts it to GOAL and simulates it under
 //! a declared cost model: `--model NAME`, else the `sim` target's `model`, else the schedule's
 //! `model`, else the only declared postal, pipelining postal or LogGP model, else LogGP with
@@ -62,6 +64,11 @@ pub(super) struct SimArgs {
     /// LogGP eager limit S (bytes; LogGOPSim's `-S`): larger messages use the rendezvous protocol.
     #[arg(long = "loggp-S", short = 'S', value_name = "BYTES")]
     eager_limit: Option<u64>,
+    /// LogGP: where LogGOPSim's unsigned time arithmetic wraps past 2^64 (huge messages; ops
+    /// waiting on a 0-byte message's wrapped NIC time when g < G), take its wrapped time, as
+    /// LogGOPSim prints it, instead of stopping with E0047.
+    #[arg(long = "loggp-wrap")]
+    wrap: bool,
     /// Write the report to this file instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -97,6 +104,7 @@ impl SimArgs {
             || self.gap_per_byte.is_some()
             || self.overhead_per_byte.is_some()
             || self.eager_limit.is_some()
+            || self.wrap
     }
 
     fn apply(&self, m: LogGP) -> LogGP {
@@ -107,6 +115,7 @@ impl SimArgs {
             G: self.gap_per_byte.unwrap_or(m.G),
             O: self.overhead_per_byte.unwrap_or(m.O),
             S: self.eager_limit.unwrap_or(m.S),
+            wrap: self.wrap || m.wrap,
         }
     }
 }
@@ -247,7 +256,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             }
             Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
                 if a.loggp_flags() {
-                    let flags = "--loggp-L/o/g/G/O/S";
+                    let flags = "--loggp-L/o/g/G/O/S/wrap";
                     let f = files.add("<command line>", flags.to_string());
                     out.diags(
                         &[Diagnostic::error(

@@ -35,7 +35,7 @@ pub(super) fn prepare_coll(
                 Diagnostic::error(
                     Code::BadValue,
                     declared.unwrap_or(asked),
-                    "--loggp-L, -o, -g, -G, -O and -S set LogGP parameters, but the chosen model is a postal model",
+                    "--loggp-L, -o, -g, -G, -O, -S and --loggp-wrap set LogGP parameters, but the chosen model is a postal model",
                 )
                 .label("the model simulated")
                 .help("drop the LogGP flags, or pick a `loggp` model with `--model NAME`"),

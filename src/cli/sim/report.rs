@@ -79,16 +79,28 @@ pub(super) fn out_of_bounds(
     at: impl Fn(At) -> Span,
 ) -> Option<Diagnostic> {
     if let Some((rank, op)) = r.overflow {
-        return Some(
-            Diagnostic::error(
-                Code::SimTimeOverflow,
-                at(At::Op(rank, op)),
-                format!("the simulated time of this op on rank {rank} goes past 2^64 ticks"),
-            )
-            .label("its size times the per-byte gap overflows")
-            .help("check the op's size and the model's parameters (-G, -O, -L); times are counted in 64-bit ticks")
-            .note("LogGOPSim wraps such times around and reports a finish time that is too early"),
+        let d = Diagnostic::error(
+            Code::SimTimeOverflow,
+            at(At::Op(rank, op)),
+            format!("the simulated time of this op on rank {rank} goes past 2^64 ticks"),
         );
+        let d = match r.wrapped {
+            Some((wr, wo)) => d
+                .label("it waits for a time that wrapped below zero (a CPU or NIC busy until almost 2^64)")
+                .secondary(
+                    at(At::Op(wr, wo)),
+                    format!("the first time that wrapped below zero: this 0-byte message on rank {wr}"),
+                )
+                .help("give the model g >= G and o >= O (LogGOPSim's defaults: g=1000, G=6, o=1500, O=0), or `--loggp-wrap` for LogGOPSim's wrapped times")
+                .note(
+                    "LogGOPSim's unsigned `(size-1)*G` is 2^64-G for a 0-byte message, so a time such as `t+g-G` with t+g < G wraps to just under 2^64; LogGOPSim then wraps this op's time round to an early one",
+                ),
+            None => d
+                .label("its size times the per-byte gap overflows")
+                .help("check the op's size and the model's parameters (-G, -O, -L); times are counted in 64-bit ticks")
+                .note("LogGOPSim wraps such times around and reports a finish time that is too early"),
+        };
+        return Some(d);
     }
     r.stopped.then(|| {
         Diagnostic::error(

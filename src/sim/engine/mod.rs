@@ -169,26 +169,73 @@ pub fn simulate(s: &GoalSchedule, opts: &SimOptions) -> SimResult {
     simulate_bounded(s, opts, crate::sema::elab::Limits::MAX_EVENTS)
 }
 
-/// Simulated-time arithmetic. LogGOPSim computes times in wrapping 64-bit integers, so a
-/// 2^64-1 byte send "finishes" early; here every time is computed exactly and the first op
-/// whose time leaves `0..=u64::MAX` is remembered (and the run stops: E0047 for the caller).
+/// Simulated-time arithmetic: LogGOPSim's, in unsigned 64-bit integers (`btime_t` and the
+/// sizes are `uint64_t`), except where its sums wrap past 2^64 - 1.
+///
+/// Every time has the shape `base + add + steps * per`, with LogGP's `steps = size - 1`. For a
+/// 0-byte message LogGOPSim's `(size-1)*G` is `(0-1)*G = 2^64 - G`, so the sum is
+/// `base + add - G` modulo 2^64: a 0-byte send frees its NIC at `t + g - G` (and its CPU at
+/// `t + o - O`). Here the sum is computed exactly: when it is below zero (`t + g < G`, e.g.
+/// `g = 0` at `t = 0`) it wraps as in LogGOPSim, to just under 2^64, and the first such op is
+/// remembered; when it passes 2^64 - 1 (a 2^64-1 byte send, or an op that waits for a wrapped
+/// time), where LogGOPSim wraps round to an early time, the first such op is remembered and
+/// the run stops (E0047 for the caller), unless `wrap` ([`super::LogGP::wrap`]) asks for
+/// LogGOPSim's modulo-2^64 result there too.
 #[derive(Default)]
 struct Clock {
     overflow: Option<(u32, u32)>,
+    wrapped: Option<(u32, u32)>,
+    wrap: bool,
 }
 
 impl Clock {
-    /// `base + add + steps * per`, the shape of every simulated time (LogGP's `steps` is
-    /// `size - 1`, -1 for an empty message as in LogGOPSim); `u64::MAX` after an overflow.
+    /// `base + add + steps * per` as LogGOPSim computes it (see [`Clock`]); `u64::MAX` after
+    /// an overflow. `steps >= -1`.
     fn time(&mut self, at: (u32, u32), base: u64, add: u64, steps: i128, per: u64) -> u64 {
-        let v = steps
+        let exact = steps
             .checked_mul(i128::from(per))
-            .and_then(|x| x.checked_add(i128::from(base) + i128::from(add)))
-            .and_then(|v| u64::try_from(v).ok());
-        v.unwrap_or_else(|| {
-            self.overflow.get_or_insert(at);
-            u64::MAX
-        })
+            .and_then(|x| x.checked_add(i128::from(base) + i128::from(add)));
+        if let Some(t) = exact.and_then(|v| u64::try_from(v).ok()) {
+            return t;
+        }
+        // LogGOPSim's value: everything modulo 2^64 (`steps as u64` keeps the low 64 bits,
+        // so -1 is 2^64 - 1 as LogGOPSim's `size - 1` for size 0).
+        let modular = base
+            .wrapping_add(add)
+            .wrapping_add((steps as u64).wrapping_mul(per));
+        match exact {
+            Some(v) if v < 0 => {
+                self.wrapped.get_or_insert(at);
+                modular
+            }
+            _ if self.wrap => modular,
+            _ => {
+                self.overflow.get_or_insert(at);
+                u64::MAX
+            }
+        }
+    }
+
+    /// LogGOPSim's receive: the CPU is free at `t + o + max((s-1)*O, (s-1)*G)`, the maximum
+    /// taken on unsigned integers. For `s >= 1` that is `(s-1) * max(O, G)` (when it fits in
+    /// 64 bits); for `s = 0` it is the larger of `2^64 - O` and `2^64 - G` (each 0 when its
+    /// parameter is 0): `t + o - G` when `O = 0` (LogGOPSim's default), `t + o - O` when
+    /// `G = 0`, `t + o - min(O, G)` when neither is 0, `t + o` when both are.
+    #[allow(non_snake_case)]
+    fn receive(&mut self, at: (u32, u32), t: u64, o: u64, size: u64, O: u64, G: u64) -> u64 {
+        let steps = size.wrapping_sub(1);
+        let fits = |per: u64| steps.checked_mul(per).is_some();
+        if self.wrap && size > 0 && !(fits(O) && fits(G)) {
+            // Both products wrapped as LogGOPSim's do, then compared.
+            let per = steps.wrapping_mul(O).max(steps.wrapping_mul(G));
+            return t.wrapping_add(o).wrapping_add(per);
+        }
+        let per = match (size, O, G) {
+            (0, 0, x) | (0, x, 0) => x,
+            (0, a, b) => a.min(b),
+            _ => O.max(G),
+        };
+        self.time(at, t, o, i128::from(size) - 1, per)
     }
 }
 
@@ -250,7 +297,10 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         }
     }
     let mut free: Vec<(u8, u32)> = Vec::new();
-    let mut clock = Clock::default();
+    let mut clock = Clock {
+        wrap: loggp.is_some_and(|m| m.wrap),
+        ..Clock::default()
+    };
     let mut stopped = !fits;
     while let Some(mut ev) = aq.pop() {
         prefetch_ahead(&aq, &g, &ck, &rq, &uq);
@@ -381,9 +431,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
                             continue;
                         }
                         let at = (ev.src, ev.node);
-                        let end = clock
-                            .time(at, t, m.o, i128::from(sn.size) - 1, m.O)
-                            .max(clock.time(at, t, m.o, i128::from(sn.size) - 1, m.G));
+                        let end = clock.receive(at, t, m.o, sn.size, m.O, m.G);
                         ck.v[oi] = end;
                         ck.v[ni] = clock.time(at, t, m.g, i128::from(sn.size) - 1, m.G);
                         (t, end)
@@ -523,6 +571,7 @@ pub fn simulate_compiled(c: Compiled, opts: &SimOptions, max_events: u64) -> Sim
         overflow: clock
             .overflow
             .map(|(h, i)| (h, i - base[h as usize] as u32)),
+        wrapped: clock.wrapped.map(|(h, i)| (h, i - base[h as usize] as u32)),
         stopped,
     }
 }

@@ -8,7 +8,7 @@ use crate::backend::goal::{self, GoalOptions, GoalSchedule};
 use crate::cost::rounds::{RoundCost, round_cost};
 use crate::diag::{Code, Diagnostic};
 use crate::net::{FlowParams, Net};
-use crate::sema::model::{Model, NodeId};
+use crate::sema::model::{CostModelKind, Model, NodeId};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
@@ -52,7 +52,7 @@ pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>>
                 "this schedule has processes that are not ranks (switches); the flow model runs host-based schedules",
             )
             .label("an in-network schedule")
-            .help("simulate in-network schedules with a `packet` model once it lands"),
+            .help(packet_help(m)),
         ]);
     }
     Ok(Lowered {
@@ -61,6 +61,25 @@ pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>>
         tick: tick(),
         span,
     })
+}
+
+/// Where to simulate an in-network schedule instead: under one of the file's `packet` models,
+/// named, or under one to declare.
+fn packet_help(m: &Model) -> String {
+    let names: Vec<String> = m
+        .models
+        .iter()
+        .filter(|x| x.kind == CostModelKind::Packet)
+        .map(|x| format!("`--model {}`", x.name))
+        .collect();
+    match names.as_slice() {
+        [] => "simulate it at packet level: declare `model pkt: packet;` and run `collc sim FILE --model pkt`".into(),
+        [one] => format!("simulate it at packet level with {one}"),
+        [init @ .., last] => format!(
+            "simulate it at packet level with one of the file's packet models: {} or {last}",
+            init.join(", ")
+        ),
+    }
 }
 
 impl Lowered {
