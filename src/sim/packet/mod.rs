@@ -54,6 +54,9 @@ use num_rational::BigRational;
 use num_traits::ToPrimitive;
 use rayon::prelude::*;
 
+/// The most runs `--runs` asks for: each is a whole simulation, kept for the summary.
+pub const MAX_RUNS: u64 = 1000;
+
 /// Seconds as whole picoseconds (rounded to the nearest).
 pub fn ps_of(s: &BigRational) -> u64 {
     (s * BigRational::from_integer(BigInt::from(1_000_000_000_000u64)))
