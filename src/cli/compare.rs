@@ -62,8 +62,9 @@ pub(super) struct CompareArgs {
     /// Packet model: the seed of the first run.
     #[arg(long, value_name = "N", default_value_t = 1)]
     seed: u64,
-    /// Packet model: runs per figure (seeds seed..seed+N; each figure is their median).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Packet model: runs per figure (seeds seed..seed+N; each figure is their median; N at
+    /// most 1000).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=crate::sim::packet::MAX_RUNS))]
     runs: u64,
     /// Run only shard K of N of the sweep (its rows K, K+N, ...: sizes or `--vary` values) and
     /// write them as a part (JSON) for `--merge`; N runs with the same file and flags cover it.

@@ -97,6 +97,9 @@ struct CheckArgs {
     /// Most events a simulation may process.
     #[arg(long, default_value_t = Limits::MAX_EVENTS)]
     max_events: u64,
+    /// Most packets the packet simulator may hold at once (queued, in flight).
+    #[arg(long, default_value_t = Limits::MAX_PACKETS)]
+    max_packets: u64,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -230,6 +233,7 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
             max_ops: a.max_ops,
             max_slots: a.max_slots,
             max_events: a.max_events,
+            max_packets: a.max_packets,
             ..Limits::default()
         },
         params,

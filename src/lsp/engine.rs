@@ -56,6 +56,7 @@ pub const LSP_LIMITS: crate::sema::elab::Limits = crate::sema::elab::Limits {
     max_ops: crate::sema::elab::Limits::MAX_OPS,
     max_slots: crate::sema::elab::Limits::MAX_SLOTS,
     max_events: crate::sema::elab::Limits::MAX_EVENTS,
+    max_packets: crate::sema::elab::Limits::MAX_PACKETS,
 };
 
 impl Default for Engine {

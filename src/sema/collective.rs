@@ -17,6 +17,10 @@ use num_rational::BigRational;
 use num_traits::Signed;
 
 /// Properties of a `collective` block.
+/// The largest collective collc accepts, in bytes (256 TiB): sizes times picoseconds per byte
+/// then stay within the simulators' 64-bit counters.
+pub const MAX_BYTES: u64 = 1 << 48;
+
 pub const PROPS: &[&str] = &["participants", "size", "count", "dtype", "op", "root"];
 
 impl Elab<'_> {
@@ -257,6 +261,25 @@ impl Elab<'_> {
                 return None;
             }
         };
+        if u128::from(count) * u128::from(dtype.bytes()) > u128::from(MAX_BYTES) {
+            let prop = p
+                .get("size")
+                .or(p.get("count"))
+                .map_or(span, |x| x.value.span);
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    prop,
+                    format!(
+                        "{count} elements of {} B are more than the {MAX_BYTES} B (256 TiB) collc accepts",
+                        dtype.bytes()
+                    ),
+                )
+                .label("too large")
+                .help("collc's simulators count bytes and picoseconds in 64 bits; give a size of at most `256 TiB`"),
+            );
+            return None;
+        }
         if matches!(
             kind,
             CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall

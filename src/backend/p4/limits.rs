@@ -223,7 +223,10 @@ pub fn check(m: &Model, o: &P4Options) -> Vec<P4Error> {
         ));
     }
     match &s.family {
-        Family::Canary(cp) => out.extend(check_canary(cp, l, ports)),
+        Family::Canary(cp) => {
+            out.extend(check_canary(cp, l, ports));
+            out.extend(check_timers(m, o, cp));
+        }
         Family::StaticTrees { trees, .. } if *trees > 255 => out.push(err(
             format!("{trees} trees, but a switch's tree table holds 255"),
             "too many trees",
@@ -300,6 +303,43 @@ fn check_canary(cp: &CanaryParams, l: &Limits, ports: u64) -> Vec<P4Error> {
             ),
         )
         .at("elements_per_packet"));
+    }
+    out
+}
+
+/// The switch timeout and the reclaim age (`retransmit x (retries + 2)`, microseconds) go
+/// into the 48-bit fields of `set_switch`; what does not fit is refused here, before any file
+/// is written.
+fn check_timers(m: &Model, o: &P4Options, cp: &CanaryParams) -> Vec<P4Error> {
+    const MAX: u64 = (1 << 48) - 1;
+    let (retransmit, reclaim) = super::timers(m, o, cp);
+    let timeout = super::micros(&cp.timeout);
+    let mut out = Vec::new();
+    if timeout > MAX {
+        out.push(
+            err(
+                format!("a timeout of {timeout} us does not fit the switch's 48-bit timer field"),
+                "timeout too long",
+                format!("set `timeout` to at most {MAX} us"),
+            )
+            .at("timeout"),
+        );
+    }
+    if reclaim > MAX {
+        out.push(
+            err(
+                format!(
+                    "the reclaim age, retransmit x (retries + 2) = {retransmit} us x {} = {reclaim} us, does not fit the switch's 48-bit timer field",
+                    cp.retries.saturating_add(2)
+                ),
+                "too many retries for this retransmission timeout",
+                format!(
+                    "set `retries` to at most {}, or a shorter `retransmit`",
+                    (MAX / retransmit.max(1)).saturating_sub(2)
+                ),
+            )
+            .at("retries"),
+        );
     }
     out
 }

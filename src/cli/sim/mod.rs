@@ -78,8 +78,9 @@ pub(super) struct SimArgs {
     /// Packet model: the seed of the first run (random placement, background traffic).
     #[arg(long, value_name = "N")]
     seed: Option<u64>,
-    /// Packet model: repeat with seeds seed..seed+N and report median, min and max.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Packet model: repeat with seeds seed..seed+N and report median, min and max (N at
+    /// most 1000).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::sim::packet::MAX_RUNS))]
     runs: Option<u64>,
     /// Packet model: draw each run's link-utilisation distribution as an SVG histogram.
     #[arg(long, value_name = "OUT.svg")]

@@ -34,6 +34,8 @@ pub struct Limits {
     pub max_slots: u64,
     /// Events a simulation may process.
     pub max_events: u64,
+    /// Packets the packet simulator may hold at once.
+    pub max_packets: u64,
 }
 
 impl Limits {
@@ -44,6 +46,9 @@ impl Limits {
     pub const MAX_SLOTS: u64 = 1 << 24;
     /// The most simulated events unless `--max-events` says otherwise.
     pub const MAX_EVENTS: u64 = 1 << 27;
+    /// The most packets alive at once in the packet simulator unless `--max-packets` says
+    /// otherwise: about 175 B each, some 370 MB.
+    pub const MAX_PACKETS: u64 = 1 << 21;
 }
 
 impl Default for Limits {
@@ -56,6 +61,7 @@ impl Default for Limits {
             max_ops: Limits::MAX_OPS,
             max_slots: Limits::MAX_SLOTS,
             max_events: Limits::MAX_EVENTS,
+            max_packets: Limits::MAX_PACKETS,
         }
     }
 }

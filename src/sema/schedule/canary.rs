@@ -14,7 +14,8 @@
 //! which already counts the 19 B); `shards` divides the port count; float data declares
 //! `fixed_point` (Section 6: switches have no floating point) with room for the sum of every
 //! rank's value in 32 bits; integer data does not; the timeout and retransmission timeout are
-//! positive and a retransmission timeout exceeds the switch timeout.
+//! positive and a retransmission timeout exceeds the switch timeout; every time is at most
+//! [`MAX_TIME_S`] and `retries` at most [`MAX_RETRIES`].
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::elab::Elab;
@@ -37,6 +38,14 @@ const SHARD_PORTS: u64 = 16;
 const DEFAULT_ELEMENTS: u64 = 256;
 const DEFAULT_TABLE: u64 = 32_768;
 const DEFAULT_RETRIES: u64 = 3;
+/// The longest `timeout`, `leader_delay` and `retransmit`: a second, a million times the
+/// paper's microsecond. Longer times only stretch simulated time (and overflow the packet
+/// simulator's picosecond clock once multiplied out); nothing Canary does needs them.
+pub const MAX_TIME_S: i64 = 1;
+/// The most `retries`: every generation of a block takes a block id, and ids number blocks
+/// x generations (`retries + 2`) in the header's 20-bit sequence, so one block allows
+/// 2^20 - 3 retries.
+pub const MAX_RETRIES: u64 = (1 << crate::canary::host::SEQ_BITS) - 3;
 
 fn micros(n: i64) -> BigRational {
     BigRational::new(BigInt::from(n), BigInt::from(1_000_000))
@@ -144,6 +153,18 @@ impl Elab<'_> {
             return Some(dflt);
         };
         let v = self.eval_quantity(&x.value, Dim::TIME, key)?;
+        if v > BigRational::from_integer(BigInt::from(MAX_TIME_S)) {
+            self.err(
+                Diagnostic::error(
+                    Code::BadValue,
+                    x.value.span,
+                    format!("the {key} is longer than {MAX_TIME_S} s, the most collc accepts"),
+                )
+                .label("too long")
+                .help(format!("Canary's timers run in microseconds (the paper's timeout is 1 us); give at most `{key}: {MAX_TIME_S} s;`")),
+            );
+            return None;
+        }
         if v.is_negative() || (!zero_ok && v.is_zero()) {
             let bound = if zero_ok { "negative" } else { "not positive" };
             self.err(
@@ -200,6 +221,14 @@ impl Elab<'_> {
             Some(x) => {
                 let v = self.eval_int(&x.value)?;
                 match u64::try_from(v) {
+                    Ok(v) if v > MAX_RETRIES => {
+                        self.err(
+                            Diagnostic::error(Code::BadValue, x.value.span, format!("{v} retries do not fit Canary's block ids (at most {MAX_RETRIES})"))
+                                .label("too many retries")
+                                .help(format!("each retry re-issues the block under a fresh id, and the header numbers blocks x (retries + 2) generations in 20 bits; give at most `retries: {MAX_RETRIES};` (the default is 3)")),
+                        );
+                        None
+                    }
                     Ok(v) => Some(v),
                     Err(_) => {
                         self.err(

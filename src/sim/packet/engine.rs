@@ -53,6 +53,7 @@
 //! - **Background traffic** ([`super::traffic`]) runs until the last collective has finished;
 //!   the run ends there.
 
+use super::bounds::CLOCK_MAX;
 use super::canary::{CANARY, CanaryJob, CanaryState, is_canary};
 use super::job::{JobState, Kind};
 use super::params::{PacketParams, Routing};
@@ -61,7 +62,7 @@ use super::queue::RadixHeap;
 use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
 use super::traffic::Rng;
-use super::{Setup, Stuck};
+use super::{Setup, Stuck, StuckKind};
 use crate::canary::protocol::Trigger;
 use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
@@ -153,6 +154,8 @@ pub(super) struct Sim<'a> {
     pub(super) outs: Vec<Out>,
     /// Link bytes and time when the last job finished (the run drains Canary packets after).
     end_bytes: Option<(Vec<u64>, u64)>,
+    /// The latest event time refused for being beyond [`CLOCK_MAX`] (0: none).
+    beyond: u64,
 }
 
 /// Runs `setup` on `net`; `switch[n]` says whether node n is a switch.
@@ -163,6 +166,7 @@ pub fn simulate(
     setup: &Setup,
 ) -> Result<PacketRun, Stuck> {
     let ports = super::port::ports(net, params);
+    super::bounds::check(&ports, params, setup)?;
     let names: std::collections::BTreeMap<&str, u32> = net
         .names
         .iter()
@@ -176,6 +180,7 @@ pub fn simulate(
                 job: j as u32,
                 ops_left: job.program.op_count(),
                 why,
+                kind: StuckKind::Stuck,
             })?,
         );
     }
@@ -242,6 +247,7 @@ pub fn simulate(
         rule_hits: Default::default(),
         outs: Vec::new(),
         end_bytes: None,
+        beyond: 0,
     };
     for j in 0..sim.jobs.len() {
         sim.jobs[j].initial(&mut sim.ready);
@@ -303,6 +309,17 @@ pub fn simulate(
         if sim.unroutable.is_some() {
             break;
         }
+        if sim.beyond > 0 {
+            return Err(Stuck {
+                job: 0,
+                ops_left: sim.jobs.iter().map(|j| j.left).sum(),
+                why: format!(
+                    "an event falls at {} ps, beyond the simulator's clock of {CLOCK_MAX} ps (about 53 days)",
+                    sim.beyond
+                ),
+                kind: StuckKind::Clock,
+            });
+        }
         if params.max_events > 0 && sim.events >= params.max_events {
             return Err(Stuck {
                 job: 0,
@@ -311,6 +328,18 @@ pub fn simulate(
                     "the run did not finish within {} events (at {} ps of simulated time): packets and timers keep coming without the collective completing",
                     params.max_events, sim.now
                 ),
+                kind: StuckKind::Limit("--max-events", params.max_events, 0),
+            });
+        }
+        if params.max_packets > 0 && sim.pkts.len() as u64 > params.max_packets {
+            return Err(Stuck {
+                job: 0,
+                ops_left: sim.jobs.iter().map(|j| j.left).sum(),
+                why: format!(
+                    "the run held more than {} packets at once (at {} ps of simulated time, after {} events): hosts send faster than the network delivers",
+                    params.max_packets, sim.now, sim.events
+                ),
+                kind: StuckKind::Limit("--max-packets", params.max_packets, 0),
             });
         }
     }
@@ -339,6 +368,11 @@ fn canary_ports(net: &Net) -> (Vec<u32>, Vec<Vec<LinkId>>) {
 
 impl Sim<'_> {
     fn push(&mut self, at: u64, ev: Ev) {
+        if at > CLOCK_MAX {
+            // Never queued: the run stops with E0047 before any time can overflow.
+            self.beyond = self.beyond.max(at);
+            return;
+        }
         self.heap.push(at, ev);
     }
 
@@ -873,7 +907,9 @@ impl Sim<'_> {
                 let at = if sw {
                     now + self.params.aggregation_delay
                 } else {
-                    let t = job.cpu_free[p].max(now) + self.params.reduce_ps(job.bytes[gu]);
+                    let t = job.cpu_free[p]
+                        .max(now)
+                        .saturating_add(self.params.reduce_ps(job.bytes[gu]));
                     job.cpu_free[p] = t;
                     t
                 };
@@ -908,6 +944,7 @@ impl Sim<'_> {
                 job: j as u32,
                 ops_left: job.left,
                 why,
+                kind: StuckKind::Stuck,
             });
         }
         for c in 0..self.canary.len() {
@@ -924,6 +961,7 @@ impl Sim<'_> {
                     job: self.canary[c].job,
                     ops_left: 0,
                     why,
+                    kind: StuckKind::Stuck,
                 });
             }
         }

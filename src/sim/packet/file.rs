@@ -13,7 +13,8 @@
 
 use super::canary::CanaryJob;
 use super::{
-    Job, Network, PacketParams, PacketRun, Setup, Stuck, data_bytes, plan, ps_of, simulate,
+    Job, Network, PacketParams, PacketRun, Setup, Stuck, StuckKind, data_bytes, plan, ps_of,
+    simulate,
 };
 use crate::canary::host::{Plan, SEQ_BITS};
 use crate::canary::protocol::Protocol;
@@ -234,6 +235,16 @@ pub fn run_file_with(
 ) -> Result<Vec<PacketRun>, Vec<Diagnostic>> {
     let resolved = packet_schedule(m, params);
     let m = &resolved;
+    // No run goes on without end: unless the caller set a limit (the exploration does), the
+    // file's `--max-events` bounds every run.
+    let mut bounded = params.clone();
+    if bounded.max_events == 0 {
+        bounded.max_events = m.limits.max_events;
+    }
+    if bounded.max_packets == 0 {
+        bounded.max_packets = m.limits.max_packets;
+    }
+    let params = &bounded;
     let (Some(topo), Some(c)) = (m.topology.as_ref(), m.collective.as_ref()) else {
         return Err(Vec::new());
     };
@@ -248,6 +259,23 @@ pub fn run_file_with(
         ]
     };
     let stuck = |s: Stuck| {
+        match s.kind {
+            StuckKind::Limit(flag, limit, need) => {
+                return vec![limit_reached(span, &s.why, flag, limit.max(need))];
+            }
+            StuckKind::Clock => {
+                return vec![
+                    Diagnostic::error(
+                        Code::SimTimeOverflow,
+                        span,
+                        format!("the packet simulation cannot count this run: {}", s.why),
+                    )
+                    .label("this schedule")
+                    .help("use times and sizes of a real network: link latencies, delays and timers of at most about an hour, runs of at most some days, messages of fewer than 2^32 packets"),
+                ];
+            }
+            StuckKind::Stuck => {}
+        }
         vec![
             Diagnostic::error(
                 Code::IrDeadlock,
@@ -345,4 +373,23 @@ pub fn run_file_with(
             simulate(&network.net, &network.switch, params, &setup).map_err(stuck)
         })
         .collect()
+}
+
+/// E0046 for a run that the limit `flag` (`--max-events`, `--max-packets`) at `limit` stopped:
+/// `why` says when; the help names the flag and a value that raises the limit.
+pub fn limit_reached(span: Span, why: &str, flag: &str, limit: u64) -> Diagnostic {
+    let more = limit
+        .saturating_add(1)
+        .checked_next_power_of_two()
+        .unwrap_or(u64::MAX);
+    Diagnostic::error(
+        Code::ProgramTooLarge,
+        span,
+        format!("the packet simulation stopped at its limit: {why}"),
+    )
+    .label("this schedule")
+    .note("every packet hop, timer and op is an event, and every packet alive takes memory; a lossy Canary run re-sends blocks until they get through, and a large message is many packets")
+    .help(format!(
+        "simulate a smaller size, less `loss` or fewer runs; if the run is intended, raise the limit with `{flag} {more}`"
+    ))
 }

@@ -10,6 +10,8 @@
 //!   its event queue (a radix heap).
 //! - [`job`]: an IR program's ops as the engine runs them (switch processes stream).
 //! - [`traffic`]: the seeded RNG, random placement and background traffic.
+//! - [`bounds`]: what a run must fit before it starts (the clock, the packet counter,
+//!   `--max-events`).
 //! - [`file`]: a `.coll` file's collective run after run, lowered for where each run places it.
 //! - [`report`]: results ([`PacketRun`]): per-rank finish times, goodput, link utilisation
 //!   (histogram and average), stalls, events, the Chrome trace; summaries over runs.
@@ -25,6 +27,7 @@
 //! program's static switch processes, or, for Canary ([`canary`]), the protocol's rule table
 //! at every switch a packet reaches; [`explore`] is Canary's proof by exploration.
 
+mod bounds;
 pub mod canary;
 mod canary_faults;
 pub mod engine;
@@ -50,6 +53,9 @@ use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
 use rayon::prelude::*;
+
+/// The most runs `--runs` asks for: each is a whole simulation, kept for the summary.
+pub const MAX_RUNS: u64 = 1000;
 
 /// Seconds as whole picoseconds (rounded to the nearest).
 pub fn ps_of(s: &BigRational) -> u64 {
@@ -113,6 +119,20 @@ pub struct Stuck {
     pub job: u32,
     pub ops_left: usize,
     pub why: String,
+    pub kind: StuckKind,
+}
+
+/// What stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StuckKind {
+    /// Nothing can move, or the result is wrong.
+    Stuck,
+    /// The limit `flag` at the value given ([`PacketParams::max_events`],
+    /// [`PacketParams::max_packets`]), and the least value the run needs when known (else 0).
+    Limit(&'static str, u64, u64),
+    /// A time parameter above [`bounds::PARAM_MAX`] or a simulated time above
+    /// [`bounds::CLOCK_MAX`] picoseconds.
+    Clock,
 }
 
 /// The collective's data size as the paper's goodput counts it: each rank's vector for
@@ -213,6 +233,7 @@ pub fn run_seeds(
                     job: 0,
                     ops_left: program.op_count(),
                     why,
+                    kind: StuckKind::Stuck,
                 })?;
             let setup = Setup {
                 jobs: instances

@@ -102,10 +102,16 @@ pub struct PacketParams {
     /// runs with its fault tolerance on (Section 3.3); set by the exploration, not by the
     /// language.
     pub failure: Option<Failure>,
-    /// Events after which a run stops and fails (0: no limit). The exploration sets it, so a
-    /// protocol that livelocks (packets and timers without end, no progress) is a failing run
-    /// with its seed instead of a run that never ends or fills memory.
+    /// Events after which a run stops and fails (0: no limit here; [`super::run_file`] then
+    /// applies the file's `--max-events`). The exploration sets it, so a protocol that
+    /// livelocks (packets and timers without end, no progress) is a failing run with its seed
+    /// instead of a run that never ends or fills memory.
     pub max_events: u64,
+    /// Packets alive at once (queued, in flight or held) after which a run stops and fails
+    /// (0: no limit here; [`super::run_file`] applies `--max-packets`): memory grows with
+    /// them, and a host that sends faster than the network delivers (a lossy Canary run
+    /// re-sending blocks) would otherwise fill it.
+    pub max_packets: u64,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
 }
@@ -131,6 +137,7 @@ impl Default for PacketParams {
             noise_delay: 1_000_000,
             failure: None,
             max_events: 0,
+            max_packets: 0,
             declared: None,
         }
     }
@@ -209,6 +216,7 @@ impl PacketParams {
             noise_delay: time("noise_delay", d.noise_delay),
             failure: None,
             max_events: 0,
+            max_packets: 0,
             declared: Some(m.name.clone()),
         })
     }
