@@ -4,8 +4,8 @@
 
 mod alltoall_support;
 
-use alltoall_support::check;
-use collc::diag::{Code, SourceMap};
+use alltoall_support::{check, checked, messages};
+use collc::diag::Code;
 use collc::ir::verify::verify;
 use collc::ir::{Buf, OpKind, Program};
 use collc::lower::lower_and_verify;
@@ -188,34 +188,19 @@ fn size_is_the_per_rank_buffer_and_must_split_over_the_ranks() {
     assert_eq!(c.count, (1 << 20) / 4);
     let p = proved(&m);
     assert_eq!(p.spec.part_elements, c.count / 4);
-    let mut sources = SourceMap::new();
-    let id = sources.add(
-        "odd.coll",
+    let (diagnostics, _) = checked(
         "topology t { compute g[3]; switch s; for i in 0..3 { link g[i] <-> s : 10 GB/s; } }\n\
-         collective alltoall { count: 10; dtype: f32; }\nschedule bruck;\n"
-            .to_string(),
+         collective alltoall { count: 10; dtype: f32; }\nschedule bruck;\n",
     );
-    let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
     assert!(
-        checked
-            .diagnostics
-            .iter()
-            .any(|d| d.code == Code::SizeNotDivisible),
+        diagnostics.iter().any(|d| d.code == Code::SizeNotDivisible),
         "{:?}",
-        checked
-            .diagnostics
-            .iter()
-            .map(|d| d.message.clone())
-            .collect::<Vec<_>>()
+        messages(&diagnostics)
     );
     // A family of another collective is refused.
-    let mut sources = SourceMap::new();
-    let id = sources.add(
-        "ring.coll",
+    let (diagnostics, _) = checked(
         "topology t { compute g[4]; switch s; for i in 0..4 { link g[i] <-> s : 10 GB/s; } }\n\
-         collective alltoall { count: 16; dtype: f32; }\nschedule ring;\n"
-            .to_string(),
+         collective alltoall { count: 16; dtype: f32; }\nschedule ring;\n",
     );
-    let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
-    assert!(!checked.diagnostics.is_empty());
+    assert!(!diagnostics.is_empty());
 }

@@ -5,64 +5,26 @@
 //! bounds are generous (a debug build on a busy machine) and every limit reached is a
 //! deterministic count, not a clock.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+mod capped_support;
 
-/// Address space for one run (see tests/limits.rs: the worker's 256 MiB stack and the
-/// allocator's reservations sit well below it; the inputs used to reach 2 GB and more).
-const ADDRESS_SPACE: &str = "--as=3221225472";
+use capped_support::{path, write};
+use std::path::Path;
+use std::process::Output;
 
-fn collc() -> Command {
-    let bin = env!("CARGO_BIN_EXE_collc");
-    if Path::new("/usr/bin/prlimit").exists() {
-        let mut c = Command::new("/usr/bin/prlimit");
-        c.args([ADDRESS_SPACE, "--", bin]);
-        c
-    } else {
-        Command::new(bin)
-    }
-}
-
-fn write(dir: &tempfile::TempDir, name: &str, text: &str) -> PathBuf {
-    let p = dir.path().join(name);
-    std::fs::write(&p, text).expect("writable");
-    p
-}
-
-/// Runs collc with `args`; the output, after checking it took less than `secs` seconds.
+/// Runs collc with `args` (colours off); the output, after checking it took less than `secs`
+/// seconds.
 fn run(args: &[&str], secs: u64) -> Output {
-    let start = Instant::now();
-    let out = collc()
-        .args(["--color", "never"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("collc runs");
-    assert!(
-        start.elapsed() < Duration::from_secs(secs),
-        "collc {args:?} took {:?}",
-        start.elapsed()
-    );
-    out
+    let mut all = vec!["--color", "never"];
+    all.extend_from_slice(args);
+    capped_support::run(&all, secs)
 }
 
 /// Asserts that `out` is exit `code` with diagnostic `want` (and a help line) and no panic;
 /// its standard error.
 fn expect(out: &Output, code: i32, want: &str) -> String {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!err.contains("panicked"), "a panic:\n{err}");
-    assert_eq!(out.status.code(), Some(code), "{err}");
-    assert!(
-        err.contains(&format!("error[{want}]")),
-        "expected {want}:\n{err}"
-    );
+    let err = capped_support::expect(out, code, want);
     assert!(err.contains("help:"), "no help line:\n{err}");
     err
-}
-
-fn path(p: &Path) -> &str {
-    p.to_str().expect("UTF-8 path")
 }
 
 /// examples/canary_small.coll with `from` replaced by `to` and `tail` appended.

@@ -12,7 +12,7 @@
 use super::types::{Direction, ForestError, Roots};
 use crate::sema::model::{NodeId, Topology};
 use num_rational::BigRational;
-use num_traits::{ToPrimitive, Zero};
+use num_traits::ToPrimitive;
 use petgraph::visit::EdgeRef;
 use std::collections::BTreeMap;
 
@@ -73,12 +73,7 @@ impl Net {
             is_rank[r] = true;
         }
         // unit = gcd of all bandwidths, every bandwidth an integer count of it.
-        let edges: Vec<_> = topo
-            .graph
-            .edge_references()
-            .filter(|e| e.weight().bandwidth > BigRational::zero())
-            .filter(|e| e.source() != e.target())
-            .collect();
+        let edges = topo.carrying_edges();
         let crate::ratio::Units { unit, counts } =
             crate::ratio::in_units(edges.iter().map(|e| &e.weight().bandwidth));
         let mut phys = Vec::with_capacity(edges.len());

@@ -431,9 +431,10 @@ pub fn lower_with(
                 Ok(opt) => {
                     let block = c.count / n.max(1);
                     let bytes = block * c.dtype.bytes();
-                    let cpp = routed::mcf_chunks(&opt, *chunks, block, bytes);
+                    let trees = routed::Trees::new(&opt);
+                    let cpp = routed::mcf_chunks(&trees, *chunks, block, bytes);
                     let mut b = Builder::new(format!("mcf (chunks {cpp})"), spec(c, cpp as u32));
-                    routed::alltoall(&mut b, cpp as u32, &routed::mcf_routes(&opt, cpp as u32));
+                    routed::alltoall(&mut b, cpp as u32, &routed::mcf_routes(&trees, cpp as u32));
                     Ok(b.finish())
                 }
                 Err(e) => Err(unsupported(

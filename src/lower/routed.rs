@@ -108,13 +108,49 @@ const MCF_CHUNK_BYTES: u64 = 256 << 10;
 /// Pipelined chunks `chunks: auto` aims at for relayed blocks.
 const MCF_PIPELINE: u64 = 16;
 
-/// Chunks per block for `opt`'s trees. `auto`: the least common denominator of every tree's
-/// weight (each tree then gets exactly its share; [`MCF_MAX_CHUNKS`] when larger), and when
-/// some route is relayed, its smallest multiple that pipelines a block in up to
+/// The flow's trees as the lowering uses them: per source, each tree's weight (a source's sum
+/// to 1) and, per destination rank, the ranks that relay on its path.
+pub(crate) struct Trees(Vec<Vec<(BigRational, Vec<Vec<u32>>)>>);
+
+impl Trees {
+    /// `opt`'s trees, each path reduced to its relaying ranks (computed once, for both the
+    /// chunk count and the routes).
+    pub(crate) fn new(opt: &Optimum) -> Trees {
+        let rank_of: BTreeMap<NodeId, u32> = opt
+            .ranks
+            .iter()
+            .enumerate()
+            .map(|(r, &v)| (v, r as u32))
+            .collect();
+        let relays = |path: &[NodeId]| -> Vec<u32> {
+            match path {
+                [_, inner @ .., _] => inner
+                    .iter()
+                    .filter_map(|v| rank_of.get(v).copied())
+                    .collect(),
+                _ => Vec::new(),
+            }
+        };
+        Trees(
+            (0..opt.ranks.len())
+                .map(|s| {
+                    opt.source_trees(s)
+                        .into_iter()
+                        .map(|(w, paths)| (w, paths.iter().map(|p| relays(p)).collect()))
+                        .collect()
+                })
+                .collect(),
+        )
+    }
+}
+
+/// Chunks per block for the flow's trees. `auto`: the least common denominator of every
+/// tree's weight (each tree then gets exactly its share; [`MCF_MAX_CHUNKS`] when larger), and
+/// when some route is relayed, its smallest multiple that pipelines a block in up to
 /// [`MCF_PIPELINE`] chunks of at least [`MCF_CHUNK_BYTES`]. Never more than a block has
 /// elements.
 pub(crate) fn mcf_chunks(
-    opt: &Optimum,
+    trees: &Trees,
     chunks: AutoOr<u64>,
     block_elements: u64,
     block_bytes: u64,
@@ -124,13 +160,9 @@ pub(crate) fn mcf_chunks(
         AutoOr::Auto => {
             let mut lcm = BigInt::one();
             let mut relayed = false;
-            for s in 0..opt.ranks.len() {
-                for (w, paths) in opt.source_trees(s) {
-                    lcm = lcm.lcm(w.denom());
-                    relayed |= paths.iter().any(|p| {
-                        p.len() > 2 && p[1..p.len() - 1].iter().any(|v| opt.ranks.contains(v))
-                    });
-                }
+            for (w, via) in trees.0.iter().flatten() {
+                lcm = lcm.lcm(w.denom());
+                relayed |= via.iter().any(|v| !v.is_empty());
             }
             let exact = lcm
                 .to_u64()
@@ -169,38 +201,27 @@ fn shares(weights: &[BigRational], cpp: u64) -> Vec<u64> {
     out
 }
 
-/// The routes of `opt`'s trees with `cpp` chunks per block: each source's chunks shared among
-/// its trees ([`shares`]), a tree's range of every block sent along that tree's path, relayed
-/// by the ranks on it (switches and other nodes are the network between them).
-pub(crate) fn mcf_routes(opt: &Optimum, cpp: u32) -> Vec<Route> {
-    let rank_of: BTreeMap<NodeId, u32> = opt
-        .ranks
-        .iter()
-        .enumerate()
-        .map(|(r, &v)| (v, r as u32))
-        .collect();
+/// The routes of the flow's trees with `cpp` chunks per block: each source's chunks shared
+/// among its trees ([`shares`]), a tree's range of every block sent along that tree's path,
+/// relayed by the ranks on it (switches and other nodes are the network between them).
+pub(crate) fn mcf_routes(trees: &Trees, cpp: u32) -> Vec<Route> {
     let mut out = Vec::new();
-    for s in 0..opt.ranks.len() {
-        let trees = opt.source_trees(s);
-        let weights: Vec<BigRational> = trees.iter().map(|(w, _)| w.clone()).collect();
+    for (s, source) in trees.0.iter().enumerate() {
+        let weights: Vec<BigRational> = source.iter().map(|(w, _)| w.clone()).collect();
         let mut first = 0u32;
-        for ((_, paths), count) in trees.iter().zip(shares(&weights, u64::from(cpp))) {
+        for ((_, paths), count) in source.iter().zip(shares(&weights, u64::from(cpp))) {
             let count = count as u32;
             if count == 0 {
                 continue;
             }
-            for (t, path) in paths.iter().enumerate() {
-                if t == s || path.len() < 2 {
+            for (t, via) in paths.iter().enumerate() {
+                if t == s {
                     continue;
                 }
-                let via = path[1..path.len() - 1]
-                    .iter()
-                    .filter_map(|v| rank_of.get(v).copied())
-                    .collect();
                 out.push(Route {
                     src: s as u32,
                     dst: t as u32,
-                    via,
+                    via: via.clone(),
                     first,
                     count,
                 });

@@ -53,12 +53,7 @@ impl Network {
             }
             *slot = Some(i);
         }
-        let edges: Vec<_> = topo
-            .graph
-            .edge_references()
-            .filter(|e| e.weight().bandwidth > BigRational::zero())
-            .filter(|e| e.source() != e.target())
-            .collect();
+        let edges = topo.carrying_edges();
         let units = crate::ratio::in_units(edges.iter().map(|e| &e.weight().bandwidth));
         let mut merged: BTreeMap<(NodeId, NodeId), BigInt> = BTreeMap::new();
         for (e, count) in edges.iter().zip(&units.counts) {

@@ -108,6 +108,17 @@ impl Topology {
         NodeIndex::new(id)
     }
 
+    /// The graph's edges that can carry data: positive bandwidth, between two distinct nodes
+    /// (what the flow problems of ForestColl and the all-to-all optimum are built on).
+    pub fn carrying_edges(&self) -> Vec<petgraph::graph::EdgeReference<'_, Edge>> {
+        use petgraph::visit::EdgeRef;
+        self.graph
+            .edge_references()
+            .filter(|e| e.weight().bandwidth > BigRational::from_integer(0.into()))
+            .filter(|e| e.source() != e.target())
+            .collect()
+    }
+
     /// Number of directed edges (each direction and each parallel copy counted).
     pub fn edge_count(&self) -> usize {
         self.graph.edge_count()
