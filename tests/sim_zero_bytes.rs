@@ -16,6 +16,9 @@
 //! `t + 1500 + max(0, 2^64 - 6) = t + 1494`. Every figure below is derived by hand from these
 //! rules, step by step in the comments.
 
+mod cli_support;
+
+use cli_support::collc;
 use collc::backend::goal::{self, GoalOptions, GoalSchedule};
 use collc::diag::FileId;
 use collc::sim::{LogGP, Model, SimOptions, SimResult, simulate};
@@ -205,18 +208,6 @@ fn gap_zero_four_rank_barrier_stops_or_wraps_like_loggopsim() {
     assert!(r.complete(), "{r:?}");
     assert_eq!(r.finish, vec![5488, 5488, 1494, 1494]);
     assert_eq!(r.overflow, None);
-}
-
-fn collc(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(args)
-        .output()
-        .expect("collc runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 #[test]
