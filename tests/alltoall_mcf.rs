@@ -8,7 +8,6 @@ mod alltoall_support;
 use alltoall_support::check;
 use collc::ir::verify::verify;
 use collc::lower::lower_and_verify;
-use collc::net::FlowParams;
 use collc::sema::model::{AutoOr, Family, Model};
 use num_traits::ToPrimitive;
 
@@ -29,8 +28,8 @@ fn ring(n: usize) -> String {
     )
 }
 
-/// Simulated seconds of the file's mcf schedule and the exact optimum's, under the flow model's
-/// defaults.
+/// Simulated seconds of the file's mcf schedule and the exact optimum's, under the file's flow
+/// model (the defaults when it declares none).
 fn simulated_and_optimal(m: &Model) -> (f64, f64) {
     let c = m.collective.as_ref().expect("collective");
     let topo = m.topology.as_ref().expect("topology");
@@ -41,7 +40,7 @@ fn simulated_and_optimal(m: &Model) -> (f64, f64) {
     let family = Family::Mcf {
         chunks: AutoOr::Auto,
     };
-    let run = collc::choose::evaluate(m, &family, c.bytes(), &FlowParams::default())
+    let run = collc::choose::evaluate(m, &family, c.bytes(), &collc::net::for_file(m, None))
         .unwrap_or_else(|d| panic!("{}", d[0].message));
     (run.seconds(), optimal)
 }
@@ -98,6 +97,31 @@ fn simulates_within_ten_percent_of_the_optimum_at_1_gib() {
         assert!(sim >= opt * 0.999, "{name}: faster than the optimum");
         assert!(sim <= opt * 1.10, "{name}: {sim} against {opt}");
     }
+}
+
+/// On a fat tree the optimum splits every box pair's traffic over the spines. A network that
+/// spreads messages over equal-cost paths (adaptive routing, packet spraying: the flow model's
+/// `routing: spray`) carries the schedule at the optimum; one ECMP path per pair collides on
+/// some spines and costs what the doc says.
+#[test]
+fn on_a_fat_tree_the_optimum_needs_a_network_that_spreads() {
+    let spray = format!("{FAT_TREE}\nmodel m: flow {{ routing: spray; }}");
+    let (sim, opt) = simulated_and_optimal(&model(&spray, "1 GiB"));
+    eprintln!(
+        "fat tree, routing: spray: simulated {:.3} ms, optimum {:.3} ms ({:+.1}%)",
+        sim * 1e3,
+        opt * 1e3,
+        (sim / opt - 1.0) * 100.0
+    );
+    assert!(sim >= opt * 0.999, "faster than the optimum");
+    assert!(sim <= opt * 1.10, "{sim} against {opt}");
+    let (ecmp, _) = simulated_and_optimal(&model(FAT_TREE, "1 GiB"));
+    eprintln!(
+        "fat tree, ECMP: simulated {:.3} ms ({:+.1}%)",
+        ecmp * 1e3,
+        (ecmp / opt - 1.0) * 100.0
+    );
+    assert!(ecmp > sim * 1.05, "ECMP collides: {ecmp} against {sim}");
 }
 
 #[test]

@@ -34,7 +34,14 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
             topo.name,
             params.describe()
         ),
-        "routes: minimal hops with ECMP; link bandwidths and latencies as declared".to_string(),
+        format!(
+            "routes: minimal hops {}; link bandwidths and latencies as declared",
+            if params.spray {
+                "spread over equal-cost paths"
+            } else {
+                "with ECMP"
+            }
+        ),
     ];
     let bytes = c.bytes();
     let n = c.ranks.len();

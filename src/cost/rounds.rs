@@ -134,9 +134,12 @@ pub fn round_cost(
     }
     let rounds = messages.iter().map(|m| m.0 + 1).max().unwrap_or(0) as usize;
     let mut startup = vec![BigRational::zero(); rounds];
-    let mut loads: Vec<BTreeMap<LinkId, u64>> = vec![BTreeMap::new(); rounds];
+    let mut loads: Vec<BTreeMap<LinkId, BigRational>> = vec![BTreeMap::new(); rounds];
     let mut counts = vec![0usize; rounds];
-    let mut lat_of: HashMap<(NodeId, NodeId), (Vec<LinkId>, BigRational)> = HashMap::new();
+    // Per pair: the links a message loads with their shares (its route's, each 1, or its spread
+    // route's under `routing: spray`), and its route's latency.
+    type Loads = Vec<(LinkId, BigRational)>;
+    let mut lat_of: HashMap<(NodeId, NodeId), (Loads, BigRational)> = HashMap::new();
     for &(lv, a, b, bytes) in &messages {
         let (na, nb) = (
             hosts[a as usize],
@@ -145,7 +148,14 @@ pub fn round_cost(
         let (route, lat) = lat_of.entry((na, nb)).or_insert_with(|| {
             let r = net.route(na, nb);
             let l = net.latency(&r);
-            (r, l)
+            let loads = if params.spray {
+                net.spread(na, nb)
+            } else {
+                r.into_iter()
+                    .map(|x| (x, BigRational::from_integer(1.into())))
+                    .collect()
+            };
+            (loads, l)
         });
         let lv = lv as usize;
         counts[lv] += 1;
@@ -153,8 +163,9 @@ pub fn round_cost(
         if st > startup[lv] {
             startup[lv] = st;
         }
-        for &l in route.iter() {
-            *loads[lv].entry(l).or_insert(0) += bytes;
+        for (l, w) in route.iter() {
+            *loads[lv].entry(*l).or_insert_with(BigRational::zero) +=
+                w * BigRational::from_integer(BigInt::from(bytes));
         }
     }
     let mut reduce: Vec<BTreeMap<u32, u64>> = vec![BTreeMap::new(); rounds.max(1)];
@@ -166,12 +177,12 @@ pub fn round_cost(
     for k in 0..rounds {
         let mut transfer = BigRational::zero();
         let mut busiest = None;
-        for (&l, &b) in &loads[k] {
+        for (&l, b) in &loads[k] {
             let bw = &net.links[l as usize].bandwidth;
             if bw.is_zero() {
                 continue;
             }
-            let t = BigRational::from_integer(BigInt::from(b)) / bw;
+            let t = b / bw;
             if t > transfer {
                 transfer = t;
                 busiest = Some(l);

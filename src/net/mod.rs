@@ -9,8 +9,13 @@
 //!   routing picks them, with equal-cost multipath (ECMP) decided per (source, destination)
 //!   by a fixed hash, so different pairs spread over a fat tree's spines while every run picks
 //!   the same paths. Compute nodes forward too (direct networks: rings, tori, meshes).
-//! - **Sharing** ([`fair_rates`]): max-min fair rates of flows on their routes (progressive
-//!   filling), the flow-level model of how messages sent at the same time share links.
+//! - **Spread routes** ([`Net::spread`]): the same minimal-hop paths, with a message split evenly
+//!   over the equal-cost next hops at every node, as adaptive routing or packet spraying spreads
+//!   it (a flow model's `routing: spray`); what a fractional flow (ForestColl's and the
+//!   all-to-all optimum's) assumes of a switched network.
+//! - **Sharing** ([`fair_rates`], [`fair_rates_spread`]): max-min fair rates of flows on their
+//!   routes (progressive filling), the flow-level model of how messages sent at the same time
+//!   share links; a spread flow loads each link by its share of the message.
 //!
 //! Per-message costs that the topology does not say (software and NIC start-up, the time to
 //! reduce a byte) come from a `flow` model declaration, or its documented defaults: [`FlowParams`].
@@ -201,6 +206,22 @@ impl Net {
         d
     }
 
+    /// Hops from any node to `b`, and `b`'s sole link in with its far end when it has one
+    /// (see [`Net::route`]).
+    fn hops_to(&self, b: NodeId) -> (Option<(LinkId, NodeId)>, impl Fn(NodeId) -> u32) {
+        let last = match self.into[b].as_slice() {
+            &[l] if self.links[l as usize].from != b => Some((l, self.links[l as usize].from)),
+            _ => None,
+        };
+        let d = self.distances(last.map_or(b, |(_, p)| p));
+        let dist = move |x: NodeId| match last {
+            Some(_) if x == b => 0,
+            Some(_) => d[x].saturating_add(1),
+            None => d[x],
+        };
+        (last, dist)
+    }
+
     /// The route from `a` to `b`: links in order, empty when `a == b` or `b` is unreachable.
     /// Minimal hops; among equal-cost next hops one is picked by a hash of (a, b, hop).
     ///
@@ -212,16 +233,7 @@ impl Net {
     /// 4 TB of distances), with the same routes.
     pub fn route(&self, a: NodeId, b: NodeId) -> Vec<LinkId> {
         let mut path = Vec::new();
-        let last = match self.into[b].as_slice() {
-            &[l] if self.links[l as usize].from != b => Some((l, self.links[l as usize].from)),
-            _ => None,
-        };
-        let d = self.distances(last.map_or(b, |(_, p)| p));
-        let dist = |x: NodeId| match last {
-            Some(_) if x == b => 0,
-            Some(_) => d[x].saturating_add(1),
-            None => d[x],
-        };
+        let (last, dist) = self.hops_to(b);
         if dist(a) == u32::MAX {
             return path;
         }
@@ -245,6 +257,49 @@ impl Net {
             at = self.links[pick as usize].to;
         }
         path
+    }
+
+    /// The links a message from `a` to `b` loads when the network spreads it ([`Net::route`]'s
+    /// minimal hops, split evenly over the equal-cost next hops at every node), each with the
+    /// share of the message it carries (exact), in link order; empty when `a == b` or `b` is
+    /// unreachable. The shares leaving `a` sum to 1, as do those entering `b`.
+    pub fn spread(&self, a: NodeId, b: NodeId) -> Vec<(LinkId, BigRational)> {
+        let (_, d) = self.hops_to(b);
+        if a == b || d(a) == u32::MAX {
+            return Vec::new();
+        }
+        // Layer by layer from `a`, each one hop closer to `b`: a node's share is complete
+        // before it is passed on.
+        let mut share: BTreeMap<NodeId, BigRational> =
+            BTreeMap::from([(a, BigRational::from_integer(1.into()))]);
+        let mut layer = vec![a];
+        let mut out: BTreeMap<LinkId, BigRational> = BTreeMap::new();
+        while !layer.is_empty() {
+            let mut next_layer = Vec::new();
+            for &at in &layer {
+                if at == b {
+                    continue;
+                }
+                let next: Vec<LinkId> = self.out[at]
+                    .iter()
+                    .copied()
+                    .filter(|&l| d(self.links[l as usize].to) == d(at) - 1)
+                    .collect();
+                let part = &share[&at] / BigRational::from_integer(next.len().into());
+                for l in next {
+                    *out.entry(l).or_insert_with(BigRational::zero) += &part;
+                    let to = self.links[l as usize].to;
+                    let s = share.entry(to).or_insert_with(BigRational::zero);
+                    if s.is_zero() {
+                        next_layer.push(to);
+                    }
+                    *s += &part;
+                }
+            }
+            next_layer.sort_unstable();
+            layer = next_layer;
+        }
+        out.into_iter().collect()
     }
 
     /// The sum of the route's link latencies, exact.
@@ -302,22 +357,38 @@ impl Ord for Total {
 /// is link l's bandwidth; a flow with an empty route gets `f64::INFINITY`. Ties go to the
 /// lowest link index, so the result is the same on every run.
 pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
+    fill(caps, flows, |p| p.iter().map(|&l| (l, 1.0)))
+}
+
+/// [`fair_rates`] of spread flows ([`Net::spread`]): a flow at rate r loads each of its links
+/// by r times the link's share. With every share 1 it is [`fair_rates`].
+pub fn fair_rates_spread(caps: &[f64], flows: &[&[(LinkId, f64)]]) -> Vec<f64> {
+    fill(caps, flows, |p| p.iter().copied())
+}
+
+fn fill<P, I>(caps: &[f64], flows: &[P], links: impl Fn(&P) -> I) -> Vec<f64>
+where
+    I: Iterator<Item = (LinkId, f64)>,
+{
     let mut rate = vec![f64::INFINITY; flows.len()];
-    // Per link used: remaining capacity, unfrozen crossings, and the flows crossing it (CSR).
-    let mut used: Vec<LinkId> = flows.iter().flat_map(|p| p.iter().copied()).collect();
+    // Per link used: remaining capacity, unfrozen crossings and their shares, and the flows
+    // crossing it (CSR).
+    let mut used: Vec<LinkId> = flows.iter().flat_map(|p| links(p).map(|x| x.0)).collect();
     used.sort_unstable();
     used.dedup();
     let slot = |l: LinkId| used.binary_search(&l).unwrap_or(0);
     let mut left: Vec<f64> = used.iter().map(|&l| caps[l as usize]).collect();
     let mut count = vec![0u32; used.len()];
+    let mut weight = vec![0.0f64; used.len()];
     let mut start = vec![0usize; used.len() + 1];
-    let slots: Vec<Vec<usize>> = flows
+    let slots: Vec<Vec<(usize, f64)>> = flows
         .iter()
-        .map(|p| p.iter().map(|&l| slot(l)).collect())
+        .map(|p| links(p).map(|(l, w)| (slot(l), w)).collect())
         .collect();
     for p in &slots {
-        for &k in p {
+        for &(k, w) in p {
             count[k] += 1;
+            weight[k] += w;
             start[k + 1] += 1;
         }
     }
@@ -327,7 +398,7 @@ pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
     let mut fill = start.clone();
     let mut through = vec![0usize; start[used.len()]];
     for (f, p) in slots.iter().enumerate() {
-        for &k in p {
+        for &(k, _) in p {
             through[fill[k]] = f;
             fill[k] += 1;
         }
@@ -335,17 +406,17 @@ pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
     // Progressive filling with a lazy min-heap of link shares: freezing flows at the smallest
     // share only raises the other links' shares, so an entry whose share is out of date is
     // pushed again with its current value.
-    let share = |k: usize, left: &[f64], count: &[u32]| left[k].max(0.0) / f64::from(count[k]);
+    let share = |k: usize, left: &[f64], weight: &[f64]| left[k].max(0.0) / weight[k];
     let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Total, usize)>> = (0..used.len())
         .filter(|&k| count[k] > 0)
-        .map(|k| std::cmp::Reverse((Total(share(k, &left, &count)), k)))
+        .map(|k| std::cmp::Reverse((Total(share(k, &left, &weight)), k)))
         .collect();
     let mut frozen = vec![false; flows.len()];
     while let Some(std::cmp::Reverse((Total(s), k))) = heap.pop() {
         if count[k] == 0 {
             continue;
         }
-        let now = share(k, &left, &count);
+        let now = share(k, &left, &weight);
         if now != s {
             heap.push(std::cmp::Reverse((Total(now), k)));
             continue;
@@ -356,9 +427,11 @@ pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
             }
             frozen[f] = true;
             rate[f] = s;
-            for &m in &slots[f] {
-                left[m] -= s;
+            for &(m, w) in &slots[f] {
+                left[m] -= s * w;
                 count[m] -= 1;
+                // The last crossing leaves no share behind (no rounding residue).
+                weight[m] = if count[m] == 0 { 0.0 } else { weight[m] - w };
             }
         }
     }

@@ -37,6 +37,9 @@ pub struct FlowParams {
     pub gamma: BigRational,
     /// `model NAME` when declared, None for the defaults.
     pub declared: Option<String>,
+    /// `routing: spray`: every message spread evenly over the equal-cost next hops
+    /// ([`crate::net::Net::spread`]) instead of one ECMP path per pair ([`crate::net::Net::route`]).
+    pub spray: bool,
 }
 
 impl Default for FlowParams {
@@ -52,6 +55,7 @@ impl Default for FlowParams {
             calibrated: None,
             gamma: BigRational::zero(),
             declared: None,
+            spray: false,
         }
     }
 }
@@ -88,6 +92,7 @@ impl FlowParams {
             box_efficiency: get("box_efficiency", d.box_efficiency),
             net_efficiency: get("net_efficiency", d.net_efficiency),
             calibrated: word("calibrated"),
+            spray: word("routing").as_deref() == Some("spray"),
             ..d
         })
     }
@@ -152,16 +157,27 @@ impl FlowParams {
                 None => "its tuning tables' launch and per-step latencies (inside a box, over the network)".into(),
             };
             return format!(
-                "GPU runtime {}: {costs}, {proto}; gamma {} ns/B ({from})",
+                "GPU runtime {}: {costs}, {proto}; gamma {} ns/B{} ({from})",
                 rt.name(),
-                fmt_ns(&self.gamma)
+                fmt_ns(&self.gamma),
+                self.routes_note()
             );
         }
         format!(
-            "overhead {} ns per message, gamma {} ns/B ({from})",
+            "overhead {} ns per message, gamma {} ns/B{} ({from})",
             fmt_ns(&self.overhead),
-            fmt_ns(&self.gamma)
+            fmt_ns(&self.gamma),
+            self.routes_note()
         )
+    }
+
+    /// How messages are routed, for a figure's header: empty under the default (ECMP).
+    pub fn routes_note(&self) -> &'static str {
+        if self.spray {
+            ", messages spread over equal-cost paths (routing: spray)"
+        } else {
+            ""
+        }
     }
 }
 

@@ -103,3 +103,61 @@ fn routes_through_a_sole_link_are_unchanged() {
     // The dragonfly's 40 hosts have one link in, and so do a, d and e of the last.
     assert_eq!(leaves_seen, vec![40, 0, 0, 3]);
 }
+
+#[test]
+fn spread_flows_load_links_by_their_shares() {
+    // Links 0 and 1 (4 each); a flow spread half and half, and a flow on link 0 alone: link 0
+    // carries r / 2 + r, so both flows freeze there at r = 4 / 1.5.
+    let r = fair_rates_spread(&[4.0, 4.0], &[&[(0, 0.5), (1, 0.5)], &[(0, 1.0)]]);
+    let want = 4.0 / 1.5;
+    assert!(
+        (r[0] - want).abs() < 1e-12 && (r[1] - want).abs() < 1e-12,
+        "{r:?}"
+    );
+    // With every share 1 it is `fair_rates`.
+    let caps = [10.0, 4.0];
+    assert_eq!(
+        fair_rates_spread(&caps, &[&[(0, 1.0)], &[(0, 1.0), (1, 1.0)], &[(1, 1.0)]]),
+        fair_rates(&caps, &[&[0], &[0, 1], &[1]])
+    );
+}
+
+/// On a two-level fat tree a message between leaves splits evenly over the spines; within a
+/// leaf it has one path; the shares out of the source and into the destination sum to 1, and
+/// every link loaded is on some minimal path (its route's hop count).
+#[test]
+fn a_spread_route_splits_evenly_over_the_spines() {
+    use num_rational::BigRational;
+    let net = Net::new(&topology(
+        "import fat_tree;\ntopology t = fat_tree(4, 4, 2, 25 GB/s, 25 GB/s);\n\
+         collective allgather { size: 1 MiB; dtype: f32; }\nschedule ring;",
+    ));
+    let hosts: Vec<usize> = (0..net.node_count())
+        .filter(|&v| net.into[v].len() == 1)
+        .collect();
+    assert_eq!(hosts.len(), 16, "{:?}", net.names);
+    let (a, far, near) = (hosts[0], hosts[15], hosts[1]);
+    let s = net.spread(a, far);
+    let half = BigRational::new(1.into(), 2.into());
+    let one = BigRational::from_integer(1.into());
+    let out: BigRational = s
+        .iter()
+        .filter(|(l, _)| net.links[*l as usize].from == a)
+        .map(|x| x.1.clone())
+        .sum();
+    let into: BigRational = s
+        .iter()
+        .filter(|(l, _)| net.links[*l as usize].to == far)
+        .map(|x| x.1.clone())
+        .sum();
+    assert_eq!((out, into), (one.clone(), one.clone()));
+    // Host, leaf, two spines, leaf, host: 2 single links and 4 halves.
+    let halves = s.iter().filter(|x| x.1 == half).count();
+    assert_eq!((s.len(), halves), (6, 4), "{s:?}");
+    // Inside a leaf: the route itself.
+    let inside: Vec<LinkId> = net.spread(a, near).iter().map(|x| x.0).collect();
+    let mut route = net.route(a, near);
+    route.sort_unstable();
+    assert_eq!(inside, route);
+    assert!(net.spread(a, a).is_empty());
+}

@@ -144,6 +144,8 @@ const FLOW: &[P] = &[
     q("launch", T, Some("0 ns")),
     q("box_efficiency", Dim::NONE, Some("1")),
     q("net_efficiency", Dim::NONE, Some("1")),
+    // How messages take equal-cost paths: one per pair by a hash, or spread over all of them.
+    w("routing", &["ecmp", "spray"], Some("ecmp")),
     P {
         name: "calibrated",
         dim: None,

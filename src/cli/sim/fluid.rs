@@ -106,9 +106,14 @@ fn text(
     let family = crate::lower::family_of(m, c.kind);
     let _ = writeln!(
         out,
-        "flow model on `{}` ({n} ranks, {} directed links; minimal-hop routes with ECMP, links shared max-min fairly)\n  {}",
+        "flow model on `{}` ({n} ranks, {} directed links; minimal-hop routes {}, links shared max-min fairly)\n  {}",
         topo.name,
         net.links.len(),
+        if params.spray {
+            "spread over equal-cost paths"
+        } else {
+            "with ECMP"
+        },
         params.describe()
     );
     let _ = writeln!(

@@ -12,15 +12,18 @@
 //! - A **calc** occupies its CPU for its time; calcs on one CPU run one after another in the
 //!   order they became executable.
 //! - Flow rates are max-min fair over link bandwidths ([`crate::net::fair_rates`]), recomputed
-//!   whenever the set of flows changes.
+//!   whenever the set of flows changes. Under `routing: spray` a flow loads every link of its
+//!   spread route ([`crate::net::Net::spread`]) by its share; its latency is still its ECMP
+//!   route's (equal-cost paths have equal hop counts).
 //!
 //! Events at the same instant are handled in a fixed order (flows finishing by flow number,
 //! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
 
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
-use crate::net::{FlowParams, LinkId, Net, Total, fair_rates};
+use crate::net::{FlowParams, LinkId, Net, Total, fair_rates, fair_rates_spread};
 use crate::sema::model::NodeId;
+use num_traits::ToPrimitive;
 use serde_json::json;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
@@ -167,6 +170,8 @@ pub fn run(
     // Per route: its overhead (inside a box or over the network).
     let mut route_over: Vec<f64> = Vec::new();
     let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::new();
+    // Per route under `routing: spray`: the links it loads and their shares.
+    let mut spreads: Vec<Vec<(LinkId, f64)>> = Vec::new();
     let mut link_bytes: BTreeMap<LinkId, f64> = BTreeMap::new();
     let mut flows: Vec<Flow> = Vec::new();
     let mut dirty = false;
@@ -192,11 +197,25 @@ pub fn run(
                             num_traits::ToPrimitive::to_f64(params.overhead_between(net, a, b))
                                 .unwrap_or(0.0),
                         );
+                        if params.spray {
+                            spreads.push(
+                                net.spread(a, b)
+                                    .into_iter()
+                                    .map(|(l, w)| (l, w.to_f64().unwrap_or(0.0)))
+                                    .collect(),
+                            );
+                        }
                         routes.push(route);
                         routes.len() - 1
                     });
-                    for &l in &routes[ri] {
-                        *link_bytes.entry(l).or_insert(0.0) += size as f64;
+                    if params.spray {
+                        for &(l, w) in &spreads[ri] {
+                            *link_bytes.entry(l).or_insert(0.0) += size as f64 * w;
+                        }
+                    } else {
+                        for &l in &routes[ri] {
+                            *link_bytes.entry(l).or_insert(0.0) += size as f64;
+                        }
                     }
                     if routes[ri].is_empty() || size == 0 {
                         // Nothing to move over links: gone at once, there after the latency.
@@ -246,8 +265,15 @@ pub fn run(
             }
         }
         if dirty {
-            let paths: Vec<&[LinkId]> = flows.iter().map(|f| routes[f.route].as_slice()).collect();
-            let rates = fair_rates(&caps, &paths);
+            let rates = if params.spray {
+                let paths: Vec<&[(LinkId, f64)]> =
+                    flows.iter().map(|f| spreads[f.route].as_slice()).collect();
+                fair_rates_spread(&caps, &paths)
+            } else {
+                let paths: Vec<&[LinkId]> =
+                    flows.iter().map(|f| routes[f.route].as_slice()).collect();
+                fair_rates(&caps, &paths)
+            };
             for (f, r) in flows.iter_mut().zip(rates) {
                 f.rate = r;
             }
