@@ -25,6 +25,12 @@
 //! 1.8 times the table's when the ranks span boxes. LL128 runs only where every step stays on
 //! NVLink inside one box (NCCL enables it by default only there).
 //!
+//! Links inside a box deliver the share of their rate that the runtime's own topology model
+//! gives a link ([`Runtime::box_efficiency`]: NCCL's `SM80_NVLINK_BW` of 20 GB/s per NVLink
+//! against NVLink's 25, RCCL's `MI200_XGMI_WIDTH` of 36 GB/s per xGMI link against xGMI's 50;
+//! src/graph/topo.h of each), as `box_efficiency` (a calibrated model states its own). The
+//! network's links deliver their declared rate, as the runtimes' models take the NIC's speed.
+//!
 //! A step is a message of the lowered program (a ring step's chunk, a tree edge's chunk); it
 //! crosses the network when its two ranks are in different boxes ([`Net::boxes`]). Deviation:
 //! the tables' per-channel caps (LL128 per channel, A100's 235 GB/s bus ceiling) and RCCL's
@@ -112,6 +118,17 @@ impl Runtime {
         }
     }
 
+    /// The share of a box link's signalling rate that the runtime's topology model says a link
+    /// delivers: NCCL's 20 GB/s per NVLink (`SM80_NVLINK_BW`, src/graph/topo.h) of NVLink's
+    /// 25 GB/s per direction; RCCL's 36 GB/s per MI200 xGMI link (`MI200_XGMI_WIDTH`) of
+    /// xGMI's 50 GB/s.
+    pub fn box_efficiency(self) -> BigRational {
+        match self {
+            Runtime::Nccl => BigRational::new(BigInt::from(20), BigInt::from(25)),
+            Runtime::Rccl => BigRational::new(BigInt::from(36), BigInt::from(50)),
+        }
+    }
+
     /// The protocols the runtime weighs: LL128 only inside one box.
     pub fn protocols(self, spans_boxes: bool) -> Vec<Proto> {
         Proto::ALL
@@ -152,6 +169,7 @@ impl Runtime {
         }
         out.net_overhead = Some(us(t[2][p]));
         out.launch = us(t[0][p]);
+        out.box_efficiency = self.box_efficiency();
         out
     }
 }

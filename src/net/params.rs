@@ -154,7 +154,10 @@ impl FlowParams {
                     crate::sema::units::fmt_rational(&self.box_efficiency),
                     crate::sema::units::fmt_rational(&self.net_efficiency),
                 ),
-                None => "its tuning tables' launch and per-step latencies (inside a box, over the network)".into(),
+                None => format!(
+                    "its tuning tables' launch and per-step latencies (inside a box, over the network), links inside a box at {} of their rate (its topology's per-link figure)",
+                    crate::sema::units::fmt_rational(&rt.box_efficiency())
+                ),
             };
             return format!(
                 "GPU runtime {}: {costs}, {proto}; gamma {} ns/B{} ({from})",
