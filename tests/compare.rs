@@ -311,9 +311,9 @@ fn cli_compare_errors_point_at_the_flag() {
     let (code, out, err) = run(&["--sizes", "1KiB..7XB"]);
     assert_eq!((code, out.as_str()), (1, ""));
     insta::assert_snapshot!("sizes_unknown_unit", err);
-    let (code, _, err) = run(&["--sizes", "64,1MiB"]);
+    let (code, _, err) = run(&["--sizes", "64.5,1MiB"]);
     assert_eq!(code, 1);
-    insta::assert_snapshot!("sizes_without_unit", err);
+    insta::assert_snapshot!("sizes_fraction_of_a_byte", err);
     let (code, _, err) = run(&["--model", "nope"]);
     assert_eq!(code, 1);
     assert!(

@@ -134,6 +134,34 @@ fn the_canary_examples_build_and_their_requests_check_against_the_p4info() {
         }
         assert!(updates > 0, "{ex}: no updates");
         assert!(all.iter().any(|(p, _)| p == "host/Cargo.toml"), "{ex}");
+        // Each switch's requests carry the device id run.sh starts that switch with.
+        let run = &all.iter().find(|(p, _)| p == "run.sh").expect("run.sh").1;
+        let mut switches = 0;
+        for line in run.lines().filter(|l| l.contains("--device-id")) {
+            let id = line
+                .split("--device-id ")
+                .nth(1)
+                .and_then(|r| r.split(' ').next());
+            let name = line
+                .split(">build/")
+                .nth(1)
+                .and_then(|r| r.split(".log").next());
+            let (Some(id), Some(name)) = (id, name) else {
+                panic!("{ex}: {line}");
+            };
+            let req = &all
+                .iter()
+                .find(|(p, _)| *p == format!("switches/{name}.p4runtime.txtpb"))
+                .unwrap_or_else(|| panic!("{ex}: no requests for {name}"))
+                .1;
+            assert!(
+                req.starts_with(&format!("device_id: {id}\n")),
+                "{ex} {name}: {}",
+                &req[..20]
+            );
+            switches += 1;
+        }
+        assert!(switches > 1, "{ex}: {switches} switches");
     }
 }
 

@@ -1,7 +1,9 @@
 //! The sizes `collc compare --sizes` sweeps, written as the language writes sizes (a number and a
 //! size unit: `8B`, `1.5 MiB`, `64 MiB`; see `sema::units`): a list `8B,1MiB,64MiB`, or a range
 //! `1KiB..1GiB` that doubles from the first size while it stays at most the last (as nccl-tests'
-//! `-b -e -f 2`), or with another whole factor, `1KiB..1GiB*4`. [`show`] writes a size back.
+//! `-b -e -f 2`), or with another whole factor, `1KiB..1GiB*4`. nccl-tests' own way of writing
+//! sizes works too: a bare number is bytes and `K`, `M`, `G`, `T` are 1024, 1024^2, ...
+//! (`8..1G`, `8K..256M`). [`show`] writes a size back.
 
 use crate::diag::Code;
 use crate::sema::units::{Dim, UNIT_HELP, unit, unknown_unit_help};
@@ -136,16 +138,23 @@ fn size(spec: &str, at: Range<usize>) -> Result<u64, SizesError> {
             "write e.g. `1KiB..1GiB` or `8B,1MiB,64MiB`",
         ));
     };
-    if u.is_empty() {
-        return Err(err(
-            at,
-            Code::BadValue,
-            format!("`{text}` has no unit"),
-            "a size needs a unit",
-            &format!("write e.g. `{num}B` or `{num}KiB`"),
-        ));
-    }
-    let Some((factor, dim)) = unit(u) else {
+    // nccl-tests' own syntax (`-b 8 -e 1G`): a bare number is bytes, and a single K, M, G or T
+    // (either case) a binary multiple.
+    let nccl = match u {
+        "" => Some(0),
+        "K" | "k" => Some(1),
+        "M" | "m" => Some(2),
+        "G" | "g" => Some(3),
+        "T" | "t" => Some(4),
+        _ => None,
+    };
+    let Some((factor, dim)) = nccl
+        .map(|p| {
+            let f = BigRational::from_integer(num_traits::pow(BigInt::from(1024), p));
+            (f, Dim::SIZE)
+        })
+        .or_else(|| unit(u))
+    else {
         return Err(err(
             at,
             Code::UnknownUnit,
@@ -236,11 +245,23 @@ mod tests {
     }
 
     #[test]
+    fn nccl_tests_sizes() {
+        let s = parse("8K..256M").unwrap();
+        assert_eq!(
+            (s[0], *s.last().unwrap(), s.len()),
+            (8 << 10, 256 << 20, 16)
+        );
+        assert_eq!(parse("8, 1g,2T").unwrap(), [8, 1 << 30, 2 << 40]);
+        assert_eq!(parse("1.5K").unwrap(), [1536]);
+        assert_eq!(parse("1.5").unwrap_err().code, Code::BadValue);
+    }
+
+    #[test]
     fn errors_point_at_the_bad_piece() {
         let e = parse("1KiB..7XB").unwrap_err();
         assert_eq!((e.code, e.at.clone()), (Code::UnknownUnit, 6..9));
-        let e = parse("8B, 64").unwrap_err();
-        assert_eq!((e.code, e.at.clone()), (Code::BadValue, 4..6));
+        let e = parse("8B, 64X").unwrap_err();
+        assert_eq!((e.code, e.at.clone()), (Code::UnknownUnit, 4..7));
         assert_eq!(parse("1 GB/s").unwrap_err().code, Code::DimensionMismatch);
         assert_eq!(parse("1GiB..1KiB").unwrap_err().code, Code::BadValue);
         assert_eq!(parse("1KiB..1GiB*1").unwrap_err().at, 11..12);

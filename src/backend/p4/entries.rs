@@ -91,9 +91,10 @@ pub fn bytes(v: u64) -> String {
     }) + "\""
 }
 
-/// The entries as one P4Runtime `WriteRequest` (p4.v1), protobuf text, for device 1.
-pub fn p4runtime(s: &Schema, entries: &[Entry]) -> String {
-    let mut o = String::from("device_id: 1\nelection_id {\n  high: 0\n  low: 1\n}\n");
+/// The entries as one P4Runtime `WriteRequest` (p4.v1), protobuf text, for the switch whose
+/// P4Runtime device id is `device` (run.sh starts switch i of the fabric with `--device-id i`).
+pub fn p4runtime(s: &Schema, entries: &[Entry], device: usize) -> String {
+    let mut o = format!("device_id: {device}\nelection_id {{\n  high: 0\n  low: 1\n}}\n");
     for e in entries {
         match e {
             Entry::Default {

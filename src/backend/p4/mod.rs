@@ -302,7 +302,7 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
     ];
     let mut wiring =
         String::from("# switch port node (each switch's last port is its clock port)\n");
-    for (sw, es) in fabric.switches.iter().zip(&built.entries) {
+    for (device, (sw, es)) in fabric.switches.iter().zip(&built.entries).enumerate() {
         for (k, &to) in sw.ports.iter().enumerate() {
             wiring.push_str(&format!("{} {k} {}\n", sw.name, fabric.names[to]));
         }
@@ -314,7 +314,7 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
         ));
         files.push((
             format!("switches/{stem}.p4runtime.txtpb"),
-            entries::p4runtime(&built.schema, es).into_bytes(),
+            entries::p4runtime(&built.schema, es, device).into_bytes(),
         ));
     }
     files.push(("wiring.txt".into(), wiring.into_bytes()));

@@ -279,11 +279,11 @@ fn run(a: &Args) -> Result<(), String> {
         let med = times[times.len() / 2];
         let bytes = p.elements * 4;
         println!(
-            "rank {}: median {:?} over {} runs, {:.3} Gb/s goodput ({} bytes)",
+            "rank {}: median {:?} over {} runs, {} goodput ({} bytes)",
             a.rank,
             med,
             times.len(),
-            bytes as f64 * 8.0 / med.as_secs_f64() / 1e9,
+            bits_per_second(bytes as f64 * 8.0 / med.as_secs_f64()),
             bytes
         );
     }
@@ -299,4 +299,16 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// A rate in bits per second with the largest unit that keeps it at least 1 (b/s to Gb/s),
+/// three significant decimals: a software switch moves kb/s, hardware Gb/s.
+fn bits_per_second(b: f64) -> String {
+    let units = [(1e9, "Gb/s"), (1e6, "Mb/s"), (1e3, "kb/s")];
+    for (scale, unit) in units {
+        if b >= scale {
+            return format!("{:.3} {unit}", b / scale);
+        }
+    }
+    format!("{b:.3} b/s")
 }
