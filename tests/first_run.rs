@@ -676,3 +676,15 @@ fn compare_writes_with_dash_o() {
     assert!(r.stdout.is_empty());
     assert_eq!(std::fs::read(&out).expect("written"), shown.stdout);
 }
+
+/// The report's forest section and its MSCCL section both find the example's `chunks: 32` too
+/// few: one E0045, with the MSCCL note.
+#[test]
+fn one_warning_for_one_cause() {
+    let out = collc(&["build", "--emit", "report", "examples/dgx_a100_2x8.coll"]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("warning[E0045]").count(), 1, "{err}");
+    assert!(err.contains("note: for MSCCL"), "{err}");
+    assert!(err.contains("1 warning emitted"), "{err}");
+}

@@ -153,11 +153,26 @@ pub(super) struct Out {
 
 impl Out {
     /// Prints diagnostics on standard error, then (for people) how many errors and warnings.
+    /// A diagnostic that two stages found alike (same code, place and message: the report's
+    /// forest section and its MSCCL section both warn of the same `chunks`) is printed once, in
+    /// its first place, with the notes of the one that says most.
     pub fn diags(&self, diags: &[Diagnostic], files: &SourceMap) {
         if diags.is_empty() {
             return;
         }
-        super::progress::clear(|| self.print(diags, files));
+        let mut once: Vec<Diagnostic> = Vec::with_capacity(diags.len());
+        for d in diags {
+            let same = once.iter_mut().find(|o| {
+                (o.code, o.severity, &o.primary.span, &o.message)
+                    == (d.code, d.severity, &d.primary.span, &d.message)
+            });
+            match same {
+                Some(o) if d.notes.len() > o.notes.len() => *o = d.clone(),
+                Some(_) => {}
+                None => once.push(d.clone()),
+            }
+        }
+        super::progress::clear(|| self.print(&once, files));
     }
 
     fn print(&self, diags: &[Diagnostic], files: &SourceMap) {
