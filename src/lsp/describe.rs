@@ -292,7 +292,9 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
         Some(m) if m.kind != crate::sema::model::CostModelKind::Flow => {
             format!("model `{}` ({})", m.name, m.kind.name())
         }
-        _ if model.topology.is_some() => "parameters derived from the topology".to_string(),
+        _ if model.topology.is_some() => {
+            "the pipelining postal model, parameters derived from the topology".to_string()
+        }
         _ => "the paper's Section 6 parameters".to_string(),
     };
     let params_of = |m: &Option<String>| cost::derived::basis_for_file(model, m.as_deref()).params;
@@ -343,10 +345,25 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
             ));
         }
         Family::Forest { k, chunks } => out.extend(forest_summary(model, c, *k, *chunks)),
-        other => out.push(format!(
-            "no analytic cost model for `{}`; `collc sim` simulates it",
-            other.name()
-        )),
+        other => out.push(format!("no analytic cost model for `{}`", other.name())),
+    }
+    // The figure `collc sim` and `collc compare` give: the flow model on the topology (when
+    // the file declares no other model for them to use), for files small enough to simulate
+    // while the editor waits (a forest's figure is its own section's).
+    let flow_only = model
+        .models
+        .iter()
+        .all(|m| m.kind == crate::sema::model::CostModelKind::Flow);
+    if small && flow_only && model.topology.is_some() && !matches!(family, Family::Forest { .. }) {
+        let params = crate::net::for_file(model, None);
+        if let Ok(run) = crate::choose::evaluate(model, &family, bytes, &params) {
+            let t = BigRational::from_float(run.seconds()).unwrap_or_default();
+            out.push(format!(
+                "simulated {} on the topology, as `collc sim` runs it: flow model, {}",
+                seconds(&t),
+                params.describe()
+            ));
+        }
     }
     out
 }
