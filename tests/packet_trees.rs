@@ -165,6 +165,10 @@ fn compare_under_a_packet_model_runs_the_in_network_families() {
         assert!(table.contains(f), "{f}: {table}");
     }
     assert!(table.contains("winner") && table.contains("static_trees x1"));
+    assert!(
+        table.contains("in-network schedules reduce in the switches"),
+        "busbw's factor is said to assume host traffic: {table}"
+    );
     let json = ok(&collc(
         dir.path(),
         &[
