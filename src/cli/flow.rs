@@ -176,7 +176,14 @@ fn header(
 ) -> String {
     let topo_name = topo.name.as_str();
     let n = c.ranks.len();
-    let trees: usize = forests.iter().map(|f| f.trees.len()).sum();
+    // As the report counts them: k trees per rank, solved in batches of identical trees.
+    let trees: u64 = forests.iter().map(|f| f.k * n as u64).sum();
+    let batches: usize = forests.iter().map(|f| f.trees.len()).sum();
+    let phases = if forests.len() > 1 {
+        format!(" over {} phases", forests.len())
+    } else {
+        String::new()
+    };
     let bytes = c.bytes();
     let bw = |s: &BigRational| gbs_short(&Chunking::algbw(bytes, s));
     let how = if ch.auto {
@@ -188,7 +195,7 @@ fn header(
         )
     };
     format!(
-        "flow model: {} on `{topo_name}` ({n} ranks); {}\nforest: k = {}, {trees} trees, deepest {depth} edges; {how}\nmodel at {bytes} B with {} chunk{}: {} ({:.1}% of the forest's optimum {})\n",
+        "flow model: {} on `{topo_name}` ({n} ranks); {}\nforest: k = {} per rank, {trees} trees in {batches} batches{phases}, deepest {depth} edges; {how}\nmodel at {bytes} B with {} chunk{}: {} ({:.1}% of the forest's optimum {})\n",
         c.kind.name(),
         params.describe(),
         forests.first().map_or(0, |f| f.k),
