@@ -99,6 +99,8 @@ pub(super) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String
     let mut out = vec![
         "  on the topology (round model: each stage's slowest start-up plus its most loaded link, links shared by routes included):".to_string(),
     ];
+    // The cheapest list on the topology, to say which figures to trust when the two disagree.
+    let mut best: Option<(f64, String)> = None;
     for (label, stages) in lists {
         let family = Family::RecursiveMultiplying {
             stages: AutoOr::Fixed(stages.clone()),
@@ -122,11 +124,20 @@ pub(super) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String
         } else {
             vec![format!("{} rounds", r.rounds.len())]
         };
+        let secs = r.seconds.to_f64().unwrap_or(0.0);
         out.push(format!(
             "    {label}: [{}] {} ({})",
             list.join(", "),
-            show_seconds(r.seconds.to_f64().unwrap_or(0.0)),
+            show_seconds(secs),
             per.join(", ")
+        ));
+        if best.as_ref().is_none_or(|b| secs < b.0) {
+            best = Some((secs, format!("[{}]", list.join(", "))));
+        }
+    }
+    if let Some((_, list)) = best.filter(|_| out.len() > 2) {
+        out.push(format!(
+            "  on this topology {list} is the cheapest of these; the topology's figures (this section's, `collc sim`'s) are the ones to go by"
         ));
     }
     out
