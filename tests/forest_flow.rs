@@ -185,11 +185,14 @@ fn auto_chunks_grow_with_the_message() {
     assert_eq!(kib.max, 4, "1 KiB per rank in chunks of at least 256 B");
     assert!(kib.chunks <= 4);
     let big = at(GIB);
-    // 256 B chunks, unless the program limits allow fewer.
+    // 256 B chunks (or the most slots a program has per buffer); a lowered program, held to
+    // collc's program limits, takes fewer.
     let c = sized(&m, CollectiveKind::Allgather, GIB);
     let fits = collc::lower::forest::fitting_chunks(&c, &[&f]);
-    assert_eq!(big.max, (GIB / 8 / 256).min(fits));
+    assert_eq!(big.max, (GIB / 8 / 256).min(chunking::MAX_CHUNKS));
     assert!(fits < GIB / 8 / 256, "this case exercises the limit");
+    assert_eq!(big.program, big.chunks.min(fits));
+    assert!(big.program_seconds >= big.seconds);
     let best = chunking::seconds(
         &chunking::trees(
             topo,

@@ -27,9 +27,14 @@
 //! - [`MIN_CHUNK_BYTES`]: no tree's chunk is smaller than 256 bytes (below that a message is
 //!   all per-message cost, which the model leaves out, and the lowered program grows with the
 //!   message size over this);
-//! - [`MAX_CHUNKS`]: never more chunks than a forest program may have slots per buffer;
-//! - the program limits ([`crate::lower::forest::fitting_chunks`]): the lowered program's
-//!   slots and ops stay within what lowering accepts, so `chunks: auto` always lowers.
+//! - [`MAX_CHUNKS`]: never more chunks than a forest program may have slots per buffer.
+//!
+//! That count is what the forest's figures use everywhere (`collc compare`, `collc sim`,
+//! `schedule auto`, the report, hover): the model and the flow simulation of the trees need no
+//! program, so they are not held to its size. A lowered program (`--emit ir`, the targets) must
+//! also stay within collc's program limits ([`crate::lower::forest::fitting_chunks`]): under
+//! `chunks: auto` it takes the fewer of the two ([`Chunking::program`]), and the report says
+//! what that count reaches when it is lower.
 //!
 //! Small messages therefore get one or a few chunks; a 1 GiB allgather over 1,024 GPUs whose
 //! trees are 134 edges deep gets thousands.
@@ -382,6 +387,10 @@ pub struct Chunking {
     pub auto_seconds: BigRational,
     /// Seconds without any pipelining or latency loss: every phase's data at the forest's rate.
     pub optimum: BigRational,
+    /// The count a lowered program uses: `chunks`, or under `chunks: auto` the most within
+    /// collc's program limits when that is fewer; and its seconds.
+    pub program: u64,
+    pub program_seconds: BigRational,
 }
 
 impl Chunking {
@@ -434,10 +443,7 @@ pub fn most(c: &Collective, forests: &[&Forest]) -> u64 {
         .to_integer()
         .to_u64()
         .unwrap_or(u64::MAX);
-    // Within the program limits too, so `chunks: auto` always lowers (E0043 is for fixed
-    // counts and for layouts that fit no count at all).
-    let fits = crate::lower::forest::fitting_chunks(c, forests).max(1);
-    split.min(by_bytes).min(fits).clamp(1, MAX_CHUNKS)
+    split.min(by_bytes).clamp(1, MAX_CHUNKS)
 }
 
 /// Resolves `asked` for collective `c` over `forests` (as `lower::forest::needs` lists them) on
@@ -485,6 +491,17 @@ pub fn choose_in(
         AutoOr::Auto => (lo, auto_seconds.clone()),
         AutoOr::Fixed(n) => (n, time(n)),
     };
+    // Within the program limits too, so `chunks: auto` always lowers (E0043 is for fixed
+    // counts and for layouts that fit no count at all).
+    let program = match asked {
+        AutoOr::Auto => chunks.min(crate::lower::forest::fitting_chunks(c, forests).max(1)),
+        AutoOr::Fixed(n) => n,
+    };
+    let program_seconds = if program == chunks {
+        seconds.clone()
+    } else {
+        time(program)
+    };
     Chunking {
         chunks,
         auto: matches!(asked, AutoOr::Auto),
@@ -493,6 +510,8 @@ pub fn choose_in(
         auto_chunks: lo,
         auto_seconds,
         optimum,
+        program,
+        program_seconds,
     }
 }
 

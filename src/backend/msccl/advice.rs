@@ -220,6 +220,6 @@ pub(super) fn lowered_chunks(m: &Model, k: AutoOr<u64>, chunks: AutoOr<u64>) -> 
             .collective
             .as_ref()
             .and_then(|c| crate::lower::forest::solve_chunked(m, c, k, chunks, c.span).ok())
-            .map_or(1, |(_, ch)| ch.chunks),
+            .map_or(1, |(_, ch)| ch.program),
     }
 }

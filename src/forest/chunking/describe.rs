@@ -59,5 +59,20 @@ impl Chunking {
                 bw(&self.optimum)
             ),
         ]
+        .into_iter()
+        .chain((self.program != self.chunks).then(|| self.program_line(bytes)))
+        .collect()
+    }
+
+    /// What a lowered program runs when collc's program limits hold it to fewer chunks than
+    /// the model's choice.
+    pub fn program_line(&self, bytes: u64) -> String {
+        format!(
+            "  a lowered program (`--emit ir`, the targets) holds at most {} chunk{} within collc's limits on a forest program's slots and ops: {} ({:.1}%)",
+            self.program,
+            if self.program == 1 { "" } else { "s" },
+            gbs_short(&Chunking::algbw(bytes, &self.program_seconds)),
+            100.0 * self.efficiency(&self.program_seconds)
+        )
     }
 }

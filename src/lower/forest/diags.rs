@@ -118,20 +118,20 @@ pub fn lower_error(
                 "the forest's trees split the data so finely that the program needs {slots} slots per buffer and about {ops} ops, more than collc's limits of {MAX_SLOTS} and {MAX_OPS}"
             );
             let fit = fitting_chunks(c, forests);
-            if fit >= 1 && fit < ch.chunks {
+            if fit >= 1 && fit < ch.program {
                 let (label, why) = if ch.auto {
                     (
-                        format!("`chunks: auto` chose {} pipelined chunks", ch.chunks),
+                        format!("`chunks: auto` chose {} pipelined chunks", ch.program),
                         ", the most collc's program limits allow (the model's choice is larger)",
                     )
                 } else {
-                    (format!("{} pipelined chunks", ch.chunks), "")
+                    (format!("{} pipelined chunks", ch.program), "")
                 };
                 return Diagnostic::error(Code::ForestUnschedulable, span, msg)
                     .label(label)
                     .help(format!("fix the count to {fit} (`chunks: {fit};`){why}"));
             }
-            let fewer = if ch.chunks > 1 {
+            let fewer = if ch.program > 1 {
                 ", or use fewer chunks"
             } else {
                 ""
