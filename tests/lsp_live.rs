@@ -1,0 +1,375 @@
+//! `collc lsp` through the binary while a check runs long (issue 41): other requests,
+//! `$/cancelRequest`, `shutdown` and `exit` are answered while a document takes seconds to
+//! check, a superseded version is never published, and the reader recovers from a wrong
+//! `Content-Length` and answers ids JSON-RPC does not allow.
+//!
+//! Nothing here measures time: on a loaded machine only the order of the server's messages is
+//! asserted (the answer about a quick document comes before the slow document's diagnostics),
+//! and every wait has a generous timeout so that a hang fails instead of blocking the suite.
+
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::Duration;
+
+/// How long any one message may take to arrive before the test fails.
+const PATIENCE: Duration = Duration::from_secs(300);
+
+/// A topology that loops 2,000,000 times (the language server's limit): seconds to check.
+const SLOW: &str = "topology t {\n    compute h[2];\n    for i in 0..2000000 { let x = i * 2 + 1; }\n    link h[0] <-> h[1] : 1 GB/s;\n}\ncollective allreduce { count: 8; }\n";
+
+const QUICK: &str = "param n: int = 4;\n";
+
+/// Frames `body` as LSP's base protocol does.
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut v = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    v.extend_from_slice(body);
+    v
+}
+
+/// The bodies of the frames in `out`.
+fn bodies(out: &[u8]) -> Vec<Value> {
+    let mut buf = out.to_vec();
+    std::iter::from_fn(|| take_frame(&mut buf)).collect()
+}
+
+/// The first whole frame's body at the start of `buf`, taken out of it.
+fn take_frame(buf: &mut Vec<u8>) -> Option<Value> {
+    let at = buf.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let head = String::from_utf8_lossy(&buf[..at]).to_string();
+    let len: usize = head
+        .trim()
+        .strip_prefix("Content-Length: ")
+        .and_then(|n| n.parse().ok())
+        .expect("a Content-Length header");
+    if buf.len() < at + 4 + len {
+        return None;
+    }
+    let v = serde_json::from_slice(&buf[at + 4..at + 4 + len]).expect("JSON");
+    buf.drain(..at + 4 + len);
+    Some(v)
+}
+
+/// `collc lsp` with a thread reading its messages.
+struct Server {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<Value>,
+    /// Every message received so far, in order.
+    seen: Vec<Value>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("collc lsp runs");
+        let stdin = child.stdin.take().expect("piped");
+        let mut stdout = child.stdout.take().expect("piped");
+        let (tx, messages) = channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 65536];
+            loop {
+                let n = match stdout.read(&mut chunk) {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => n,
+                };
+                buf.extend_from_slice(&chunk[..n]);
+                while let Some(v) = take_frame(&mut buf) {
+                    if tx.send(v).is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+        let mut s = Server {
+            child,
+            stdin,
+            messages,
+            seen: Vec::new(),
+        };
+        s.send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}));
+        s.until(|m| m["id"] == 1);
+        s.send(json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}));
+        s
+    }
+
+    fn send(&mut self, v: Value) {
+        self.stdin
+            .write_all(&frame(v.to_string().as_bytes()))
+            .expect("writable");
+        self.stdin.flush().expect("writable");
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.send(
+            json!({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": uri, "languageId": "coll", "version": 1, "text": text}}}),
+        );
+    }
+
+    fn hover(&mut self, id: i32, uri: &str) {
+        self.send(
+            json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": uri}, "position": {"line": 0, "character": 7}}}),
+        );
+    }
+
+    /// Reads messages until one satisfies `done`; returns its index in `seen`.
+    fn until(&mut self, done: impl Fn(&Value) -> bool) -> usize {
+        if let Some(i) = self.seen.iter().position(&done) {
+            return i;
+        }
+        loop {
+            let m = self
+                .messages
+                .recv_timeout(PATIENCE)
+                .unwrap_or_else(|e| panic!("no message ({e}); so far: {:#?}", self.seen));
+            self.seen.push(m);
+            if done(self.seen.last().expect("just pushed")) {
+                return self.seen.len() - 1;
+            }
+        }
+    }
+
+    /// `shutdown` and `exit`; the exit code.
+    fn stop(mut self) -> Option<i32> {
+        self.send(json!({"jsonrpc": "2.0", "id": 999, "method": "shutdown"}));
+        self.until(|m| m["id"] == 999);
+        self.send(json!({"jsonrpc": "2.0", "method": "exit"}));
+        for _ in 0..600 {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        panic!("collc lsp did not exit within a minute of `exit`");
+    }
+}
+
+fn published(m: &Value, uri: &str, version: i64) -> bool {
+    m["method"] == "textDocument/publishDiagnostics"
+        && m["params"]["uri"] == uri
+        && m["params"]["version"] == version
+}
+
+#[test]
+fn a_slow_document_does_not_hold_up_requests_about_others() {
+    let mut s = Server::start();
+    let (quick, slow) = ("file:///p/quick.coll", "file:///p/slow.coll");
+    s.open(quick, QUICK);
+    s.until(|m| published(m, quick, 1));
+    s.open(slow, SLOW);
+    s.hover(2, quick);
+    // A request about the slow document waits for its check.
+    s.hover(3, slow);
+    let quick_answer = s.until(|m| m["id"] == 2);
+    let slow_done = s.until(|m| published(m, slow, 1));
+    let slow_answer = s.until(|m| m["id"] == 3);
+    assert!(quick_answer < slow_done, "{:#?}", s.seen);
+    assert!(slow_done < slow_answer, "{:#?}", s.seen);
+    assert!(
+        s.seen[quick_answer]["result"]["contents"].is_object(),
+        "{:#?}",
+        s.seen
+    );
+    assert_eq!(s.seen[slow_done]["params"]["diagnostics"], json!([]));
+    assert!(s.seen[slow_answer]["error"].is_null(), "{:#?}", s.seen);
+    assert_eq!(s.stop(), Some(0));
+}
+
+#[test]
+fn cancel_shutdown_and_exit_are_answered_while_a_check_runs() {
+    let mut s = Server::start();
+    let slow = "file:///p/slow.coll";
+    s.open(slow, SLOW);
+    s.hover(5, slow);
+    s.send(json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": 5}}));
+    let cancelled = s.until(|m| m["id"] == 5);
+    assert_eq!(s.seen[cancelled]["error"]["code"], -32800, "{:#?}", s.seen);
+    // `shutdown` and `exit` do not wait for the check either.
+    assert_eq!(s.stop(), Some(0));
+}
+
+#[test]
+fn a_superseded_version_is_cancelled_and_never_published() {
+    let mut s = Server::start();
+    let (a, b) = ("file:///p/a.coll", "file:///p/b.coll");
+    // `b` is the clock: it takes as long to check as `a`'s first version.
+    s.open(a, SLOW);
+    s.open(b, SLOW);
+    s.hover(7, a);
+    std::thread::sleep(Duration::from_millis(300));
+    s.send(
+        json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
+        "textDocument": {"uri": a, "version": 2}, "contentChanges": [{"text": QUICK}]}}),
+    );
+    // The hover was about a text that is gone.
+    let modified = s.until(|m| m["id"] == 7);
+    assert_eq!(s.seen[modified]["error"]["code"], -32801, "{:#?}", s.seen);
+    s.hover(8, a);
+    let a2 = s.until(|m| published(m, a, 2));
+    let answer = s.until(|m| m["id"] == 8);
+    let b1 = s.until(|m| published(m, b, 1));
+    // Cancelled, `a`'s first version did not hold up its second.
+    assert!(a2 < b1, "{:#?}", s.seen);
+    assert!(
+        s.seen[answer]["result"]["contents"].is_object(),
+        "{:#?}",
+        s.seen
+    );
+    assert!(!s.seen.iter().any(|m| published(m, a, 1)), "{:#?}", s.seen);
+    assert_eq!(s.stop(), Some(0));
+}
+
+/// Runs `collc lsp` on `input` (which ends with `exit`); its messages and exit code.
+fn run(input: &[u8]) -> (Vec<Value>, Option<i32>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("collc lsp runs");
+    let mut stdin = child.stdin.take().expect("piped");
+    let input = input.to_vec();
+    // Written from a thread, so that a server that stops reading cannot block the test.
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+        // Kept open: the server must stop on `exit`, not on the end of its input.
+        std::thread::sleep(Duration::from_secs(120));
+    });
+    let mut stdout = child.stdout.take().expect("piped");
+    let (tx, rx) = channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let _ = stdout.read_to_end(&mut out);
+        let _ = tx.send(out);
+    });
+    let out = rx.recv_timeout(Duration::from_secs(60));
+    let status = child.try_wait().ok().flatten();
+    if out.is_err() || status.is_none() {
+        let _ = child.kill();
+    }
+    let out = out.expect("collc lsp exits on `exit`");
+    let status = child.wait().expect("collc lsp ends");
+    (bodies(&out), status.code())
+}
+
+fn msg(v: Value) -> Vec<u8> {
+    frame(v.to_string().as_bytes())
+}
+
+fn hover_on(id: i32) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": "file:///p/x.coll"}, "position": {"line": 0, "character": 0}}})
+}
+
+fn start_and_stop(middle: &[u8]) -> Vec<u8> {
+    let mut input = msg(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}),
+    );
+    input.extend(msg(
+        json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
+    ));
+    input.extend(middle);
+    input.extend(msg(
+        json!({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}),
+    ));
+    input.extend(msg(json!({"jsonrpc": "2.0", "method": "exit"})));
+    input
+}
+
+fn answered(got: &[Value], id: i32) -> bool {
+    got.iter()
+        .any(|m| m["id"] == id && m.get("method").is_none())
+}
+
+#[test]
+fn a_content_length_too_long_is_recovered_from() {
+    let body = hover_on(2).to_string();
+    let mut middle = format!("Content-Length: {}\r\n\r\n{body}", body.len() + 10).into_bytes();
+    middle.extend(msg(hover_on(3)));
+    let (got, code) = run(&start_and_stop(&middle));
+    // The message whose length was wrong is whole: it is served, and so is the next.
+    for id in [2, 3, 99] {
+        assert!(answered(&got, id), "{id}: {got:#?}");
+    }
+    assert_eq!(code, Some(0), "{got:#?}");
+}
+
+#[test]
+fn a_content_length_too_long_by_more_than_a_frame_is_recovered_from() {
+    let body = hover_on(2).to_string();
+    let mut middle = format!("Content-Length: {}\r\n\r\n{body}", body.len() + 200).into_bytes();
+    for id in 3..8 {
+        middle.extend(msg(hover_on(id)));
+    }
+    let (got, code) = run(&start_and_stop(&middle));
+    for id in [2, 3, 4, 5, 6, 7, 99] {
+        assert!(answered(&got, id), "{id}: {got:#?}");
+    }
+    assert_eq!(code, Some(0), "{got:#?}");
+}
+
+#[test]
+fn a_content_length_too_short_without_newlines_is_recovered_from() {
+    let body = hover_on(2).to_string();
+    let mut middle = format!("Content-Length: 20\r\n\r\n{body}").into_bytes();
+    middle.extend(msg(hover_on(3)));
+    // Garbage that is not UTF-8 where a header should be.
+    middle.extend(b"\xff\xfe\x00garbage\r\n");
+    middle.extend(msg(hover_on(4)));
+    let (got, code) = run(&start_and_stop(&middle));
+    let parse_errors = got
+        .iter()
+        .filter(|m| m["error"]["code"] == -32700 && m["id"].is_null())
+        .count();
+    // The cut body, the rest of it where a header should be, and the garbage.
+    assert_eq!(parse_errors, 3, "{got:#?}");
+    for id in [3, 4, 99] {
+        assert!(answered(&got, id), "{id}: {got:#?}");
+    }
+    assert!(!answered(&got, 2), "{got:#?}");
+    assert_eq!(code, Some(0), "{got:#?}");
+}
+
+#[test]
+fn ids_json_rpc_does_not_allow_are_invalid_requests() {
+    let mut middle = Vec::new();
+    for id in [json!({"a": 1}), json!([1]), json!(true), json!(null)] {
+        middle.extend(msg(
+            json!({"jsonrpc": "2.0", "id": id, "method": "textDocument/hover", "params": {}}),
+        ));
+    }
+    // A number collc cannot echo as an id: the error names it.
+    middle.extend(msg(
+        json!({"jsonrpc": "2.0", "id": 1.5, "method": "shutdown"}),
+    ));
+    let (got, code) = run(&start_and_stop(&middle));
+    let invalid: Vec<&Value> = got
+        .iter()
+        .filter(|m| m["error"]["code"] == -32600)
+        .map(|m| &m["id"])
+        .collect();
+    assert_eq!(
+        invalid,
+        [
+            &Value::Null,
+            &Value::Null,
+            &Value::Null,
+            &Value::Null,
+            &json!(1.5)
+        ],
+        "{got:#?}"
+    );
+    assert!(answered(&got, 99), "{got:#?}");
+    assert_eq!(code, Some(0), "{got:#?}");
+}
