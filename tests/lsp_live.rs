@@ -101,9 +101,11 @@ impl Server {
     }
 
     fn send(&mut self, v: Value) {
-        self.stdin
-            .write_all(&frame(v.to_string().as_bytes()))
-            .expect("writable");
+        self.send_raw(&frame(v.to_string().as_bytes()));
+    }
+
+    fn send_raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).expect("writable");
         self.stdin.flush().expect("writable");
     }
 
@@ -226,6 +228,18 @@ fn a_superseded_version_is_cancelled_and_never_published() {
         s.seen
     );
     assert!(!s.seen.iter().any(|m| published(m, a, 1)), "{:#?}", s.seen);
+    assert_eq!(s.stop(), Some(0));
+}
+
+#[test]
+fn a_content_length_too_long_on_a_message_the_client_waits_on_is_answered() {
+    let mut s = Server::start();
+    let body = hover_on(2).to_string();
+    // The client sends nothing more until it has the answer.
+    s.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len() + 10).as_bytes());
+    s.until(|m| m["id"] == 2);
+    s.send(hover_on(3));
+    s.until(|m| m["id"] == 3);
     assert_eq!(s.stop(), Some(0));
 }
 

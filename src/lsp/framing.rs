@@ -5,11 +5,13 @@
 //!   not a request, response or notification a `-32600` (invalid request). A request whose `id`
 //!   is not an integer or a string (an object, say) is a `-32600` with a null id; one whose id
 //!   is a number collc cannot echo (a fraction, or beyond 32 bits) a `-32600` with that id.
-//! - A `Content-Length` too long swallows the start of the next frame: when the body holds one
-//!   whole JSON value followed by what looks like the next header, the value is the message
-//!   (served as usual) and the rest is read again as the next frame. A body that does not parse
-//!   and holds a `Content-Length` header part way is answered `-32700` up to the header, and
-//!   reading goes on from the header.
+//! - A `Content-Length` too long: a body that is a JSON object ends where the object closes
+//!   ([`read_body`]), so the message is served as usual and the next frame is read from its
+//!   header (nor does the reader wait for bytes that a client waiting for the answer will never
+//!   send). Other bodies that swallowed the start of the next frame: a whole JSON value
+//!   followed by what looks like a header is the message and the rest is read again; a body
+//!   that does not parse and holds a `Content-Length` header part way is answered `-32700` up
+//!   to the header, and reading goes on from the header.
 //! - A `Content-Length` too short leaves the end of a body where a header should be: a line that
 //!   is not a header gets one `-32700`, and reading skips to the next `Content-Length`, also
 //!   when it starts part way along a line (bodies need not end in a newline).
@@ -158,11 +160,85 @@ pub fn read_frames<R: BufRead>(r: &mut Input<R>) -> std::io::Result<Option<Vec<F
         )));
         return Ok(Some(out));
     }
-    let mut body = Vec::with_capacity(size);
-    // The input may end first: what came is still a body to answer.
-    r.by_ref().take(size as u64).read_to_end(&mut body)?;
+    let body = read_body(r, size)?;
     out.push(frame_of(&body, r));
     Ok(Some(out))
+}
+
+/// Reads a body of `size` bytes, or fewer: a body that is a JSON object ends where the object
+/// closes, for what may follow it is whitespace if the length is right, and the next frame if
+/// it is too long (which a client waiting for the answer would never send). The input may also
+/// end first: what came is still a body to answer.
+fn read_body<R: BufRead>(r: &mut Input<R>, size: usize) -> std::io::Result<Vec<u8>> {
+    let mut body = Vec::new();
+    let mut scan = Scan::default();
+    while body.len() < size {
+        let have = r.fill_buf()?;
+        if have.is_empty() {
+            break;
+        }
+        let want = have.len().min(size - body.len());
+        let closed = scan.feed(&have[..want]);
+        let n = closed.map_or(want, |i| i + 1);
+        body.extend_from_slice(&have[..n]);
+        r.consume(n);
+        if closed.is_some()
+            && body.len() < size
+            && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok()
+        {
+            break;
+        }
+    }
+    Ok(body)
+}
+
+/// Follows the brackets of a body that starts with `{`, outside strings, to find where the
+/// object closes.
+#[derive(Default)]
+struct Scan {
+    depth: u32,
+    in_string: bool,
+    escape: bool,
+    /// Closed, or not an object: nothing more to find.
+    done: bool,
+}
+
+impl Scan {
+    /// Where in `bytes` (the body's next bytes) the object closes, if it does there.
+    fn feed(&mut self, bytes: &[u8]) -> Option<usize> {
+        if self.done {
+            return None;
+        }
+        for (i, &b) in bytes.iter().enumerate() {
+            if self.in_string {
+                if self.escape {
+                    self.escape = false;
+                } else if b == b'\\' {
+                    self.escape = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            if self.depth == 0 && b != b'{' && !b.is_ascii_whitespace() {
+                self.done = true;
+                return None;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        self.done = true;
+                        return Some(i);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 /// The frame a body holds; pushes back onto `r` the start of the next frame if the body
@@ -261,3 +337,6 @@ fn shorten(s: &str) -> String {
     }
     t
 }
+
+#[cfg(test)]
+mod tests;
