@@ -1,7 +1,8 @@
 //! `collc lsp` through the binary while a check runs long (issue 41): other requests,
 //! `$/cancelRequest`, `shutdown` and `exit` are answered while a document takes seconds to
 //! check, a superseded version is never published, and the reader recovers from a wrong
-//! `Content-Length` and answers ids JSON-RPC does not allow.
+//! `Content-Length` and answers ids JSON-RPC does not allow. At the end, the engine's background
+//! mode in process, as the binary's loop drives it.
 //!
 //! Nothing here measures time: on a loaded machine only the order of the server's messages is
 //! asserted (the answer about a quick document comes before the slow document's diagnostics),
@@ -386,4 +387,97 @@ fn ids_json_rpc_does_not_allow_are_invalid_requests() {
     );
     assert!(answered(&got, 99), "{got:#?}");
     assert_eq!(code, Some(0), "{got:#?}");
+}
+
+// ------------------------------------------------------------------ the background in process
+
+/// The engine in background mode, driven as `collc lsp`'s loop drives it.
+struct Background {
+    engine: collc::lsp::Engine,
+    done: crossbeam_channel::Receiver<collc::lsp::worker::Done>,
+    published: Vec<Value>,
+}
+
+impl Background {
+    fn new() -> Background {
+        use lsp_server::{Message, Request};
+        let mut engine = collc::lsp::Engine::default();
+        let done = engine.check_in_background();
+        let init = Request::new(1.into(), "initialize".into(), json!({"capabilities": {}}));
+        engine.handle(Message::Request(init));
+        Background {
+            engine,
+            done,
+            published: Vec::new(),
+        }
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        use lsp_server::{Message, Notification};
+        let out = self.engine.handle(Message::Notification(Notification::new(
+            method.into(),
+            params,
+        )));
+        self.keep(out);
+        let out = self.engine.idle();
+        self.keep(out);
+    }
+
+    fn keep(&mut self, out: Vec<lsp_server::Message>) {
+        for m in out {
+            if let lsp_server::Message::Notification(n) = m {
+                self.published.push(n.params);
+            }
+        }
+    }
+
+    /// Takes finished checks until `uri`'s `version` is published; returns its codes.
+    fn wait_for(&mut self, uri: &str, version: i64) -> Vec<String> {
+        loop {
+            if let Some(p) = self
+                .published
+                .iter()
+                .find(|p| p["uri"] == uri && p["version"] == version)
+            {
+                return p["diagnostics"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .map(|d| d["code"].as_str().unwrap_or("").to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+            }
+            let done = self.done.recv_timeout(PATIENCE).expect("a check finishes");
+            let out = self.engine.finished(done);
+            self.keep(out);
+        }
+    }
+}
+
+#[test]
+fn background_checks_publish_the_latest_version_and_report_failures() {
+    let mut b = Background::new();
+    b.engine.inject_fault("boom");
+    let uri = "file:///p/bg.coll";
+    b.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {
+        "uri": uri, "languageId": "coll", "version": 1, "text": "let a = bogus;\n"}}),
+    );
+    b.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 2},
+        "contentChanges": [{"text": "let a = bogus; // boom\n"}]}),
+    );
+    // The first version's check, if it finished, came after the change: it is dropped.
+    assert_eq!(b.wait_for(uri, 2), ["E0048"], "{:#?}", b.published);
+    b.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 3},
+        "contentChanges": [{"text": "let a = bogus;\n"}]}),
+    );
+    assert_eq!(b.wait_for(uri, 3), ["E0003"], "{:#?}", b.published);
+    let versions: Vec<&Value> = b.published.iter().map(|p| &p["version"]).collect();
+    assert_eq!(versions, [&json!(2), &json!(3)], "{:#?}", b.published);
 }
