@@ -481,3 +481,21 @@ fn background_checks_publish_the_latest_version_and_report_failures() {
     let versions: Vec<&Value> = b.published.iter().map(|p| &p["version"]).collect();
     assert_eq!(versions, [&json!(2), &json!(3)], "{:#?}", b.published);
 }
+
+#[test]
+fn more_documents_than_workers_are_all_checked_once() {
+    let mut b = Background::new();
+    let n = collc::lsp::worker::MAX_RUNNING + 3;
+    let text = "topology t {\n    compute h[2];\n    for i in 0..20000 { let x = i; }\n    link h[0] <-> h[1] : 1 GB/s;\n}\ncollective allreduce { count: 8; }\n";
+    for i in 0..n {
+        b.notify("textDocument/didOpen", json!({"textDocument": {
+            "uri": format!("file:///p/d{i}.coll"), "languageId": "coll", "version": 1, "text": text}}));
+    }
+    for i in 0..n {
+        assert_eq!(
+            b.wait_for(&format!("file:///p/d{i}.coll"), 1),
+            Vec::<String>::new()
+        );
+    }
+    assert_eq!(b.published.len(), n, "{:#?}", b.published);
+}

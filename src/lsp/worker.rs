@@ -2,7 +2,9 @@
 //! file that takes seconds to elaborate does not hold up requests about other documents,
 //! `$/cancelRequest`, `shutdown` or `exit`.
 //!
-//! [`Workers`] keeps at most one running check per document. When the document changes while
+//! [`Workers`] keeps at most one running check per document, and at most [`MAX_RUNNING`] in
+//! all (each check of a topology at the limits holds some hundred megabytes; a client that opens
+//! fifty such files must not hold fifty at once): the others wait for a free worker. When the document changes while
 //! its check runs, the engine cancels that check ([`sema::Options::cancel`], which the
 //! elaborator polls at every loop iteration) and starts one for the latest version once the
 //! cancelled one has reported back; the result of a version that is no longer current is
@@ -20,6 +22,9 @@ use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+/// The most checks that run at once.
+pub const MAX_RUNNING: usize = 4;
 
 /// One check to make: one revision of one document.
 pub struct Job {
@@ -97,6 +102,11 @@ impl Workers {
     /// The revision being checked for `uri`, if a check runs.
     pub fn running(&self, uri: &Uri) -> Option<u64> {
         self.running.get(uri.as_str()).map(|r| r.revision)
+    }
+
+    /// Whether [`MAX_RUNNING`] checks run: the next must wait for one to finish.
+    pub fn busy(&self) -> bool {
+        self.running.len() >= MAX_RUNNING
     }
 
     /// Starts `job` on a thread of its own; if no thread can be started, runs it here and

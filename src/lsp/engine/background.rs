@@ -5,6 +5,8 @@
 //!   is still being checked, cancels that check; the latest version starts when it reports);
 //! - [`Engine::finished`] takes a check's result: a result for a version that is no longer
 //!   current is dropped, a current one is published and answers the requests waiting for it;
+//!   then the checks that waited for a free worker start (those requests wait on first, then
+//!   the other changed documents, in URI order);
 //! - a request that needs the analysis of a document whose current version is not checked yet
 //!   is *parked* until then; if the document changes or closes first it is answered
 //!   `ContentModified` (its positions refer to a text that is gone), and `$/cancelRequest`
@@ -65,19 +67,28 @@ impl Engine {
             .docs
             .get(&uri)
             .is_some_and(|d| d.revision == done.revision);
-        if !current || matches!(done.outcome, Outcome::Cancelled) {
-            // Superseded: check the latest version if anything wants it.
-            let wanted = self.docs.get(&uri).is_some_and(|d| d.dirty)
-                || self.parked.iter().any(|p| p.uri == uri);
-            return if wanted && !self.exit {
-                self.schedule(&uri)
-            } else {
-                Vec::new()
-            };
+        let mut out = Vec::new();
+        // A superseded result is dropped (the latest version is checked by `resume`); a
+        // failure is kept too, and published as E0048.
+        if current && !matches!(done.outcome, Outcome::Cancelled) {
+            let _ = self.store(&uri, done.outcome);
+            out.extend(self.settle(&uri));
         }
-        // A failure is kept too, and published as E0048.
-        let _ = self.store(&uri, done.outcome);
-        self.settle(&uri)
+        if !self.exit {
+            out.extend(self.resume());
+        }
+        out
+    }
+
+    /// Starts the checks that wait for a free worker.
+    fn resume(&mut self) -> Vec<Message> {
+        let mut uris: Vec<Uri> = self.parked.iter().map(|p| p.uri.clone()).collect();
+        uris.extend(self.docs.dirty());
+        let mut out = Vec::new();
+        for uri in uris {
+            out.extend(self.schedule(&uri));
+        }
+        out
     }
 
     /// Parks `r` if it must wait for a check; gives it back if it can be answered now.
@@ -161,6 +172,8 @@ impl Engine {
                 w.cancel(uri);
                 Vec::new()
             }
+            // Started when a check finishes.
+            None if w.busy() => Vec::new(),
             None => {
                 let started = self.job(uri).and_then(|job| {
                     let w = self.workers.as_mut()?;
