@@ -204,12 +204,17 @@ fn cancel_shutdown_and_exit_are_answered_while_a_check_runs() {
 #[test]
 fn a_superseded_version_is_cancelled_and_never_published() {
     let mut s = Server::start();
-    let (a, b) = ("file:///p/a.coll", "file:///p/b.coll");
+    let (a, b, quick) = ("file:///p/a.coll", "file:///p/b.coll", "file:///p/q.coll");
+    s.open(quick, QUICK);
+    s.until(|m| published(m, quick, 1));
     // `b` is the clock: it takes as long to check as `a`'s first version.
     s.open(a, SLOW);
     s.open(b, SLOW);
     s.hover(7, a);
-    std::thread::sleep(Duration::from_millis(300));
+    // Once this is answered the server has gone idle after the opens and started both checks
+    // (a round trip, not a guess at how long checking takes).
+    s.hover(6, quick);
+    s.until(|m| m["id"] == 6);
     s.send(
         json!({"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {
         "textDocument": {"uri": a, "version": 2}, "contentChanges": [{"text": QUICK}]}}),
