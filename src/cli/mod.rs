@@ -237,6 +237,7 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
             ..Limits::default()
         },
         params,
+        cancel: None,
     }
 }
 

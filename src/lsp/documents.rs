@@ -32,7 +32,7 @@ pub struct Document {
     pub lines: LineIndex,
     /// The client's version number.
     pub version: i32,
-    /// Incremented on every change; analyses are tagged with it.
+    /// A new number (from the engine's clock) on every change; analyses are tagged with it.
     pub revision: u64,
     /// The analysis of the current revision, once made.
     pub analysis: Option<(u64, Rc<Analysis>)>,

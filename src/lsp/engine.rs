@@ -6,6 +6,10 @@
 //! `publishDiagnostics` notifications; the stdio loop calls it whenever no message is waiting,
 //! so a burst of keystrokes is checked once. Requests check the document first if it changed.
 //!
+//! Driven by the stdio loop, the engine checks in the background instead ([`background`]): a
+//! request about a document whose check has not finished waits for it while other messages are
+//! handled.
+//!
 //! Every request runs under `catch_unwind`: a panic in collc becomes an internal-error response
 //! and the server carries on. A request about a document the client never opened answers
 //! `InvalidParams`; a request that needs the document to parse (formatting) answers with an
@@ -16,6 +20,7 @@ use super::documents::{Document, Documents};
 use super::requests::diagnostics::{self, DocDiag};
 use super::requests::{self, ClientCaps, ReqError};
 use super::uri::{self, StdlibFiles};
+use super::worker::{Job, Outcome, Workers};
 use crate::diag::Severity;
 use crate::sema;
 use lsp_server::{ErrorCode, Message, Notification, Request, Response};
@@ -30,6 +35,8 @@ use serde::de::DeserializeOwned;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
 
+mod background;
+
 /// The language server's state.
 pub struct Engine {
     pub(crate) docs: Documents,
@@ -43,6 +50,14 @@ pub struct Engine {
     closed: Vec<Uri>,
     /// Text that makes checking panic ([`Engine::inject_fault`]).
     fault: Option<String>,
+    /// The last revision number given to a document: a document's revisions are never reused,
+    /// not even after it is closed and opened again, so a background check is never mistaken
+    /// for the check of another text.
+    clock: u64,
+    /// The background checks, once [`Engine::check_in_background`] was called.
+    workers: Option<Workers>,
+    /// Requests waiting for a background check, in the order they came.
+    parked: Vec<background::Parked>,
 }
 
 /// The topology limits while typing: a tenth of the command line's, so that a few lines that
@@ -81,6 +96,9 @@ impl Engine {
             exit: false,
             closed: Vec::new(),
             fault: None,
+            clock: 0,
+            workers: None,
+            parked: Vec::new(),
         }
     }
 
@@ -137,13 +155,21 @@ impl Engine {
     /// Handles one message; returns the responses and notifications to send.
     pub fn handle(&mut self, msg: Message) -> Vec<Message> {
         match msg {
-            Message::Request(r) => vec![Message::Response(self.request(r))],
+            Message::Request(r) => match self.park(r) {
+                Ok(r) => vec![Message::Response(self.request(r))],
+                Err(out) => out,
+            },
             Message::Notification(n) => {
                 let method = n.method.clone();
+                let cancelled = (method == notif::Cancel::METHOD)
+                    .then(|| {
+                        serde_json::from_value::<lsp_server::RequestId>(n.params["id"].clone()).ok()
+                    })
+                    .flatten();
                 if catch_unwind(AssertUnwindSafe(|| self.notification(n))).is_err() {
                     eprintln!("collc lsp: internal error while handling {method}; carrying on");
                 }
-                Vec::new()
+                self.unpark(cancelled)
             }
             Message::Response(_) => Vec::new(),
         }
@@ -221,28 +247,38 @@ impl Engine {
     fn notification(&mut self, n: Notification) {
         let method = n.method.clone();
         match method.as_str() {
-            notif::Exit::METHOD => self.exit = true,
+            notif::Exit::METHOD => {
+                self.exit = true;
+                if let Some(w) = &self.workers {
+                    w.cancel_all();
+                }
+            }
             notif::DidOpenTextDocument::METHOD => {
                 if let Ok(p) =
                     serde_json::from_value::<lsp_types::DidOpenTextDocumentParams>(n.params)
                 {
                     let d = p.text_document;
-                    self.docs.open(Document::new(d.uri, d.text, d.version));
+                    let mut doc = Document::new(d.uri, d.text, d.version);
+                    doc.revision = self.tick();
+                    self.docs.open(doc);
                 }
             }
             notif::DidChangeTextDocument::METHOD => {
                 if let Ok(p) =
                     serde_json::from_value::<lsp_types::DidChangeTextDocumentParams>(n.params)
                 {
+                    let revision = self.tick();
                     if let Some(d) = self.docs.get_mut(&p.text_document.uri) {
                         d.apply(p.text_document.version, p.content_changes);
+                        d.revision = revision;
                     }
                 }
             }
             notif::DidSaveTextDocument::METHOD => {
                 // A saved file may be imported by other open documents: check them all again.
+                let revision = self.tick();
                 for d in self.docs.iter_mut() {
-                    d.revision += 1;
+                    d.revision = revision;
                     d.dirty = true;
                 }
             }
@@ -250,6 +286,9 @@ impl Engine {
                 if let Ok(p) =
                     serde_json::from_value::<lsp_types::DidCloseTextDocumentParams>(n.params)
                 {
+                    if let Some(w) = &self.workers {
+                        w.cancel(&p.text_document.uri);
+                    }
                     self.docs.close(&p.text_document.uri);
                     self.closed.push(p.text_document.uri);
                 }
@@ -260,25 +299,74 @@ impl Engine {
 }
 
 impl Engine {
+    /// A new revision number.
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
     /// Checks every changed document and returns its `publishDiagnostics`, and clears the
-    /// diagnostics of closed documents.
+    /// diagnostics of closed documents. In the background ([`Engine::check_in_background`]) it
+    /// starts the checks instead, and [`Engine::finished`] publishes.
     pub fn idle(&mut self) -> Vec<Message> {
         let mut out: Vec<Message> = std::mem::take(&mut self.closed)
             .into_iter()
             .map(|uri| publish(uri, Vec::new(), None))
             .collect();
         for uri in self.docs.dirty() {
-            if let Some(m) = self.publish_doc(&uri) {
+            if self.workers.is_some() {
+                out.extend(self.schedule(&uri));
+            } else if let Some(m) = self.publish_doc(&uri) {
                 out.push(m);
             }
         }
         out
     }
 
+    /// The check of the current revision of an open document.
+    fn job(&self, uri: &Uri) -> Option<Job> {
+        let doc = self.docs.get(uri)?;
+        let fault = self.fault.as_deref().is_some_and(|f| doc.text.contains(f));
+        Some(Job {
+            uri: uri.clone(),
+            revision: doc.revision,
+            name: uri::source_name(uri.as_str()),
+            text: doc.text.clone(),
+            version: doc.version,
+            opts: self.opts.clone(),
+            fault,
+        })
+    }
+
+    /// Keeps the outcome of a check of the document's current revision.
+    fn store(&mut self, uri: &Uri, outcome: Outcome) -> Result<Rc<Analysis>, ReqError> {
+        let failed = || {
+            ReqError::internal(
+                "collc failed while checking this file; please report it with the file",
+            )
+        };
+        let Some(doc) = self.docs.get_mut(uri) else {
+            return Err(failed());
+        };
+        match outcome {
+            Outcome::Checked(a) => {
+                let a: Rc<Analysis> = Rc::from(a);
+                if let Some(c) = a.model.as_ref().and_then(|m| m.collective.as_ref()) {
+                    doc.last_ranks = Some(c.ranks.len());
+                }
+                doc.analysis = Some((doc.revision, a.clone()));
+                Ok(a)
+            }
+            Outcome::Failed | Outcome::Cancelled => {
+                doc.failed = Some(doc.revision);
+                Err(failed())
+            }
+        }
+    }
+
     /// The analysis of the document's current text, made now if needed.
     pub(crate) fn analysis(&mut self, uri: &Uri) -> Result<Rc<Analysis>, ReqError> {
-        let opts = self.opts.clone();
-        let Some(doc) = self.docs.get_mut(uri) else {
+        let Some(doc) = self.docs.get(uri) else {
             return Err(ReqError::invalid_params(format!(
                 "`{}` is not open: send textDocument/didOpen first",
                 uri.as_str()
@@ -294,28 +382,12 @@ impl Engine {
                 "collc failed while checking this file; please report it with the file",
             ));
         }
-        let name = uri::source_name(uri.as_str());
-        let (text, version) = (doc.text.clone(), doc.version);
-        let fault = self.fault.as_deref().is_some_and(|f| text.contains(f));
-        match catch_unwind(AssertUnwindSafe(|| {
-            assert!(!fault, "an injected fault");
-            Analysis::new(&name, &text, version, &opts)
-        })) {
-            Ok(a) => {
-                let a = Rc::new(a);
-                if let Some(c) = a.model.as_ref().and_then(|m| m.collective.as_ref()) {
-                    doc.last_ranks = Some(c.ranks.len());
-                }
-                doc.analysis = Some((doc.revision, a.clone()));
-                Ok(a)
-            }
-            Err(_) => {
-                doc.failed = Some(doc.revision);
-                Err(ReqError::internal(
-                    "collc failed while checking this file; please report it with the file",
-                ))
-            }
-        }
+        // Inline: in process, or (never expected) a request the background did not wait for.
+        let outcome = match self.job(uri) {
+            Some(job) => job.run().outcome,
+            None => Outcome::Failed,
+        };
+        self.store(uri, outcome)
     }
 
     /// Checks one document and builds its notification (see `documents` for the rules).

@@ -12,22 +12,28 @@
 //! - [`index`]: declarations and uses of names; [`describe`]: words for hover and completion;
 //! - [`requests`]: one file per request;
 //! - [`text`] and [`uri`]: positions (UTF-16) and addresses (`file:` URIs, stdlib files);
-//! - [`transport`]: the base protocol on stdio, answering malformed messages (-32700) instead
-//!   of exiting.
+//! - [`worker`]: checks on threads of their own, cancelled when superseded;
+//! - [`framing`]: the base protocol's frames, answering malformed messages (-32700, -32600)
+//!   instead of exiting and finding the next message after a wrong `Content-Length`;
+//! - [`transport`]: the frames on stdio.
 //!
 //! This module is the message loop over lsp-server's [`Connection`]: messages go to the engine in
-//! order; whenever no message is waiting, the engine checks what changed and publishes, so a
-//! burst of edits is checked once.
+//! order; whenever no message is waiting, the engine starts checks of what changed, so a burst
+//! of edits is checked once. Checks run in the background and their results come back through
+//! the same loop, so a document that takes seconds to check holds up nothing but the requests
+//! about itself.
 
 pub mod analysis;
 pub mod describe;
 pub mod documents;
 pub mod engine;
+pub mod framing;
 pub mod index;
 pub mod requests;
 pub mod text;
 pub mod transport;
 pub mod uri;
+pub mod worker;
 
 pub use engine::Engine;
 
@@ -39,12 +45,27 @@ pub fn run_stdio() -> i32 {
     transport::run_stdio(Engine::default())
 }
 
-/// Runs `engine` over a connection until `exit` (or until the client goes away).
+/// Runs `engine` over a connection until `exit` (or until the client goes away), checking in
+/// the background.
 pub fn serve(connection: &Connection, mut engine: Engine) -> i32 {
+    let done = engine.check_in_background();
     let send = |m: Message| connection.sender.send(m).is_ok();
-    while let Ok(msg) = connection.receiver.recv() {
-        for out in engine.handle(msg) {
-            if !send(out) {
+    loop {
+        // The client's messages first: a change that supersedes a finished check is seen before
+        // the check is published.
+        let out = crossbeam_channel::select_biased! {
+            recv(connection.receiver) -> msg => match msg {
+                Ok(msg) => engine.handle(msg),
+                // The client closed the stream without `exit`.
+                Err(_) => return 1,
+            },
+            recv(done) -> d => match d {
+                Ok(d) => engine.finished(d),
+                Err(_) => Vec::new(),
+            },
+        };
+        for m in out {
+            if !send(m) {
                 return 2;
             }
         }
@@ -59,6 +80,4 @@ pub fn serve(connection: &Connection, mut engine: Engine) -> i32 {
             }
         }
     }
-    // The client closed the stream without `exit`.
-    1
 }

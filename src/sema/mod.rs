@@ -39,6 +39,10 @@ pub struct Options {
     pub limits: Limits,
     /// `--param name=value` overrides, the value in the language's expression syntax.
     pub params: Vec<(String, String)>,
+    /// Set from another thread to stop a check whose result is no longer wanted (the language
+    /// server's superseded versions): elaboration polls it at every loop iteration and stops
+    /// quietly; the caller must then discard the result.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 /// The result of checking one file: the model when there were no errors, and every diagnostic.
@@ -79,6 +83,7 @@ pub fn check(sources: &mut SourceMap, main: FileId, opts: &Options) -> Checked {
         .iter()
         .any(|d| matches!(d.code, Code::Syntax | Code::InvalidToken));
     let mut elab = Elab::new(opts.limits);
+    elab.cancel = opts.cancel.clone();
     elab.diags.extend(diags);
     let overrides = command_line(sources, &opts.params);
     let model = run(&mut elab, sources, &loaded, main, &overrides);

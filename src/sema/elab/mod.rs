@@ -109,6 +109,9 @@ pub(crate) struct Elab<'a> {
     pub limits: Limits,
     /// Set once a limit was hit: elaboration stops quietly after the one diagnostic.
     aborted: bool,
+    /// Polled at every loop iteration: once set, elaboration stops quietly (see
+    /// [`crate::sema::Options::cancel`]).
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<'a> Elab<'a> {
@@ -131,6 +134,7 @@ impl<'a> Elab<'a> {
             edges: 0,
             limits,
             aborted: false,
+            cancel: None,
         }
     }
 

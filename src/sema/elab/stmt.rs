@@ -44,6 +44,9 @@ impl<'a> Elab<'a> {
                         );
                         return;
                     }
+                    if self.cancelled() {
+                        return;
+                    }
                     let mut scope = HashMap::new();
                     scope.insert(var.name.clone(), v);
                     self.scopes.push(scope);
@@ -140,6 +143,20 @@ impl<'a> Elab<'a> {
                 None
             }
         }
+    }
+
+    /// Whether the caller asked to stop ([`crate::sema::Options::cancel`]); stops the
+    /// elaboration quietly (the result is discarded) and marks the topology incomplete.
+    fn cancelled(&mut self) -> bool {
+        let stop = self
+            .cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed));
+        if stop {
+            self.aborted = true;
+            self.topology_incomplete = true;
+        }
+        stop
     }
 
     pub(super) fn limit_hit(&mut self, span: Span, what: &str, limit: usize, flag: &str) {
