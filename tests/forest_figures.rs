@@ -92,7 +92,10 @@ fn agree(example: &str) -> f64 {
     let (sim, report, compare) = figures(&file);
     eprintln!("{example}: sim {sim:.9} s, report {report:.9} s, compare {compare:.9} s");
     let close = |a: f64, b: f64| (a - b).abs() <= 1e-4 * a.max(b);
-    assert!(close(sim, compare), "{example}: sim {sim} compare {compare}");
+    assert!(
+        close(sim, compare),
+        "{example}: sim {sim} compare {compare}"
+    );
     assert!(
         close(report, compare),
         "{example}: report {report} compare {compare}"
@@ -120,12 +123,7 @@ fn the_1024_gpu_fat_tree_comes_within_10_percent_of_its_optimum() {
     let ex = "examples/dgx_a100_fat_tree_1024.coll";
     let secs = agree(ex);
     let dir = tempfile::tempdir().expect("tempdir");
-    let report = collc(&[
-        "build",
-        "--emit",
-        "report",
-        &as_auto_forest(ex, dir.path()),
-    ]);
+    let report = collc(&["build", "--emit", "report", &as_auto_forest(ex, dir.path())]);
     // `achievable algbw with N chunks: X GB/s (P% of the forest's O GB/s)`.
     let optimum = number_before(&report, "achievable algbw with", " GB/s)");
     let algbw = (1u64 << 30) as f64 / secs / 1e9;

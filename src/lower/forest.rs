@@ -407,7 +407,7 @@ pub(super) fn lower(
         .as_ref()
         .map_or(span, |s| s.prop_span("chunks"));
     let warnings = chunk_warning(c, &ch, at).into_iter().collect();
-    let p = program(c, ch.program, &refs)
-        .map_err(|e| vec![lower_error(&e, k, &ch, &refs, c, span)])?;
+    let p =
+        program(c, ch.program, &refs).map_err(|e| vec![lower_error(&e, k, &ch, &refs, c, span)])?;
     Ok((p, warnings))
 }
