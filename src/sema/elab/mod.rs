@@ -109,6 +109,9 @@ pub(crate) struct Elab<'a> {
     pub limits: Limits,
     /// Set once a limit was hit: elaboration stops quietly after the one diagnostic.
     aborted: bool,
+    /// (code, span, message) of the errors with a "did you mean" reported so far
+    /// ([`Elab::seen_error`]).
+    pub(crate) reported: std::collections::HashSet<(Code, Span, String)>,
 }
 
 impl<'a> Elab<'a> {
@@ -123,6 +126,7 @@ impl<'a> Elab<'a> {
             generators: HashMap::new(),
             arrays: HashMap::new(),
             instances: HashMap::new(),
+            reported: std::collections::HashSet::new(),
             nodes: Vec::new(),
             pending: Vec::new(),
             prefix: String::new(),
