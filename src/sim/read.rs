@@ -366,11 +366,16 @@ impl Reader {
         // `/`, carriage return or non-ASCII byte needs no per-line check for them.
         let plain = !text.iter().fold(false, |any, &b| any | unusual(b));
         let mut from = 0;
-        for end in memchr::memchr_iter(b'\n', text) {
-            self.line(&text[from..end], plain)?;
-            from = end + 1;
+        loop {
+            // Empty lines are skipped as a run (a file of blank lines streams at the speed
+            // of this scan, not of one line's handling per byte).
+            from += text[from..].iter().take_while(|&&b| b == b'\n').count();
+            let Some(i) = memchr::memchr(b'\n', &text[from..]) else {
+                return self.line(&text[from..], plain);
+            };
+            self.line(&text[from..from + i], plain)?;
+            from += i + 1;
         }
-        self.line(&text[from..], plain)
     }
 
     /// Makes a reader of a later chunk, appended and so with no rank open, ready to read the

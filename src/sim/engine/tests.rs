@@ -16,13 +16,15 @@ fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// An op of [`random`]: (kind, size, peer, tag, cpu, nic).
+type Op = (u8, u64, u32, u32, u8, u8);
+
 /// A random schedule: matched messages (unique tags), calcs, and dependencies, many of them
 /// on one op so that its dependents become ready together.
 fn random(seed: u64) -> Compiled {
     let mut next = rng(seed);
     let n = 1 + next(3) as usize;
-    // Per rank: (kind, size, peer, tag, cpu, nic).
-    let mut ops: Vec<Vec<(u8, u64, u32, u32, u8, u8)>> = vec![Vec::new(); n];
+    let mut ops: Vec<Vec<Op>> = vec![Vec::new(); n];
     let sizes = [0, 1, 8, 1000, 70_000];
     for m in 0..(n as u64 * 12) {
         let (a, b) = (next(n as u64) as usize, next(n as u64) as usize);
