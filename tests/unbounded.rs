@@ -296,3 +296,25 @@ fn long_misspelt_names_in_loops_check_at_once() {
     assert_eq!(err.matches("error[E0003]").count(), 1, "{err}");
     assert!(err.contains("did you mean"), "{err}");
 }
+
+/// `collc check DIR` types a file without an extension by its first 64 KiB only: a large
+/// binary file there is skipped, not read whole.
+#[test]
+fn directories_type_files_by_their_head() {
+    let d = tempfile::tempdir().expect("temp dir");
+    write(
+        &d,
+        "ring.coll",
+        &format!("{RING}collective allreduce {{ size: 1 MiB; dtype: f32; op: sum; }}\n"),
+    );
+    std::fs::write(d.path().join("zeros"), vec![0u8; 8 << 20]).expect("writable");
+    let mut goal = String::from("num_ranks 1\nrank 0 {\n");
+    goal.push_str(&"// padding\n".repeat(20_000));
+    goal.push_str("l1: calc 5\n}\n");
+    write(&d, "schedule", &goal);
+    let out = run(&["check", path(d.path())], 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("E0059"), "{err}");
+    assert!(err.contains("skipped"), "{err}");
+}
