@@ -384,3 +384,27 @@ fn cli_build_goal_and_sim_coll() {
     assert_eq!(rc, 1);
     assert!(!none.exists());
 }
+
+/// 20,000 sends that wait for one calc, to 20,000 receives posted on another rank (issue 41:
+/// an op whose dependents all become ready at once; the busy CPU and NICs used to put each
+/// waiting send and message back one by one, N^2 pops). By hand, under LogGOPSim's defaults:
+/// the sends leave every o = 1500 ns from t = 1 and arrive o + L = 4000 ns later; the
+/// receiver's CPU takes o + 7 G = 1542 ns a message, so it is the bottleneck: message k is
+/// received from 4001 + 1542 k, and the last ends at 4001 + 1542 N.
+#[test]
+fn a_fan_out_of_20000_sends_finishes_at_the_hand_computed_time() {
+    const N: u64 = 20_000;
+    let mut text = String::from("num_ranks 2\nrank 0 {\nh: calc 1\n");
+    for i in 0..N {
+        text.push_str(&format!("s{i}: send 8b to 1 tag {i}\ns{i} requires h\n"));
+    }
+    text.push_str("}\nrank 1 {\n");
+    for i in 0..N {
+        text.push_str(&format!("r{i}: recv 8b from 0 tag {i}\n"));
+    }
+    text.push_str("}\n");
+    let r = loggp(&parse(&text), LogGP::default());
+    assert_eq!(r.finish, vec![1 + 1500 * N, 4001 + 1542 * N]);
+    assert_eq!(r.messages, N);
+    assert_eq!(r.events, 1 + 3 * N);
+}

@@ -268,6 +268,11 @@ const NOT_FROM_A_FILE: &[(&str, &str)] = &[
         "calibrate::nccl_tests::tests::a_truncated_last_row_is_e0051",
     ),
     ("E0055", "exits::argument_errors_are_e0055"),
+    (
+        "E0059",
+        "unbounded::binary_input_is_e0059_at_the_first_block",
+    ),
+    ("E0060", "unbounded::files_over_the_input_limit_are_e0060"),
 ];
 
 #[test]

@@ -210,3 +210,111 @@ fn the_p4_target_refuses_what_it_cannot_write_before_writing() {
     );
     assert!(!out_dir.exists());
 }
+
+/// A NUL byte ends the read at the first block that holds it: `/dev/zero` (which never ends)
+/// and a `.goal` file with one in the middle (the streaming reader leaves it to the full one).
+#[test]
+fn binary_input_is_e0059_at_the_first_block() {
+    if Path::new("/dev/zero").exists() {
+        for cmd in ["sim", "check"] {
+            let err = expect(&run(&[cmd, "/dev/zero"], 20), 1, "E0059");
+            assert!(err.contains("NUL byte"), "{err}");
+        }
+    }
+    let d = tempfile::tempdir().expect("temp dir");
+    let f = write(&d, "nul.goal", "num_ranks 1\nrank 0 {\nl1: calc 5\n\0\n}\n");
+    for cmd in ["sim", "check"] {
+        let err = expect(&run(&[cmd, path(&f)], 20), 1, "E0059");
+        assert!(err.contains("nul.goal:4:1"), "{err}");
+    }
+}
+
+/// A file read whole is at most `--max-input-bytes` (lowered here; 128 MiB by default): over
+/// it, E0060 names the limit and the flag, before the file is read.
+#[test]
+fn files_over_the_input_limit_are_e0060() {
+    let d = tempfile::tempdir().expect("temp dir");
+    let blank = write(&d, "blank.goal", &"\n".repeat(200_000));
+    let coll = write(
+        &d,
+        "ring.coll",
+        &format!("{RING}collective allreduce {{ size: 1 MiB; dtype: f32; op: sum; }}\n"),
+    );
+    for args in [
+        &["sim", path(&blank)][..],
+        &["check", path(&blank)],
+        &["check", path(&coll)],
+        &["build", path(&coll)],
+    ] {
+        let mut all = args.to_vec();
+        all.extend(["--max-input-bytes", "50"]);
+        let err = expect(&run(&all, 20), 1, "E0060");
+        assert!(
+            err.contains("over the limit of 50 bytes") && err.contains("--max-input-bytes"),
+            "{err}"
+        );
+    }
+    // Within the limit the files are read: the blank file is a GOAL file without ranks.
+    let err = expect(&run(&["check", path(&blank)], 20), 1, "E0038");
+    assert!(!err.contains("E0060"), "{err}");
+    let out = run(&["check", path(&coll)], 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}
+
+/// `collc sim FILE.goal` streams: megabytes of blank lines inside a rank (more than the reader's
+/// chunk of 2 MiB, so pieces end inside the rank) run within a limit of a few bytes on files
+/// read whole, with LogGOPSim's result (two calcs back to back: 5 + 7 ns).
+#[test]
+fn goal_files_stream_past_the_input_limit() {
+    let d = tempfile::tempdir().expect("temp dir");
+    let text = format!(
+        "num_ranks 1\nrank 0 {{\na: calc 5\n{}b: calc 7\nb requires a\n}}\n",
+        "\n".repeat(5 << 20)
+    );
+    let f = write(&d, "spaced.goal", &text);
+    let out = run(&["sim", path(&f), "-b", "--max-input-bytes", "10"], 60);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("at host 0: 12 ("), "{report}");
+}
+
+/// A misspelt identifier of 20,000 characters in a loop of 2,000 iterations (60 KB of text):
+/// each iteration reports it again, and the "did you mean" search, once quadratic in the
+/// name's length (8 * 10^11 steps here), is linear: one E0003 with the suggestion, at once.
+#[test]
+fn long_misspelt_names_in_loops_check_at_once() {
+    let d = tempfile::tempdir().expect("temp dir");
+    let name = "v".repeat(20_000);
+    let typo = format!("{}w", &name[1..]);
+    let text = format!(
+        "topology t {{\n    compute gpu[4];\n    let {name} = 1;\n    for i in 0..2000 {{\n        let x = {typo} + i;\n    }}\n}}\n"
+    );
+    let f = write(&d, "long.coll", &text);
+    let err = expect(&run(&["check", path(&f)], 20), 1, "E0003");
+    assert_eq!(err.matches("error[E0003]").count(), 1, "{err}");
+    assert!(err.contains("did you mean"), "{err}");
+}
+
+/// `collc check DIR` types a file without an extension by its first 64 KiB only: a large
+/// binary file there is skipped, not read whole.
+#[test]
+fn directories_type_files_by_their_head() {
+    let d = tempfile::tempdir().expect("temp dir");
+    write(
+        &d,
+        "ring.coll",
+        &format!("{RING}collective allreduce {{ size: 1 MiB; dtype: f32; op: sum; }}\n"),
+    );
+    std::fs::write(d.path().join("zeros"), vec![0u8; 8 << 20]).expect("writable");
+    let mut goal = String::from("num_ranks 1\nrank 0 {\n");
+    goal.push_str(&"// padding\n".repeat(20_000));
+    goal.push_str("l1: calc 5\n}\n");
+    write(&d, "schedule", &goal);
+    let out = run(&["check", path(d.path())], 20);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("E0059"), "{err}");
+    assert!(err.contains("skipped"), "{err}");
+}

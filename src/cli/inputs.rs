@@ -86,6 +86,33 @@ pub(super) fn kind(path: &Path, text: &str) -> Option<Kind> {
     by_extension(path).or_else(|| sniff(text))
 }
 
+/// The first [`HEAD`] bytes of a file without an extension, as text (None when they are not
+/// UTF-8 or hold a NUL byte): what [`sniff`] types it by. Only the head is read, so that a
+/// large or endless file met in a directory costs a block (issue 41).
+fn head(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(HEAD)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.contains(&0) {
+        return None;
+    }
+    let valid = match std::str::from_utf8(&bytes) {
+        Ok(_) => bytes.len(),
+        // A character cut by the end of the head.
+        Err(e) if e.error_len().is_none() => e.valid_up_to(),
+        Err(_) => return None,
+    };
+    bytes.truncate(valid);
+    String::from_utf8(bytes).ok()
+}
+
+/// Bytes of a file [`head`] reads.
+const HEAD: u64 = 1 << 16;
+
 /// Directories a walk does not enter: build output and installed packages.
 const NOT_ENTERED: &[&str] = &["target", "node_modules"];
 
@@ -142,11 +169,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> std
             continue;
         }
         let known = by_extension(&p).is_some()
-            || (p.extension().is_none()
-                && std::fs::read(&p)
-                    .ok()
-                    .and_then(|b| String::from_utf8(b).ok())
-                    .is_some_and(|t| sniff(&t).is_some()));
+            || (p.extension().is_none() && head(&p).is_some_and(|t| sniff(&t).is_some()));
         if known {
             files.push(p);
         } else {

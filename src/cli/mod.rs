@@ -28,6 +28,7 @@ mod report_canary;
 mod report_net;
 mod report_trees;
 pub(crate) mod sim;
+mod source;
 mod streams;
 mod targets;
 mod temps;
@@ -100,6 +101,9 @@ struct CheckArgs {
     /// Most packets the packet simulator may hold at once (queued, in flight).
     #[arg(long, default_value_t = Limits::MAX_PACKETS)]
     max_packets: u64,
+    /// Most bytes of an input file read whole (`collc sim FILE.goal` streams what it can).
+    #[arg(long, value_name = "BYTES", default_value_t = source::MAX_INPUT_BYTES)]
+    max_input_bytes: u64,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum, PartialEq, Eq)]
@@ -205,6 +209,7 @@ pub fn main() -> i32 {
 }
 
 fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) -> sema::Options {
+    source::set_limit(a.max_input_bytes);
     let mut params = Vec::new();
     for p in &a.params {
         match p.split_once('=') {
@@ -263,39 +268,15 @@ fn read_and_check(
 }
 
 fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId, Box<Diagnostic>> {
-    match std::fs::read(path) {
-        Ok(bytes) => {
-            let text = match String::from_utf8(bytes) {
-                Ok(t) => t,
-                Err(e) => {
-                    let valid = e.utf8_error().valid_up_to();
-                    let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-                    let f = files.add(path.display().to_string(), text);
-                    return Err(Box::new(
-                        Diagnostic::error(
-                            Code::InvalidToken,
-                            Span::new(f, valid, valid + 1),
-                            "the file is not valid UTF-8",
-                        )
-                        .label("invalid byte")
-                        .help("save the file as UTF-8"),
-                    ));
-                }
-            };
-            Ok(files.add(path.display().to_string(), text))
-        }
-        Err(e) => {
-            let f = files.add(path.display().to_string(), String::new());
-            Err(Box::new(
-                Diagnostic::error(
-                    Code::Io,
-                    Span::new(f, 0, 0),
-                    format!("cannot read `{}`: {e}", path.display()),
-                )
-                .label("unreadable")
-                .help("check the path and permissions"),
-            ))
-        }
+    let bytes = source::read(path, files, source::limit())?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(files.add(path.display().to_string(), text)),
+        Err(e) => Err(Box::new(source::not_utf8(
+            files,
+            path,
+            e.as_bytes(),
+            e.utf8_error(),
+        ))),
     }
 }
 

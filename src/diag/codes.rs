@@ -83,6 +83,8 @@ codes! {
     MscclUnverified = "E0053", "an MSCCL XML of a collective collc cannot execute (warning)";
     MscclUnselectable = "E0054", "sizes at which the runtime would not select the MSCCL XML (warning)";
     CommandLine = "E0055", "invalid command-line arguments";
+    BinaryInput = "E0059", "the input is binary, not text";
+    InputTooLarge = "E0060", "the input file is larger than collc reads whole";
 }
 
 impl Serialize for Code {

@@ -130,12 +130,12 @@ impl Elab<'_> {
         }
         let Some(info) = self.arrays.get(&p.key) else {
             let short = p.key.rsplit('.').next().unwrap_or(&p.key);
-            let d = Diagnostic::error(
-                Code::UndeclaredNode,
-                p.span,
-                format!("no node `{}` is declared", p.key),
-            )
-            .label("undeclared node");
+            let message = format!("no node `{}` is declared", p.key);
+            if self.seen_error(Code::UndeclaredNode, p.span, &message) {
+                return None;
+            }
+            let d =
+                Diagnostic::error(Code::UndeclaredNode, p.span, message).label("undeclared node");
             let d = match super::suggest::closest(&p.key, self.arrays.keys().map(|s| s.as_str())) {
                 Some(s) => d.help(format!("did you mean `{s}`? declare nodes with `compute {short}[n];` or `switch {short};`")),
                 None => d.help(format!("declare it first, e.g. `compute {short}[n];` or `switch {short};`")),
@@ -236,7 +236,11 @@ impl Elab<'_> {
                 return None;
             }
             if !self.arrays.contains_key(&format!("{}{n}", self.prefix)) {
-                let d = Diagnostic::error(Code::UnknownName, e.span, format!("unknown name `{n}`"))
+                let message = format!("unknown name `{n}`");
+                if self.seen_error(Code::UnknownName, e.span, &message) {
+                    return None;
+                }
+                let d = Diagnostic::error(Code::UnknownName, e.span, message)
                     .label("not a variable, parameter or node");
                 let cands: Vec<String> = self
                     .scopes

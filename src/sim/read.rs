@@ -30,6 +30,9 @@ const MAX_RANK: u64 = u32::MAX as u64 - 1;
 /// Bytes of text per chunk (cut after a rank's `}` line).
 const CHUNK: usize = 2 << 20;
 
+/// The longest line the fast path reads (a longer one is the full reader's).
+const LINE: usize = 1 << 20;
+
 /// Reads GOAL text from `input` (of about `len` bytes, for capacities); None when the full
 /// reader must decide (see the module doc), including on a read error.
 ///
@@ -48,6 +51,8 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
         carry: Vec::new(),
         spare: Vec::new(),
         done: false,
+        failed: false,
+        aligned: true,
         chunk: chunk.max(1),
     };
     let mut main = Reader::new(
@@ -55,18 +60,28 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
         None,
         Some(0),
     );
-    main.lines(&chunks.next()?)?;
+    main.lines(&chunks.next()?.text)?;
     let n = main.ranks?;
     let threads = crate::par::threads();
     let mut readers: Vec<Reader> = Vec::with_capacity(threads);
     loop {
+        // Pieces that start a rank, read in parallel; a piece that does not (the text before
+        // it had no rank end within a chunk) is read after them by `main`, in order.
         let mut batch = Vec::with_capacity(threads);
+        let mut inside = None;
         while batch.len() < threads
             && let Some(c) = chunks.next()
         {
-            batch.push(c);
+            if !c.aligned {
+                inside = Some(c.text);
+                break;
+            }
+            batch.push(c.text);
         }
-        if chunks.done && batch.is_empty() {
+        if chunks.failed {
+            return None;
+        }
+        if chunks.done && batch.is_empty() && inside.is_none() {
             break;
         }
         use rayon::prelude::*;
@@ -87,50 +102,81 @@ pub fn compile_in_chunks(input: impl Read, len: u64, chunk: usize) -> Option<Com
             main.append(part)?;
         }
         chunks.spare.extend(batch);
+        if let Some(text) = inside {
+            main.lines(&text)?;
+            chunks.spare.push(text);
+        }
     }
     (!main.open && main.next_rank.map(u64::from) == Some(n)).then(|| main.b.finish())
 }
 
-/// The text in chunks of whole ranks: each about `chunk` bytes, cut after a line that is
-/// exactly `}` (a rank longer than a chunk makes its chunk longer). None at the end, and on a
-/// read error (`done` tells them apart: a read error leaves it false). Chunks handed back in
-/// `spare` are filled again, so that the text's gigabytes pass through a few buffers that stay
-/// mapped rather than through fresh memory the system must clear.
+/// A piece of the text: whole lines, and whether it starts where a rank may start (the text
+/// before it ended with a rank's `}` line, or it is the first).
+struct Piece {
+    text: Vec<u8>,
+    aligned: bool,
+}
+
+/// The text in pieces of about `chunk` bytes, cut after a line that is exactly `}` (a rank
+/// longer than a chunk makes its chunk longer, so that the pieces can be read in parallel),
+/// or, when a whole chunk holds no such line (a rank of more text than a chunk, a run of
+/// blank lines), after its last line end: the memory held stays a few chunks whatever the
+/// text. A single line longer than a chunk and [`LINE`] is left to the full reader (`failed`,
+/// as a read error). None at the end (`done`) and on failure. Chunks handed back in `spare` are filled
+/// again, so that the text's gigabytes pass through a few buffers that stay mapped rather than
+/// through fresh memory the system must clear.
 struct Chunks<R> {
     input: R,
     carry: Vec<u8>,
     spare: Vec<Vec<u8>>,
     done: bool,
+    failed: bool,
+    /// Whether the next piece starts after a rank's end.
+    aligned: bool,
     chunk: usize,
 }
 
 impl<R: Read> Chunks<R> {
-    fn next(&mut self) -> Option<Vec<u8>> {
+    fn next(&mut self) -> Option<Piece> {
         let mut buf = self.spare.pop().unwrap_or_default();
         buf.clear();
         buf.extend_from_slice(&self.carry);
         self.carry.clear();
+        let aligned = self.aligned;
         loop {
             if self.done {
-                return (!buf.is_empty()).then_some(buf);
+                return (!buf.is_empty()).then_some(Piece { text: buf, aligned });
             }
             let from = buf.len();
-            let got = (&mut self.input)
+            let Ok(got) = (&mut self.input)
                 .take(self.chunk as u64)
                 .read_to_end(&mut buf)
-                .ok()?;
+            else {
+                self.failed = true;
+                return None;
+            };
             if got == 0 {
                 self.done = true;
                 continue;
             }
             // Search only what is new (and two bytes before it, for a cut across reads).
             let start = from.saturating_sub(2);
-            if let Some(i) = buf[start..].windows(3).rposition(|w| w == b"\n}\n") {
-                let cut = start + i + 3;
-                self.carry.extend_from_slice(&buf[cut..]);
-                buf.truncate(cut);
-                return Some(buf);
-            }
+            let (cut, whole) = match buf[start..].windows(3).rposition(|w| w == b"\n}\n") {
+                Some(i) => (start + i + 3, true),
+                None if buf.len() >= self.chunk => match memchr::memrchr(b'\n', &buf) {
+                    Some(i) => (i + 1, false),
+                    None if buf.len() >= self.chunk.max(LINE) => {
+                        self.failed = true;
+                        return None;
+                    }
+                    None => continue,
+                },
+                None => continue,
+            };
+            self.carry.extend_from_slice(&buf[cut..]);
+            buf.truncate(cut);
+            self.aligned = whole;
+            return Some(Piece { text: buf, aligned });
         }
     }
 }
@@ -320,11 +366,16 @@ impl Reader {
         // `/`, carriage return or non-ASCII byte needs no per-line check for them.
         let plain = !text.iter().fold(false, |any, &b| any | unusual(b));
         let mut from = 0;
-        for end in memchr::memchr_iter(b'\n', text) {
-            self.line(&text[from..end], plain)?;
-            from = end + 1;
+        loop {
+            // Empty lines are skipped as a run (a file of blank lines streams at the speed
+            // of this scan, not of one line's handling per byte).
+            from += text[from..].iter().take_while(|&&b| b == b'\n').count();
+            let Some(i) = memchr::memchr(b'\n', &text[from..]) else {
+                return self.line(&text[from..], plain);
+            };
+            self.line(&text[from..from + i], plain)?;
+            from += i + 1;
         }
-        self.line(&text[from..], plain)
     }
 
     /// Makes a reader of a later chunk, appended and so with no rank open, ready to read the

@@ -13,12 +13,12 @@ impl<'a> Elab<'a> {
     pub(crate) fn instantiate(&mut self, call: &Call, prefix: String) {
         let name = &call.callee.name;
         let Some(def) = self.generators.get(name).copied() else {
-            let d = Diagnostic::error(
-                Code::UnknownName,
-                call.callee.span,
-                format!("unknown generator `{name}`"),
-            )
-            .label("no generator with this name");
+            let message = format!("unknown generator `{name}`");
+            if self.seen_error(Code::UnknownName, call.callee.span, &message) {
+                return;
+            }
+            let d = Diagnostic::error(Code::UnknownName, call.callee.span, message)
+                .label("no generator with this name");
             let d = match crate::sema::suggest::closest(name, self.generators.keys().map(|s| s.as_str())) {
                 Some(s) => d.help(format!("did you mean `{s}`?")),
                 None => d.help(format!("define it with `generator {name}(...) {{ ... }}` or import the module that has it, e.g. `import {name};`")),

@@ -112,6 +112,9 @@ pub(crate) struct Elab<'a> {
     /// Polled at every loop iteration: once set, elaboration stops quietly (see
     /// [`crate::sema::Options::cancel`]).
     pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// (code, span, message) of the errors with a "did you mean" reported so far
+    /// ([`Elab::seen_error`]).
+    pub(crate) reported: std::collections::HashSet<(Code, Span, String)>,
 }
 
 impl<'a> Elab<'a> {
@@ -126,6 +129,7 @@ impl<'a> Elab<'a> {
             generators: HashMap::new(),
             arrays: HashMap::new(),
             instances: HashMap::new(),
+            reported: std::collections::HashSet::new(),
             nodes: Vec::new(),
             pending: Vec::new(),
             prefix: String::new(),

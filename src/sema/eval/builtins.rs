@@ -27,12 +27,12 @@ impl Elab<'_> {
             return None;
         }
         if !BUILTINS.contains(&name) {
-            let d = Diagnostic::error(
-                Code::UnknownName,
-                c.callee.span,
-                format!("unknown function `{name}`"),
-            )
-            .label("no such function or generator");
+            let message = format!("unknown function `{name}`");
+            if self.seen_error(Code::UnknownName, c.callee.span, &message) {
+                return None;
+            }
+            let d = Diagnostic::error(Code::UnknownName, c.callee.span, message)
+                .label("no such function or generator");
             let d = match crate::sema::suggest::closest(
                 name,
                 BUILTINS

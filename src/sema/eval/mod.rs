@@ -30,6 +30,16 @@ impl Elab<'_> {
 
     /// Records a diagnostic. Inside a generator, a second label points at the outermost call
     /// site, so an error in a library generator also shows where the user instantiated it.
+    /// Whether an error of `code` at `span` with `message` was reported already (recorded
+    /// now if not). A loop body reports its errors again on every iteration, and the final
+    /// list keeps only the first of each (code, span, message): the sites that search for a
+    /// "did you mean" ask first, so that the search runs once per error, not once per
+    /// iteration (issue 41).
+    pub(crate) fn seen_error(&mut self, code: Code, span: Span, message: &str) -> bool {
+        let key = (code, span, message.to_string());
+        !self.reported.insert(key)
+    }
+
     pub(crate) fn err(&mut self, d: Diagnostic) {
         let mut d = d;
         if let Some((site, name)) = self.sites.first() {

@@ -13,6 +13,9 @@ pub(super) const SEND: u8 = 1;
 pub(super) const RECV: u8 = 2;
 pub(super) const CALC: u8 = 3;
 pub(super) const MSG: u8 = 4;
+/// Not an op: a queue entry standing for an event parked while its CPU or NIC is busy
+/// ([`super::park`]).
+pub(super) const PARKED: u8 = 5;
 
 /// An op as the loop reads it ([`Graph::node`]).
 #[derive(Clone, Copy)]
