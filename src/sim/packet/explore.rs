@@ -17,7 +17,9 @@
 //! it ([`super::PacketParams::failure`]), so the fault tolerance recovers the blocks it held.
 //! Each run reduces at most 32 blocks (32 packets per host) on at most 32 hosts, enough for
 //! every slot of a small table to be reused many times, small enough that the exploration takes
-//! seconds on the paper's 1,024-host network.
+//! seconds on the paper's 1,024-host network. Run `i` has seed `i + 1` and its setting follows
+//! from the seed alone, so [`replay`] (`collc sim FILE --explore-run SEED`, which every E0049
+//! names) runs one of them again by itself.
 
 use super::{Background, Routing};
 use super::{PacketParams, PacketRun, run_file_with};
