@@ -170,8 +170,9 @@ pub(super) fn run(a: BuildArgs, out: &Out) -> i32 {
                         None => t,
                     }
                 }
-                Err(d) => {
+                Err(mut d) => {
                     rep.finish();
+                    super::report_canary::name_file(&mut d, &a.file.display().to_string());
                     out.diags(&d, &files);
                     return 1;
                 }

@@ -94,6 +94,94 @@ fn exploration(m: &Model, span: crate::diag::Span) -> Result<Vec<String>, Vec<Di
 }
 
 /// [`exploration`] of `protocol`.
+/// Where an E0049's replay command names the file; the command line puts the path in.
+pub(crate) const FILE: &str = "<FILE>";
+
+/// Puts `path` into the replay commands of E0049s in `d`.
+pub(crate) fn name_file(d: &mut [Diagnostic], path: &str) {
+    for x in d
+        .iter_mut()
+        .filter(|x| x.code == crate::diag::Code::CanaryCounterexample)
+    {
+        for n in &mut x.notes {
+            *n = n.replace(FILE, path);
+        }
+    }
+}
+
+/// The E0049 of exploration run `st`, which failed with `why`.
+fn counterexample(
+    m: &Model,
+    span: crate::diag::Span,
+    params: &crate::sim::packet::PacketParams,
+    st: &crate::sim::packet::explore::Setting,
+    why: &[Diagnostic],
+) -> Diagnostic {
+    let timeout = match &m.schedule.as_ref().map(|s| &s.family) {
+        Some(Family::Canary(p)) => p.timeout.clone(),
+        _ => BigRational::from_integer(0.into()),
+    };
+    let reason = why
+        .iter()
+        .map(|d| d.message.clone())
+        .collect::<Vec<_>>()
+        .join("; ");
+    Diagnostic::error(
+        crate::diag::Code::CanaryCounterexample,
+        span,
+        format!("an execution of this Canary schedule fails: {reason}"),
+    )
+    .label("counterexample")
+    .note(format!(
+        "the failing run: {} (packet model: {})",
+        st.describe(&timeout),
+        params.describe()
+    ))
+    .note(format!(
+        "replay this run alone: collc sim {FILE} --explore-run {}{}",
+        st.seed,
+        m.params
+            .iter()
+            .map(|(k, v)| format!(" --param {k}={v}"))
+            .collect::<String>()
+    ))
+    .help("this is a bug in collc's Canary protocol or simulator: please report it with the file and this setting")
+}
+
+/// `collc sim FILE --explore-run SEED`: the exploration run with that seed alone, its
+/// setting and outcome (an E0049 when it fails); None when the schedule is not Canary.
+pub(crate) fn replay(
+    m: &Model,
+    span: crate::diag::Span,
+    seed: u64,
+) -> Option<Result<String, Vec<Diagnostic>>> {
+    use crate::sim::packet::{PacketParams, explore};
+    let params = crate::cost::canary::packet_model(m)
+        .and_then(PacketParams::from_model)
+        .unwrap_or_default();
+    let protocol = crate::canary::protocol::Protocol::paper();
+    let Some(Family::Canary(cp)) = m.schedule.as_ref().map(|s| &s.family) else {
+        return None;
+    };
+    let timeout = cp.timeout.clone();
+    let (st, r) = explore::replay(m, span, &params, seed, &protocol)?;
+    Some(match r {
+        Ok(run) => Ok(format!(
+            "exploration run {}: {} (packet model: {})
+passed: every rank holds every block's full reduction and no descriptor is left; {} events, {} packets, {} lost, finished at {} ps
+",
+            st.seed,
+            st.describe(&timeout),
+            params.describe(),
+            run.events,
+            run.packets,
+            run.drops,
+            run.end
+        )),
+        Err(why) => Err(vec![counterexample(m, span, &params, &st, &why)]),
+    })
+}
+
 fn exploration_of(
     m: &Model,
     span: crate::diag::Span,
@@ -107,29 +195,7 @@ fn exploration_of(
         return Ok(Vec::new());
     };
     if let Some((st, why)) = x.failure {
-        let timeout = match &m.schedule.as_ref().map(|s| &s.family) {
-            Some(Family::Canary(p)) => p.timeout.clone(),
-            _ => BigRational::from_integer(0.into()),
-        };
-        let reason = why
-            .iter()
-            .map(|d| d.message.clone())
-            .collect::<Vec<_>>()
-            .join("; ");
-        return Err(vec![
-            Diagnostic::error(
-                crate::diag::Code::CanaryCounterexample,
-                span,
-                format!("an execution of this Canary schedule fails: {reason}"),
-            )
-            .label("counterexample")
-            .note(format!(
-                "the failing run: {} (packet model: {})",
-                st.describe(&timeout),
-                params.describe()
-            ))
-            .help("this is a bug in collc's Canary protocol or simulator: please report it with the file and this setting"),
-        ]);
+        return Err(vec![counterexample(m, span, &params, &st, &why)]);
     }
     let rules: Vec<String> = x.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
     Ok(vec![
@@ -296,8 +362,8 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
             time(&f.retransmit),
             match p.retransmit {
                 AutoOr::Auto =>
-                    "auto: 2 RTT, the round trip being the descriptor lifetime (Section 6)",
-                AutoOr::Fixed(_) => "declared",
+                    "auto: each host starts from 2 RTT, the round trip being the descriptor lifetime (Section 6), and adapts as TCP does (RFC 6298): SRTT + 4 RTTVAR of its blocks' measured round trips, send to result, never below 2 RTT, doubling per timeout of a block up to 64 times; a fixed 2 RTT is shorter than a large allreduce's results take to come back once the links are busy, so late results would time out, fail their blocks and re-send them",
+                AutoOr::Fixed(_) => "declared: fixed, no estimation or back-off",
             },
             p.retries,
             if p.retries == 1 { "" } else { "s" }
@@ -311,6 +377,7 @@ mod tests {
     use super::*;
     use crate::canary::protocol::Protocol;
     use crate::diag::{Code, SourceMap, Span};
+    use crate::sim::packet::explore;
 
     #[test]
     fn a_broken_protocol_is_e0049_with_its_seed() {
@@ -336,5 +403,26 @@ schedule canary { }
             "{:?}",
             err[0]
         );
+        let mut err = err;
+        name_file(&mut err, "t.coll");
+        let seed = err[0]
+            .notes
+            .iter()
+            .find_map(|n| n.strip_prefix("replay this run alone: collc sim t.coll --explore-run "))
+            .and_then(|s| s.parse::<u64>().ok())
+            .expect("the replay command");
+        // The replayed run is the failing one, with the same seed.
+        assert_eq!(
+            explore::replay(
+                &m,
+                Span::default(),
+                &Default::default(),
+                seed,
+                &Protocol::paper().without("restore")
+            )
+            .map(|(st, r)| (st.seed, r.is_err())),
+            Some((seed, true))
+        );
+        assert!(replay(&m, Span::default(), seed).is_some_and(|r| r.is_ok()));
     }
 }

@@ -82,6 +82,10 @@ pub(super) struct SimArgs {
     /// most 1000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=crate::sim::packet::MAX_RUNS))]
     runs: Option<u64>,
+    /// Canary: replay the exploration run with this seed alone (the seed an E0049 names) and
+    /// say whether it passes.
+    #[arg(long, value_name = "SEED", value_parser = clap::value_parser!(u64).range(1..))]
+    explore_run: Option<u64>,
     /// Packet model: draw each run's link-utilisation distribution as an SVG histogram.
     #[arg(long, value_name = "OUT.svg")]
     plot: Option<PathBuf>,
@@ -214,6 +218,25 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                     && (packet::wanted(&m, a.model.as_deref()).is_some()
                         || packet::canary_defaults(&m, a.model.as_deref())) =>
             {
+                if let Some(seed) = a.explore_run {
+                    let path = a.file.display().to_string();
+                    let span = m.schedule.as_ref().map(|s| s.span).unwrap_or_default();
+                    let done = super::report_canary::replay(&m, span, seed).unwrap_or_else(|| {
+                        let f = files.add("<command line>", "--explore-run".to_string());
+                        Err(vec![packet::flags_unused(f, "--explore-run")])
+                    });
+                    return match done {
+                        Ok(text) => {
+                            rep.finish();
+                            super::write_output(None, text.as_bytes())
+                        }
+                        Err(mut d) => {
+                            super::report_canary::name_file(&mut d, &path);
+                            out.diags(&d, &files);
+                            failed(&d)
+                        }
+                    };
+                }
                 let cm = packet::wanted(&m, a.model.as_deref()).cloned();
                 let ask = packet::Ask {
                     batch: a.batch,

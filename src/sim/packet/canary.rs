@@ -54,6 +54,9 @@ pub struct CanaryJob<'p> {
     /// reclaim age (ps).
     pub faults: bool,
     pub retransmit: u64,
+    /// `retransmit: auto`: each host estimates its timeout from the blocks' round trips and
+    /// backs off per block ([`super::canary_faults`]); a declared timeout stays as written.
+    pub adaptive: bool,
     pub retries: u32,
     pub reclaim: u64,
 }
@@ -77,6 +80,12 @@ pub(super) struct CanaryState {
     /// Per (rank, block) with a pending retransmission timer (one at a time), when it is due:
     /// sending again restarts it.
     pub(super) armed: FxHashMap<(u32, u32), u64>,
+    /// Per rank, its retransmission timeout estimator ([`super::canary_faults::Rto`]).
+    pub(super) rto: Vec<super::canary_faults::Rto>,
+    /// Per (rank, block) at `r x blocks + b` (where faults are on): when the rank last sent
+    /// the block (u64::MAX before), and its timers fired ([`super::canary_faults`]).
+    pub(super) sent_at: Vec<u64>,
+    pub(super) timeouts: Vec<u8>,
     /// Blocks whose generation failed, and blocks that fell back to the hosts.
     pub(super) failures: u64,
     pub(super) fallbacks: u64,
@@ -120,6 +129,17 @@ impl CanaryState {
             duplicates: 0,
             sent_gen: FxHashMap::default(),
             armed: Default::default(),
+            rto: vec![super::canary_faults::Rto::new(c.retransmit); h as usize],
+            sent_at: if c.faults {
+                vec![u64::MAX; (u64::from(h) * u64::from(p.blocks)) as usize]
+            } else {
+                Vec::new()
+            },
+            timeouts: if c.faults {
+                vec![0; (u64::from(h) * u64::from(p.blocks)) as usize]
+            } else {
+                Vec::new()
+            },
             failures: 0,
             fallbacks: 0,
             reduce_root: p.reduce_root,
@@ -206,7 +226,7 @@ impl Sim<'_> {
     pub(super) fn canary_stream_header(&mut self, c: u32, r: u32, idx: u32) -> (Header, u32) {
         let b = self.canary[c as usize].sends[r as usize][idx as usize];
         let h = self.cjobs[c as usize].plan.packet(r, b);
-        self.arm_retry(c, r, b);
+        self.arm_retry(c, r, b, true);
         (h, h.switch)
     }
 
@@ -243,10 +263,12 @@ impl Sim<'_> {
         let c = Plan::app_of(h.id);
         // A reduce sends nothing down the tree but header-only releases, a broadcast nothing
         // up it but header-only packets (Section 6).
-        let release = self.cjobs.get(c as usize).is_some_and(|j| {
-            (h.multicast && j.plan.reduce_root.is_some())
-                || (!h.multicast && j.plan.broadcast_root.is_some())
-        });
+        // Retransmission requests and failure notices are header-only too (Section 3.3).
+        let release = h.kind != crate::canary::protocol::Kind::Data
+            || self.cjobs.get(c as usize).is_some_and(|j| {
+                (h.multicast && j.plan.reduce_root.is_some())
+                    || (!h.multicast && j.plan.broadcast_root.is_some())
+            });
         let wire = if release {
             self.params.header
         } else {
@@ -436,6 +458,9 @@ impl Sim<'_> {
             return;
         }
         if h.multicast {
+            if job.faults && job.adaptive {
+                st.sample(r, b, &h, &job.plan, now);
+            }
             if st.result(r, b, &h, hosts, now) {
                 self.canary_done(c as u32);
             }

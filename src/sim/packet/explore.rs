@@ -17,7 +17,9 @@
 //! it ([`super::PacketParams::failure`]), so the fault tolerance recovers the blocks it held.
 //! Each run reduces at most 32 blocks (32 packets per host) on at most 32 hosts, enough for
 //! every slot of a small table to be reused many times, small enough that the exploration takes
-//! seconds on the paper's 1,024-host network.
+//! seconds on the paper's 1,024-host network. Run `i` has seed `i + 1` and its setting follows
+//! from the seed alone, so [`replay`] (`collc sim FILE --explore-run SEED`, which every E0049
+//! names) runs one of them again by itself.
 
 use super::{Background, Routing};
 use super::{PacketParams, PacketRun, run_file_with};
@@ -177,23 +179,7 @@ pub fn explore(
     };
     let c = m.collective.as_ref()?;
     let topo = m.topology.as_ref()?;
-    let free = topo.compute_nodes().count() > c.ranks.len().min(HOSTS);
-    // Switches that may fail: those with no compute node attached whose loss leaves every
-    // compute node reachable from every other (a fat tree's spines, not a chain's cores).
-    let spines: Vec<u32> = topo
-        .nodes
-        .iter()
-        .enumerate()
-        .filter(|(i, n)| {
-            n.kind == crate::sema::model::NodeKind::Switch
-                && !topo
-                    .graph
-                    .neighbors(petgraph::graph::NodeIndex::new(*i))
-                    .any(|x| topo.nodes[x.index()].kind == crate::sema::model::NodeKind::Compute)
-                && survives(topo, *i)
-        })
-        .map(|(i, _)| i as u32)
-        .collect();
+    let (free, spines) = scope(topo, c);
     let all = settings(
         runs,
         cp.table_size,
@@ -203,28 +189,7 @@ pub fn explore(
     );
     let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = all
         .par_iter()
-        .map(|st| {
-            let mut mm = m.clone();
-            if let Some(cc) = mm.collective.as_mut() {
-                cc.count = cc.count.min(BLOCKS * cp.elements_per_packet.max(1));
-                cc.ranks.truncate(HOSTS);
-            }
-            if let Some(Family::Canary(p)) = mm.schedule.as_mut().map(|s| &mut s.family) {
-                p.table_size = st.table;
-                p.timeout = &cp.timeout * &st.timeout;
-            }
-            let mut pp = params.clone();
-            pp.max_events = MAX_EVENTS;
-            pp.routing = st.routing;
-            pp.random_placement = free;
-            pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });
-            pp.loss = st.loss;
-            pp.failure = st.failure.map(|at| super::Failure {
-                at,
-                among: spines.clone(),
-            });
-            run_file_with(&mm, span, &pp, st.seed, 1, false, protocol).map(|mut v| v.remove(0))
-        })
+        .map(|st| run_one(m, span, params, cp, st, free, &spines, protocol))
         .collect();
     let mut out = Exploration {
         runs,
@@ -261,4 +226,91 @@ pub fn explore(
     }
     out.reclaimed = out.rules.get("reclaim").copied().unwrap_or(0);
     Some(out)
+}
+
+/// Whether exploration runs place their hosts at random (the topology has more compute nodes
+/// than take part), and the switches that may fail: those with no compute node attached whose
+/// loss leaves every compute node reachable from every other (a fat tree's spines, not a
+/// chain's cores).
+fn scope(
+    topo: &crate::sema::model::Topology,
+    c: &crate::sema::model::Collective,
+) -> (bool, Vec<u32>) {
+    let free = topo.compute_nodes().count() > c.ranks.len().min(HOSTS);
+    let spines: Vec<u32> = topo
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(i, n)| {
+            n.kind == crate::sema::model::NodeKind::Switch
+                && !topo
+                    .graph
+                    .neighbors(petgraph::graph::NodeIndex::new(*i))
+                    .any(|x| topo.nodes[x.index()].kind == crate::sema::model::NodeKind::Compute)
+                && survives(topo, *i)
+        })
+        .map(|(i, _)| i as u32)
+        .collect();
+    (free, spines)
+}
+
+/// One exploration run: `st` on `m` (see [`explore`]).
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    m: &Model,
+    span: Span,
+    params: &PacketParams,
+    cp: &crate::sema::model::CanaryParams,
+    st: &Setting,
+    free: bool,
+    spines: &[u32],
+    protocol: &Protocol,
+) -> Result<PacketRun, Vec<Diagnostic>> {
+    let mut mm = m.clone();
+    if let Some(cc) = mm.collective.as_mut() {
+        cc.count = cc.count.min(BLOCKS * cp.elements_per_packet.max(1));
+        cc.ranks.truncate(HOSTS);
+    }
+    if let Some(Family::Canary(p)) = mm.schedule.as_mut().map(|s| &mut s.family) {
+        p.table_size = st.table;
+        p.timeout = &cp.timeout * &st.timeout;
+    }
+    let mut pp = params.clone();
+    pp.max_events = MAX_EVENTS;
+    pp.routing = st.routing;
+    pp.random_placement = free;
+    pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });
+    pp.loss = st.loss;
+    pp.failure = st.failure.map(|at| super::Failure {
+        at,
+        among: spines.to_vec(),
+    });
+    run_file_with(&mm, span, &pp, st.seed, 1, false, protocol).map(|mut v| v.remove(0))
+}
+
+/// Replays the exploration run with seed `seed` (the `seed`-th of [`settings`]) of `m`'s
+/// Canary schedule: its setting and outcome; None when the schedule is not Canary or the
+/// seed is 0.
+pub fn replay(
+    m: &Model,
+    span: Span,
+    params: &PacketParams,
+    seed: u64,
+    protocol: &Protocol,
+) -> Option<(Setting, Result<PacketRun, Vec<Diagnostic>>)> {
+    let Family::Canary(cp) = &m.schedule.as_ref()?.family else {
+        return None;
+    };
+    let (topo, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
+    let (free, spines) = scope(topo, c);
+    let st = settings(
+        seed,
+        cp.table_size,
+        free,
+        params.routing,
+        !spines.is_empty(),
+    )
+    .pop()?;
+    let r = run_one(m, span, params, cp, &st, free, &spines, protocol);
+    Some((st, r))
 }

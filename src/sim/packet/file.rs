@@ -155,6 +155,7 @@ pub fn canary_job<'p>(
         },
         faults,
         retransmit,
+        adaptive: cp.retransmit == AutoOr::Auto,
         retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
         reclaim: if faults {
             crate::cost::canary::reclaim_after(retransmit, cp)

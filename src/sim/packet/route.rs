@@ -85,6 +85,17 @@ impl<'n> Router<'n> {
         for &l in self.out[n].iter().chain(&self.into[n]) {
             self.dead[l as usize] = true;
         }
+        // Routes reconverge around the failed node: distances and next hops are computed
+        // afresh without its links. Filtering the dead links at the failed node's neighbours
+        // alone is not enough where it is more than one hop from the choice: in a three-level
+        // fat tree an edge switch of another pod would keep sending packets up towards the
+        // failed aggregation switch's core switches, which have no way left into its pod (a
+        // livelock: the packets, and the requests that ask for them, are lost for ever).
+        for d in &mut self.dist {
+            *d = None;
+        }
+        self.cands.clear();
+        self.flat.clear();
     }
 
     /// The node link `l` leaves.
@@ -115,6 +126,9 @@ impl<'n> Router<'n> {
         q.push_back(dst);
         while let Some(v) = q.pop_front() {
             for &l in &self.into[v] {
+                if self.dead.get(l as usize).copied().unwrap_or(false) {
+                    continue;
+                }
                 let u = self.net.links[l as usize].from;
                 if d[u] == u32::MAX {
                     d[u] = d[v] + 1;
