@@ -214,16 +214,22 @@ fn temporaries(dir: &Path) -> Vec<String> {
 
 /// Starts a P4 build of the 1,024-host fat tree (about 80 MB in 146 files) into `out` and waits
 /// until its temporary appears; `None` when it finished first.
+/// `collc build` of the 1,024-host Canary example into the P4 project `out`.
+fn p4_build(out: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.args([
+        "build",
+        &example("fat_tree_1024.coll"),
+        "--target",
+        "p4",
+        "-o",
+    ])
+    .arg(out);
+    c
+}
+
 fn p4_build_until_temporary(dir: &Path, out: &Path) -> Option<Child> {
-    let mut child = Command::new(BIN)
-        .args([
-            "build",
-            &example("fat_tree_1024.coll"),
-            "--target",
-            "p4",
-            "-o",
-        ])
-        .arg(out)
+    let mut child = p4_build(out)
         .stderr(Stdio::null())
         .spawn()
         .expect("collc runs");
@@ -263,17 +269,7 @@ fn signals_during_a_directory_build_leave_no_temporary() {
     {
         let replacing = trial >= 3;
         if replacing && !mark.exists() {
-            let r = Command::new(BIN)
-                .args([
-                    "build",
-                    &example("fat_tree_1024.coll"),
-                    "--target",
-                    "p4",
-                    "-o",
-                ])
-                .arg(&out)
-                .output()
-                .expect("collc runs");
+            let r = p4_build(&out).output().expect("collc runs");
             assert_eq!(r.status.code(), Some(0));
             std::fs::create_dir_all(out.join("keep")).expect("mkdir");
         }
@@ -321,17 +317,7 @@ fn a_temporary_left_by_sigkill_is_removed_by_the_next_build() {
             continue;
         }
         let left = temporaries(&d);
-        let r = Command::new(BIN)
-            .args([
-                "build",
-                &example("fat_tree_1024.coll"),
-                "--target",
-                "p4",
-                "-o",
-            ])
-            .arg(&out)
-            .output()
-            .expect("collc runs");
+        let r = p4_build(&out).output().expect("collc runs");
         assert_eq!(r.status.code(), Some(0));
         assert!(out.join("run.sh").exists());
         assert!(

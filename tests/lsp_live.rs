@@ -61,15 +61,20 @@ struct Server {
     seen: Vec<Value>,
 }
 
+/// `collc lsp` with piped standard input and output.
+fn spawn_lsp() -> Child {
+    Command::new(env!("CARGO_BIN_EXE_collc"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("collc lsp runs")
+}
+
 impl Server {
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("collc lsp runs");
+        let mut child = spawn_lsp();
         let stdin = child.stdin.take().expect("piped");
         let mut stdout = child.stdout.take().expect("piped");
         let (tx, messages) = channel();
@@ -251,13 +256,7 @@ fn a_content_length_too_long_on_a_message_the_client_waits_on_is_answered() {
 
 /// Runs `collc lsp` on `input` (which ends with `exit`); its messages and exit code.
 fn run(input: &[u8]) -> (Vec<Value>, Option<i32>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_collc"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("collc lsp runs");
+    let mut child = spawn_lsp();
     let mut stdin = child.stdin.take().expect("piped");
     let input = input.to_vec();
     // Written from a thread, so that a server that stops reading cannot block the test.

@@ -160,18 +160,7 @@ impl Out {
         if diags.is_empty() {
             return;
         }
-        let mut once: Vec<Diagnostic> = Vec::with_capacity(diags.len());
-        for d in diags {
-            let same = once.iter_mut().find(|o| {
-                (o.code, o.severity, &o.primary.span, &o.message)
-                    == (d.code, d.severity, &d.primary.span, &d.message)
-            });
-            match same {
-                Some(o) if d.notes.len() > o.notes.len() => *o = d.clone(),
-                Some(_) => {}
-                None => once.push(d.clone()),
-            }
-        }
+        let once = crate::diag::once_per_cause(diags);
         super::progress::clear(|| self.print(&once, files));
     }
 

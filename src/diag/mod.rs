@@ -160,11 +160,29 @@ impl Diagnostics {
     pub fn sorted(mut self) -> Vec<Diagnostic> {
         self.list
             .sort_by_key(|d| (d.primary.span.file, d.primary.span.start));
-        self.list.dedup_by(|a, b| {
-            a.code == b.code && a.primary.span == b.primary.span && a.message == b.message
-        });
+        self.list.dedup_by(|a, b| same_cause(a, b));
         self.list
     }
+}
+
+/// Whether two diagnostics say the same thing: the same code at the same span with the same
+/// message (notes and help may differ, as when two stages find one cause).
+pub fn same_cause(a: &Diagnostic, b: &Diagnostic) -> bool {
+    a.code == b.code && a.primary.span == b.primary.span && a.message == b.message
+}
+
+/// `diags` with each cause once ([`same_cause`]), in the place it first appears, keeping the
+/// copy with the most notes (the stage that knew most).
+pub fn once_per_cause(diags: &[Diagnostic]) -> Vec<Diagnostic> {
+    let mut once: Vec<Diagnostic> = Vec::with_capacity(diags.len());
+    for d in diags {
+        match once.iter_mut().find(|o| same_cause(o, d)) {
+            Some(o) if d.notes.len() > o.notes.len() => *o = d.clone(),
+            Some(_) => {}
+            None => once.push(d.clone()),
+        }
+    }
+    once
 }
 
 /// One loaded source file.

@@ -246,17 +246,23 @@ impl Net {
                 path.push(l);
                 break;
             }
-            let next: Vec<LinkId> = self.out[at]
-                .iter()
-                .copied()
-                .filter(|&l| dist(self.links[l as usize].to) == dist(at) - 1)
-                .collect();
+            let next = self.closer(at, &dist);
             let pick =
                 next[(mix(a as u64, b as u64, path.len() as u64) % next.len() as u64) as usize];
             path.push(pick);
             at = self.links[pick as usize].to;
         }
         path
+    }
+
+    /// The links out of `at` one hop closer to the destination `dist` measures: the
+    /// equal-cost next hops of a minimal route.
+    fn closer(&self, at: NodeId, dist: &impl Fn(NodeId) -> u32) -> Vec<LinkId> {
+        self.out[at]
+            .iter()
+            .copied()
+            .filter(|&l| dist(self.links[l as usize].to) == dist(at) - 1)
+            .collect()
     }
 
     /// The links a message from `a` to `b` loads when the network spreads it ([`Net::route`]'s
@@ -280,11 +286,7 @@ impl Net {
                 if at == b {
                     continue;
                 }
-                let next: Vec<LinkId> = self.out[at]
-                    .iter()
-                    .copied()
-                    .filter(|&l| d(self.links[l as usize].to) == d(at) - 1)
-                    .collect();
+                let next = self.closer(at, &d);
                 let part = &share[&at] / BigRational::from_integer(next.len().into());
                 for l in next {
                     *out.entry(l).or_insert_with(BigRational::zero) += &part;

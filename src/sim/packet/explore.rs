@@ -173,24 +173,13 @@ pub fn explore(
     runs: u64,
     protocol: &Protocol,
 ) -> Option<Exploration> {
-    let s = m.schedule.as_ref()?;
-    let Family::Canary(cp) = &s.family else {
-        return None;
-    };
-    let c = m.collective.as_ref()?;
-    let topo = m.topology.as_ref()?;
-    let (free, spines) = scope(topo, c);
-    let all = settings(
-        runs,
-        cp.table_size,
-        free,
-        params.routing,
-        !spines.is_empty(),
-    );
-    let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = all
+    let plan = Plan::of(m, params, runs)?;
+    let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = plan
+        .settings
         .par_iter()
-        .map(|st| run_one(m, span, params, cp, st, free, &spines, protocol))
+        .map(|st| plan.run(m, span, params, st, protocol))
         .collect();
+    let all = plan.settings;
     let mut out = Exploration {
         runs,
         rules: BTreeMap::new(),
@@ -254,38 +243,69 @@ fn scope(
     (free, spines)
 }
 
-/// One exploration run: `st` on `m` (see [`explore`]).
-#[allow(clippy::too_many_arguments)]
-fn run_one(
-    m: &Model,
-    span: Span,
-    params: &PacketParams,
-    cp: &crate::sema::model::CanaryParams,
-    st: &Setting,
+/// The first `runs` exploration runs of a Canary schedule: its parameters, the runs'
+/// settings, and [`scope`]'s answer (random placement, the switches that may fail).
+struct Plan<'a> {
+    cp: &'a crate::sema::model::CanaryParams,
+    settings: Vec<Setting>,
     free: bool,
-    spines: &[u32],
-    protocol: &Protocol,
-) -> Result<PacketRun, Vec<Diagnostic>> {
-    let mut mm = m.clone();
-    if let Some(cc) = mm.collective.as_mut() {
-        cc.count = cc.count.min(BLOCKS * cp.elements_per_packet.max(1));
-        cc.ranks.truncate(HOSTS);
+    spines: Vec<u32>,
+}
+
+impl<'a> Plan<'a> {
+    /// None when `m`'s schedule is not Canary (or it has no topology or collective).
+    fn of(m: &'a Model, params: &PacketParams, runs: u64) -> Option<Plan<'a>> {
+        let Family::Canary(cp) = &m.schedule.as_ref()?.family else {
+            return None;
+        };
+        let (topo, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
+        let (free, spines) = scope(topo, c);
+        let settings = settings(
+            runs,
+            cp.table_size,
+            free,
+            params.routing,
+            !spines.is_empty(),
+        );
+        Some(Plan {
+            cp,
+            settings,
+            free,
+            spines,
+        })
     }
-    if let Some(Family::Canary(p)) = mm.schedule.as_mut().map(|s| &mut s.family) {
-        p.table_size = st.table;
-        p.timeout = &cp.timeout * &st.timeout;
+
+    /// One exploration run: `st` on `m` (see [`explore`]).
+    fn run(
+        &self,
+        m: &Model,
+        span: Span,
+        params: &PacketParams,
+        st: &Setting,
+        protocol: &Protocol,
+    ) -> Result<PacketRun, Vec<Diagnostic>> {
+        let (cp, free, spines) = (self.cp, self.free, &self.spines);
+        let mut mm = m.clone();
+        if let Some(cc) = mm.collective.as_mut() {
+            cc.count = cc.count.min(BLOCKS * cp.elements_per_packet.max(1));
+            cc.ranks.truncate(HOSTS);
+        }
+        if let Some(Family::Canary(p)) = mm.schedule.as_mut().map(|s| &mut s.family) {
+            p.table_size = st.table;
+            p.timeout = &cp.timeout * &st.timeout;
+        }
+        let mut pp = params.clone();
+        pp.max_events = MAX_EVENTS;
+        pp.routing = st.routing;
+        pp.random_placement = free;
+        pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });
+        pp.loss = st.loss;
+        pp.failure = st.failure.map(|at| super::Failure {
+            at,
+            among: spines.to_vec(),
+        });
+        run_file_with(&mm, span, &pp, st.seed, 1, false, protocol).map(|mut v| v.remove(0))
     }
-    let mut pp = params.clone();
-    pp.max_events = MAX_EVENTS;
-    pp.routing = st.routing;
-    pp.random_placement = free;
-    pp.background = Background::Fraction(if st.background { 1.0 } else { 0.0 });
-    pp.loss = st.loss;
-    pp.failure = st.failure.map(|at| super::Failure {
-        at,
-        among: spines.to_vec(),
-    });
-    run_file_with(&mm, span, &pp, st.seed, 1, false, protocol).map(|mut v| v.remove(0))
 }
 
 /// Replays the exploration run with seed `seed` (the `seed`-th of [`settings`]) of `m`'s
@@ -298,19 +318,8 @@ pub fn replay(
     seed: u64,
     protocol: &Protocol,
 ) -> Option<(Setting, Result<PacketRun, Vec<Diagnostic>>)> {
-    let Family::Canary(cp) = &m.schedule.as_ref()?.family else {
-        return None;
-    };
-    let (topo, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
-    let (free, spines) = scope(topo, c);
-    let st = settings(
-        seed,
-        cp.table_size,
-        free,
-        params.routing,
-        !spines.is_empty(),
-    )
-    .pop()?;
-    let r = run_one(m, span, params, cp, &st, free, &spines, protocol);
+    let mut plan = Plan::of(m, params, seed)?;
+    let st = plan.settings.pop()?;
+    let r = plan.run(m, span, params, &st, protocol);
     Some((st, r))
 }
