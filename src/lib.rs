@@ -21,6 +21,7 @@ pub mod cli;
 pub mod compare;
 pub mod cost;
 pub mod diag;
+pub mod driver;
 pub mod fmt;
 pub mod forest;
 pub mod ir;

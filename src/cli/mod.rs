@@ -14,11 +14,9 @@
 mod build;
 mod calibrate;
 mod compare;
-mod dir;
 mod explain;
 mod flow;
 mod format;
-mod inputs;
 mod msccl;
 mod msccl_windows;
 mod output;
@@ -28,17 +26,17 @@ mod report_canary;
 mod report_net;
 mod report_trees;
 pub(crate) mod sim;
-mod source;
 mod streams;
 mod targets;
-mod temps;
 mod usage;
 
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
+use crate::driver::{inputs, source, temps};
+pub(crate) use crate::driver::{write_atomic, write_atomic_with};
 use crate::sema::{self, elab::Limits};
 use clap::{Parser, Subcommand, ValueEnum};
 use output::Out;
-pub(crate) use output::{write_atomic, write_atomic_with, write_output};
+pub(crate) use output::write_output;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 pub use streams::probe as probe_standard_streams;
@@ -268,15 +266,20 @@ fn read_and_check(
 }
 
 fn read_source(path: &Path, files: &mut SourceMap) -> Result<crate::diag::FileId, Box<Diagnostic>> {
-    let bytes = source::read(path, files, source::limit())?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok(files.add(path.display().to_string(), text)),
-        Err(e) => Err(Box::new(source::not_utf8(
-            files,
-            path,
-            e.as_bytes(),
-            e.utf8_error(),
-        ))),
+    crate::driver::read(
+        &crate::driver::Input::Path(path.to_path_buf()),
+        files,
+        source::limit(),
+    )
+}
+
+/// The driver's options for `args`, whose `param`s and limits `opts` already holds.
+fn load_options(args: &CheckArgs, opts: sema::Options) -> crate::driver::LoadOptions {
+    crate::driver::LoadOptions {
+        params: opts.params,
+        limits: opts.limits,
+        max_input_bytes: args.max_input_bytes,
+        cancel: opts.cancel,
     }
 }
 
@@ -312,34 +315,20 @@ fn check(paths: Vec<PathBuf>, strict: bool, args: &CheckArgs, out: &Out) -> i32 
             let mut files = SourceMap::new();
             let mut diags = Vec::new();
             let opts = options(args, &mut files, &mut diags);
-            match read_source(&p, &mut files) {
-                Ok(id) => {
-                    let text = files.get(id).text.clone();
-                    match inputs::kind(&p, &text) {
-                        Some(inputs::Kind::Goal) => diags.extend(sim::check_goal(id, &text)),
-                        Some(inputs::Kind::Xml) => {
-                            diags.extend(msccl::check_xml(id, &text, opts.limits.max_slots, strict))
-                        }
-                        Some(inputs::Kind::Ir) => diags.extend(crate::ir::check_text_with(
-                            id,
-                            &text,
-                            opts.limits.max_slots,
-                        )),
-                        Some(inputs::Kind::Coll) => {
-                            diags.extend(sema::check(&mut files, id, &opts).diagnostics)
-                        }
-                        None => diags.push(inputs::unknown(&files, id)),
-                    }
-                }
-                Err(d) => diags.push(*d),
+            if !diags.is_empty() {
+                out.diags(&diags, &files);
+                status = 1;
+                continue;
             }
-            if diags
-                .iter()
-                .any(|d| d.severity == crate::diag::Severity::Error)
-            {
+            let checked = crate::driver::check(
+                &crate::driver::Input::Path(p),
+                &load_options(args, opts),
+                strict,
+            );
+            if checked.has_errors() {
                 status = 1;
             }
-            out.diags(&diags, &files);
+            out.diags(&checked.diagnostics, &checked.files);
         }
     }
     status

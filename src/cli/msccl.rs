@@ -10,7 +10,7 @@
 //! msccl` block), and no file is written.
 
 use crate::backend::msccl::{self, Options};
-use crate::diag::{Diagnostic, FileId};
+use crate::diag::Diagnostic;
 use crate::sema::model::{Model, ModelParam, TargetKind};
 use crate::sema::units::{Dim, Quantity};
 use crate::target;
@@ -106,10 +106,4 @@ pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
 /// Lowers, verifies and emits; the XML and what it established, or diagnostics.
 pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagnostic>> {
     msccl::build(m, &options(m, a))
-}
-
-/// `collc check [--strict] FILE.xml`: problems are errors; an XML that is correct but not
-/// fully proved has warnings (E0052, E0053), errors under `--strict`.
-pub(super) fn check_xml(id: FileId, text: &str, max_slots: u64, strict: bool) -> Vec<Diagnostic> {
-    msccl::check_with(id, text, max_slots, strict)
 }

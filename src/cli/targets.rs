@@ -3,8 +3,9 @@
 //! written atomically, or a directory, [`super::dir`]); which targets a build makes when
 //! `--target` is not given ([`chosen`]).
 
-use super::{Out, dir, write_atomic_with, write_output};
+use super::{Out, write_atomic_with, write_output};
 use crate::diag::{Code, Diagnostic, SourceMap};
+use crate::driver::dir;
 use crate::progress::Progress;
 use crate::sema::model::{Model, TargetKind};
 use crate::target::{self, Artifact, StreamError};

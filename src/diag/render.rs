@@ -148,7 +148,7 @@ impl<'a, 'm: 'a> Files<'a> for Windowed<'m> {
 }
 
 impl SourceMap {
-    fn try_get(&self, id: super::FileId) -> Result<&super::SourceFile, FilesError> {
+    pub(crate) fn try_get(&self, id: super::FileId) -> Result<&super::SourceFile, FilesError> {
         self.files.get(id.0 as usize).ok_or(FilesError::FileMissing)
     }
 }

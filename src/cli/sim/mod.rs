@@ -31,7 +31,7 @@ pub(super) mod report;
 use super::progress::{Reporter, Verbose};
 use super::{CheckArgs, Out, options, read_source, write_atomic};
 use crate::backend::goal::{self, GoalSpans, validate::At};
-use crate::diag::{Code, Diagnostic, FileId, SourceMap, Span};
+use crate::diag::{Code, Diagnostic, SourceMap, Span};
 use crate::progress::{Phase, Progress};
 use crate::sema::{self};
 use crate::sim::{self, LogGP, Model, SimOptions, TimeUnit};
@@ -144,11 +144,6 @@ fn flow_wanted(m: &crate::sema::model::Model, asked: Option<&str>) -> bool {
         || (m.topology.is_some()
             && m.collective.is_some()
             && prepare::model_name(m, asked).is_none())
-}
-
-/// `collc check FILE.goal`.
-pub(super) fn check_goal(id: FileId, text: &str) -> Vec<Diagnostic> {
-    goal::parse(id, text).err().unwrap_or_default()
 }
 
 pub(super) fn run(a: SimArgs, out: &Out) -> i32 {

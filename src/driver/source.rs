@@ -17,24 +17,24 @@ const BLOCK: usize = 1 << 16;
 /// the text, its line table (4 bytes a line: 512 MiB for 128 MiB of blank lines) and what a
 /// reader makes of it stay within a few gigabytes. `collc sim FILE.goal` streams what it can
 /// ([`crate::sim::read`]) and is not bound by it.
-pub(super) const MAX_INPUT_BYTES: u64 = 1 << 27;
+pub(crate) const MAX_INPUT_BYTES: u64 = 1 << 27;
 
 /// The limit of this run: the command's `--max-input-bytes` ([`set_limit`]).
 static LIMIT: AtomicU64 = AtomicU64::new(MAX_INPUT_BYTES);
 
 /// Sets the limit for the files this run reads whole (from the command line).
-pub(super) fn set_limit(bytes: u64) {
+pub(crate) fn set_limit(bytes: u64) {
     LIMIT.store(bytes, Ordering::Relaxed);
 }
 
 /// The limit [`set_limit`] set, else [`MAX_INPUT_BYTES`].
-pub(super) fn limit() -> u64 {
+pub(crate) fn limit() -> u64 {
     LIMIT.load(Ordering::Relaxed)
 }
 
 /// The bytes of `path`, which are UTF-8 text without NUL bytes and at most `limit` of them;
 /// else the diagnostic (E0029 when the file cannot be read).
-pub(super) fn read(
+pub(crate) fn read(
     path: &Path,
     files: &mut SourceMap,
     limit: u64,
@@ -96,7 +96,7 @@ pub(super) fn read(
 }
 
 /// E0002 for text that is not UTF-8 (`bytes` up to the first invalid sequence at least).
-pub(super) fn not_utf8(
+pub(crate) fn not_utf8(
     files: &mut SourceMap,
     path: &Path,
     bytes: &[u8],
@@ -157,4 +157,21 @@ fn too_large(files: &mut SourceMap, path: &Path, size: Option<u64>, limit: u64) 
                 .max(limit.saturating_add(1))
         )),
     )
+}
+
+/// The refusals of [`read`] for text given in memory (the Python package's `text=`): more
+/// than `limit` bytes (E0060) or a NUL byte (E0059).
+pub(crate) fn check_bytes(
+    name: &Path,
+    bytes: &[u8],
+    files: &mut SourceMap,
+    limit: u64,
+) -> Result<(), Box<Diagnostic>> {
+    if let Some(i) = memchr::memchr(0, bytes) {
+        return Err(binary(files, name, &bytes[..=i]));
+    }
+    if bytes.len() as u64 > limit {
+        return Err(too_large(files, name, Some(bytes.len() as u64), limit));
+    }
+    Ok(())
 }

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// The kinds of file collc reads.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub(super) enum Kind {
+pub enum Kind {
     Coll,
     Xml,
     Ir,
@@ -61,7 +61,7 @@ fn after_comments(mut t: &str) -> &str {
 }
 
 /// The kind a text looks like, from its first words.
-pub(super) fn sniff(text: &str) -> Option<Kind> {
+pub(crate) fn sniff(text: &str) -> Option<Kind> {
     let t = text.trim_start_matches('\u{feff}');
     if t.trim_start().starts_with('<') {
         return Some(Kind::Xml);
@@ -82,7 +82,7 @@ pub(super) fn sniff(text: &str) -> Option<Kind> {
 }
 
 /// The kind of `path` whose text is `text`: its extension's, else what the text looks like.
-pub(super) fn kind(path: &Path, text: &str) -> Option<Kind> {
+pub(crate) fn kind(path: &Path, text: &str) -> Option<Kind> {
     by_extension(path).or_else(|| sniff(text))
 }
 
@@ -118,7 +118,7 @@ const NOT_ENTERED: &[&str] = &["target", "node_modules"];
 
 /// The files a command-line argument stands for: itself, or the files collc reads under a
 /// directory (see the module doc). Files skipped in a directory are counted in a note on stderr.
-pub(super) fn expand(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
+pub(crate) fn expand(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
     if !path.is_dir() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -180,7 +180,7 @@ fn walk(dir: &Path, files: &mut Vec<PathBuf>, skipped: &mut Vec<PathBuf>) -> std
 }
 
 /// E0029 for a file collc cannot tell the kind of (`file` holds its text).
-pub(super) fn unknown(files: &SourceMap, file: crate::diag::FileId) -> Diagnostic {
+pub(crate) fn unknown(files: &SourceMap, file: crate::diag::FileId) -> Diagnostic {
     let f = files.get(file);
     let end = f.text.find('\n').unwrap_or(f.text.len());
     Diagnostic::error(
@@ -196,7 +196,7 @@ pub(super) fn unknown(files: &SourceMap, file: crate::diag::FileId) -> Diagnosti
 }
 
 /// E0029 for a directory that cannot be listed or holds nothing to check.
-pub(super) fn dir_error(files: &mut SourceMap, dir: &Path, what: String) -> Diagnostic {
+pub(crate) fn dir_error(files: &mut SourceMap, dir: &Path, what: String) -> Diagnostic {
     let f = files.add(dir.display().to_string(), String::new());
     Diagnostic::error(
         Code::Io,

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// A directory's files: paths relative to it (with `/`) and their bytes.
-pub(super) type Files = [(String, Vec<u8>)];
+pub(crate) type Files = [(String, Vec<u8>)];
 
 /// Writes `files` into a new directory `root`, a registered temporary: each path is created
 /// under [`temps::guarded`], so none appears once a signal handler has removed `root`.
@@ -68,7 +68,7 @@ fn kept(old: &Path, files: &Files) -> io::Result<Vec<std::ffi::OsString>> {
 
 /// Writes `files` to `dir` atomically (see the module doc); an existing `dir` must hold
 /// `mark.0` starting with `mark.1`.
-pub(super) fn write_dir(dir: &Path, files: &Files, mark: (&str, &str)) -> io::Result<()> {
+pub(crate) fn write_dir(dir: &Path, files: &Files, mark: (&str, &str)) -> io::Result<()> {
     let exists = dir.exists();
     // `.` or `..` cannot be renamed; their real path can.
     let real;

@@ -23,13 +23,13 @@ fn temps() -> MutexGuard<'static, Vec<PathBuf>> {
 
 /// Runs `step` (creating, filling or renaming a temporary's path) where the signal handler
 /// cannot interleave; `register` and `unregister` inside it name the temporaries.
-pub(super) fn guarded<T>(step: impl FnOnce(&mut Registry) -> T) -> T {
+pub(crate) fn guarded<T>(step: impl FnOnce(&mut Registry) -> T) -> T {
     let mut list = temps();
     step(&mut Registry(&mut list))
 }
 
 /// The registered temporaries, while [`guarded`] holds them.
-pub(super) struct Registry<'a>(&'a mut Vec<PathBuf>);
+pub(crate) struct Registry<'a>(&'a mut Vec<PathBuf>);
 
 impl Registry<'_> {
     /// Marks `path` as a temporary to remove if a signal ends the process.
@@ -44,7 +44,7 @@ impl Registry<'_> {
 }
 
 /// The temporary of kind `what` (`tmp`, `old`) for output `path`, beside it.
-pub(super) fn sibling(path: &Path, what: &str) -> PathBuf {
+pub(crate) fn sibling(path: &Path, what: &str) -> PathBuf {
     let (dir, name) = split(path);
     dir.join(format!("{}{}", prefix(&name, what), std::process::id()))
 }
@@ -69,7 +69,7 @@ fn prefix(name: &str, what: &str) -> String {
 
 /// On SIGINT, SIGTERM or SIGHUP: removes the temporaries being written and exits with 130, so
 /// an interrupted build leaves nothing beside its output (see the module doc).
-pub(super) fn install_signal_cleanup() {
+pub(crate) fn install_signal_cleanup() {
     let _ = ctrlc::set_handler(|| {
         let list = temps();
         for t in list.iter() {
@@ -107,7 +107,7 @@ fn remove(path: &Path) {
 /// reused process id). A `collc-old` directory is the previous project of a directory output
 /// and is removed only when the output exists again (the replacement finished). A temporary of
 /// another live process is left alone: it may be a parallel build of the same output.
-pub(super) fn remove_stale(path: &Path) {
+pub(crate) fn remove_stale(path: &Path) {
     let (dir, name) = split(path);
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return;
