@@ -1,0 +1,200 @@
+"""Loading and checking files: :func:`check`, :func:`load` and :class:`Session`."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _collc
+from ._diagnostics import CheckError, Diagnostic, _diagnostics, _warn
+
+PathLike = Union[str, "os.PathLike[str]"]
+ParamValue = Union[str, int, float, bool]
+Params = Union[Mapping[str, ParamValue], Sequence[Tuple[str, ParamValue]], None]
+
+
+@contextmanager
+def _raising() -> Iterator[None]:
+    """Turns the native module's ``Failure`` into :class:`CheckError`."""
+    try:
+        yield
+    except _collc.Failure as e:
+        rendered, records = e.args
+        raise CheckError(_diagnostics(records), rendered) from None
+
+
+def _value(v: ParamValue) -> str:
+    """A ``param`` override in the language's syntax: a ``str`` is an expression of the
+    language as it stands (``"25 GB/s"``, ``'"eth0"'``), numbers and booleans are written as
+    literals."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return format(Decimal(repr(v)), "f")
+    if isinstance(v, str):
+        return v
+    raise TypeError(
+        f"a param value is a str (an expression of the language), int, float or bool, "
+        f"not {type(v).__name__}"
+    )
+
+
+def _params(params: Params) -> List[Tuple[str, str]]:
+    if params is None:
+        return []
+    items = params.items() if isinstance(params, Mapping) else params
+    return [(str(k), _value(v)) for k, v in items]
+
+
+def _limits(limits: Optional[Mapping[str, int]]) -> Optional[Dict[str, int]]:
+    return None if limits is None else {str(k): int(v) for k, v in limits.items()}
+
+
+def default_limits() -> Dict[str, int]:
+    """The limits ``check`` and ``load`` apply unless ``limits=`` says otherwise, by name
+    (``max_nodes``, ``max_links``, ``max_iterations``, ``max_depth``, ``max_ops``,
+    ``max_slots``, ``max_events``, ``max_packets``)."""
+    return dict(_collc.default_limits())
+
+
+def check(
+    source: PathLike,
+    params: Params = None,
+    *,
+    name: Optional[str] = None,
+    strict: bool = False,
+    limits: Optional[Mapping[str, int]] = None,
+) -> List[Diagnostic]:
+    """Checks one file of any kind collc reads and returns its diagnostics (``[]`` when it
+    is clean); like ``collc check FILE``, it does not raise on problems in the file.
+
+    ``source`` is a path (a ``str`` without a newline, or an ``os.PathLike``) or the text of
+    a file (a ``str`` with a newline in it). Its kind is told by extension (``.coll``, MSCCL
+    ``.xml``, ``.ir``, ``.goal``), else by its first words. ``name`` is the name a text is
+    shown under in diagnostics (and typed by). ``params`` overrides the file's ``param``s
+    (``{"hosts": 10, "bw": "100 Gbps"}``: a ``str`` is an expression of the language);
+    ``strict`` makes the warnings of MSCCL XML errors; ``limits`` overrides limits by name
+    (see :func:`default_limits`).
+    """
+    path, text = _source(source)
+    _, records = _collc.check(
+        path=path,
+        text=text,
+        name=name,
+        params=_params(params),
+        limits=_limits(limits),
+        strict=strict,
+    )
+    return _diagnostics(records)
+
+
+def _source(source: PathLike) -> Tuple[Optional[str], Optional[str]]:
+    if isinstance(source, str):
+        return (None, source) if "\n" in source else (source, None)
+    if isinstance(source, os.PathLike):
+        return os.fspath(source), None
+    raise TypeError(f"expected a path or the text of a file, not {type(source).__name__}")
+
+
+def load(
+    path: Optional[PathLike] = None,
+    text: Optional[str] = None,
+    params: Params = None,
+    *,
+    name: Optional[str] = None,
+    limits: Optional[Mapping[str, int]] = None,
+) -> "Session":
+    """Checks a ``.coll`` file and resolves ``schedule auto``: the :class:`Session` every
+    other job starts from. Give ``path`` or ``text`` (shown as ``name`` in diagnostics,
+    ``"<text>"`` unless given); ``params`` and ``limits`` are as for :func:`check`.
+
+    Raises :class:`CheckError` when the file has any problem (its warnings too, as the
+    command line's ``build`` does).
+    """
+    if path is not None and text is not None:
+        raise ValueError("give `path` or `text`, not both")
+    with _raising():
+        native = _collc.load(
+            path=None if path is None else os.fspath(path),
+            text=text,
+            name=name,
+            params=_params(params),
+            limits=_limits(limits),
+        )
+    return Session(native)
+
+
+@dataclass(frozen=True)
+class AutoPick:
+    """What ``schedule auto`` chose and why: every candidate family simulated on the
+    topology at the file's size (flow model)."""
+
+    family: str
+    """The family built."""
+    bytes: int
+    """The message size it was chosen for."""
+    params: str
+    """The flow model's parameters."""
+    times: List[Tuple[str, Optional[float], Optional[str]]]
+    """Each candidate: ``(family, seconds, None)``, or ``(family, None, reason)`` when it
+    could not be built."""
+    description: str
+    """The one line ``--emit model`` ends with."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The choice as a dict of plain values."""
+        return dataclasses.asdict(self)
+
+    def __str__(self) -> str:
+        return self.description
+
+
+class Session:
+    """A checked ``.coll`` file with ``schedule auto`` resolved (made by :func:`load`).
+
+    Every job on it runs in Rust with the interpreter released, so other Python threads run
+    meanwhile, and one session may be used from several threads at once. Ctrl-C stops a
+    long job: collc's work is cancelled and ``KeyboardInterrupt`` raised (press it again to
+    stop waiting for the job to wind down).
+    """
+
+    __slots__ = ("_native",)
+
+    def __init__(self, native: "_collc.Session"):
+        self._native = native
+
+    @property
+    def name(self) -> str:
+        """The path or name the file was loaded from."""
+        return self._native.name
+
+    @property
+    def auto_pick(self) -> Optional[AutoPick]:
+        """What ``schedule auto`` chose, or ``None`` when the file names its schedule."""
+        d = self._native.auto_pick()
+        if d is None:
+            return None
+        d["times"] = [tuple(t) for t in d["times"]]
+        return AutoPick(**d)
+
+    def model_text(self) -> str:
+        """The elaborated model as text, as ``collc build --emit model`` prints it."""
+        return self._native.model_text()
+
+    def ir(self) -> str:
+        """The schedule lowered into the dataflow IR and proved, as text (``collc build
+        --emit ir``). Lowering's warnings are issued as :class:`CollcWarning`; raises
+        :class:`CheckError` when the schedule cannot be lowered."""
+        with _raising():
+            text, warnings = self._native.ir()
+        _warn(warnings)
+        return text
+
+    def __repr__(self) -> str:
+        return f"<collc.Session {self.name!r}>"
