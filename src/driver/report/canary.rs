@@ -4,7 +4,7 @@
 //! the parameters that made it, the fixed-point error bound, and what the P4 target's clock
 //! packets and multicast groups cost. It needs no lowering (Canary is not lowered into the IR).
 
-use super::report::Section;
+use super::Section;
 use crate::cost::canary::{Network, figures, network};
 use crate::diag::Diagnostic;
 use crate::sema::model::{AutoOr, CanaryParams, CanaryRoots, Family, Model};
@@ -35,7 +35,7 @@ fn bytes(v: &BigRational) -> String {
 }
 
 /// The section, or None for other families.
-pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
+pub(crate) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     let (Some(c), Some(topo), Some(s)) = (&m.collective, &m.topology, &m.schedule) else {
         return Ok(None);
     };
