@@ -198,12 +198,20 @@ fn exploration_of(
         return Err(vec![counterexample(m, span, &params, &st, &why)]);
     }
     let rules: Vec<String> = x.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
-    Ok(vec![
+    let mut lines = vec![
         format!(
-            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts, each ending with {} (each contribution once) and no descriptor left",
+            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts{}, each ending with {} (each contribution once) and no descriptor left",
             x.runs,
             explore::BLOCKS,
             explore::HOSTS,
+            if x.large > 0 {
+                format!(
+                    " ({} of them larger: up to {} blocks on {} hosts)",
+                    x.large, x.most_blocks, x.most_hosts
+                )
+            } else {
+                String::new()
+            },
             match m.collective.as_ref().map(|c| c.kind) {
                 Some(crate::sema::model::CollectiveKind::Reduce) => {
                     "the root holding every block's full reduction and every other rank its release"
@@ -229,8 +237,27 @@ fn exploration_of(
                 "every host taking part"
             }
         ),
-        format!("rules run: {}", rules.join(", ")),
-    ])
+    ];
+    for (b, before, took) in &x.boosted {
+        let had = crate::diag::counted(*before, "run");
+        lines.push(match took {
+            Some(n) => format!(
+                "adapted: {} in only {had} of the cycle, so {} more with {}",
+                b.class(),
+                crate::diag::counted(*n, "run"),
+                b.how()
+            ),
+            None => format!(
+                "not covered: {} in only {had} of the cycle, and in fewer than {} after {} more with {}",
+                b.class(),
+                explore::MIN_RUNS,
+                explore::BOOST_TRIES,
+                b.how()
+            ),
+        });
+    }
+    lines.push(format!("rules run: {}", rules.join(", ")));
+    Ok(lines)
 }
 
 /// The error bound of float data carried as 32-bit fixed point with `f` fractional bits,
