@@ -434,7 +434,7 @@ fn sweep(
         Err(_) => run(),
     };
     if split.cancelled() {
-        return Err(vec![cancelled(span)]);
+        return Err(vec![cancelled(c.span)]);
     }
     let mut first_failure: Vec<Option<Vec<Diagnostic>>> = vec![None; families.len()];
     let mut cells: Vec<Vec<Cell>> = Vec::with_capacity(rows.len());
@@ -495,7 +495,7 @@ fn sweep(
 }
 
 /// The comparison stopped because its caller set the cancel flag ([`shard::Split::cancel`]):
-/// E0061 at `span` (the file's schedule or collective).
+/// E0061 at `span` (the collective compared, or where the file starts).
 pub fn cancelled(span: Span) -> Diagnostic {
     Diagnostic::error(
         Code::Cancelled,

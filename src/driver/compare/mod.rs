@@ -93,7 +93,8 @@ impl Session {
     ) -> Result<Comparison, Failure> {
         let cancel = self.options().cancel.clone();
         if is_set(&cancel) {
-            let span = self.model().build_span(None);
+            let m = self.model();
+            let span = m.collective.as_ref().map_or(m.build_span(None), |c| c.span);
             return Err(self.fail(vec![compare::cancelled(span)]));
         }
         if !req.vary.is_empty() {
