@@ -1,6 +1,7 @@
 //! A comparison's options read against the checked file: the engine `model` names (and `runs`
-//! in range), the sweep `sizes` writes, and `families` that the file has. Each bad value is a
-//! diagnostic pointing into the option as the command line writes it ([`at_flag`]).
+//! in range), the sweep `sizes` writes, and `families` that the file has; and options that do
+//! not go together. Each bad value is a diagnostic pointing into the option as the command
+//! line writes it ([`at_flag`]).
 
 use super::CompareRequest;
 use crate::compare::{self, sizes};
@@ -123,4 +124,31 @@ pub(super) fn families(
         at += name.len() + 1;
     }
     out
+}
+
+/// Options that do not go together (the command line's parser refuses them first): `sizes`
+/// with `vary`, `shard` with `merge`. E0055 on the second.
+pub(super) fn conflicts(req: &CompareRequest) -> Result<(), crate::driver::Failure> {
+    let mut files = SourceMap::new();
+    let clash = |files: &mut SourceMap, flag: &str, value: &str, other: &str| {
+        Diagnostic::error(
+            Code::CommandLine,
+            at_flag(files, flag, value, 0..value.len()),
+            format!("`--{flag}` cannot be used with `--{other}`"),
+        )
+        .label(format!("not with `--{other}`"))
+        .help(format!("give `--{flag}` or `--{other}`, not both"))
+    };
+    let mut diagnostics = Vec::new();
+    if let (Some(s), false) = (&req.sizes, req.vary.is_empty()) {
+        diagnostics.push(clash(&mut files, "sizes", s, "vary"));
+    }
+    if let (Some(s), false) = (&req.shard, req.merge.is_empty()) {
+        diagnostics.push(clash(&mut files, "shard", s, "merge"));
+    }
+    if diagnostics.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::driver::Failure { diagnostics, files })
+    }
 }

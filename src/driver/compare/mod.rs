@@ -21,9 +21,6 @@ mod flags;
 mod parts;
 mod vary;
 
-#[cfg(test)]
-mod tests;
-
 use super::{Failure, Input, LoadOptions, Session, checked};
 use crate::compare::{self, Comparison, sizes};
 use crate::diag::{Diagnostic, SourceMap, Span};
@@ -41,7 +38,7 @@ pub struct CompareRequest {
     pub sizes: Option<String>,
     /// `--vary NAME=V1,V2,...`, one per varied `param`: instead of sizes, one row per
     /// combination of values (the first `param` slowest), the file checked with each. Not
-    /// together with `sizes`.
+    /// together with `sizes` (E0055).
     pub vary: Vec<String>,
     /// `--model`: the declared `flow` or `packet` model to simulate with.
     pub model: Option<String>,
@@ -54,7 +51,8 @@ pub struct CompareRequest {
     /// `--shard K/N`: evaluate only rows K, K+N, ... (see [`CompareRequest::part`]).
     pub shard: Option<String>,
     /// `--merge`: the parts that shards of this sweep wrote, put back together instead of
-    /// simulating (a path, or the part's text under the name diagnostics show).
+    /// simulating (a path, or the part's text under the name diagnostics show). Not together
+    /// with `shard` (E0055).
     pub merge: Vec<Input>,
 }
 
@@ -91,6 +89,7 @@ impl Session {
         req: &CompareRequest,
         progress: &dyn Progress,
     ) -> Result<Comparison, Failure> {
+        flags::conflicts(req)?;
         let cancel = self.options().cancel.clone();
         if is_set(&cancel) {
             let m = self.model();
@@ -122,6 +121,7 @@ pub fn compare(
     req: &CompareRequest,
     progress: &dyn Progress,
 ) -> Result<Comparison, Failure> {
+    flags::conflicts(req)?;
     progress.phase(Phase::Check, None);
     if !req.vary.is_empty() {
         return vary::compare(input, opts, req, progress);
@@ -197,3 +197,6 @@ fn over_sizes(
         Err(d) => Err(fail(vec![d], files)),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -221,7 +221,25 @@ fn bad_options_point_into_them() {
             "--shard 3/2",
         ),
     ];
-    for (req, shown) in cases {
+    let clashes = [
+        (
+            CompareRequest {
+                sizes: Some("1KiB".into()),
+                vary: vec!["hosts=8".into()],
+                ..CompareRequest::default()
+            },
+            "--sizes 1KiB",
+        ),
+        (
+            CompareRequest {
+                shard: Some("1/2".into()),
+                merge: vec![Input::text("part.json", "{}")],
+                ..CompareRequest::default()
+            },
+            "--shard 1/2",
+        ),
+    ];
+    for (req, shown) in cases.into_iter().chain(clashes) {
         let failure = session.compare(&req, &Quiet).expect_err("refused");
         let records = failure.records();
         assert_eq!(records.len(), 1, "{failure}");
