@@ -10,14 +10,20 @@
 //! - [`load`] checks a `.coll` file and resolves `schedule auto` into a [`Session`], or fails
 //!   with a [`Failure`] that carries the diagnostics and the sources they point into;
 //! - a session then gives the model's text, the lowered IR, the report ([`report`]), a target's
-//!   artifacts ([`build`]), a simulation ([`sim`]) and a comparison over sizes ([`compare`]).
+//!   artifacts ([`build`]), a simulation ([`sim`]) and a comparison over sizes ([`compare`]);
+//!   a calibration fits a flow model to an nccl-tests log measured on the file's machine
+//!   ([`calibrate`]).
 //!
 //! Files an output is written to are written atomically ([`write`]); temporaries a signal
 //! interrupts are removed ([`temps`]).
 
 mod build;
+pub mod calibrate;
+mod checked;
+pub mod compare;
 pub(crate) mod dir;
 pub(crate) mod figures;
+mod flag;
 pub(crate) mod inputs;
 mod records;
 pub mod report;
