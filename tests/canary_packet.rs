@@ -419,3 +419,60 @@ fn an_aggregation_switch_failing_in_a_three_level_fat_tree_is_routed_around() {
     let run = r.unwrap_or_else(|d| panic!("{}", why(&d)));
     assert!(run.drops > 0, "packets were lost at the failed switch");
 }
+
+/// examples/canary_p4.coll times out after 2 ms, far longer than its packets' spread, so the
+/// exploration's cycle rarely sees a straggler there: it forces them (a timeout of 0) when the
+/// cycle has none, and either way a protocol that aggregates late packets into an accumulator
+/// that already left, or drops them, is caught on that file.
+#[test]
+fn on_the_p4_example_straggler_mutations_are_caught() {
+    use collc::canary::protocol::Act;
+    use collc::sim::packet::explore::{Boost, explore};
+    let src = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/canary_p4.coll"
+    ))
+    .expect("the example");
+    let m = model(&src);
+    let params = collc::cost::canary::packet_model(&m)
+        .and_then(PacketParams::from_model)
+        .unwrap_or_default();
+    let ok = explore(&m, Span::default(), &params, 36, &Protocol::paper()).expect("canary");
+    assert!(ok.failure.is_none(), "{:?}", ok.failure);
+    for b in [
+        Boost::Stragglers,
+        Boost::Collisions,
+        Boost::Loss,
+        Boost::Failure,
+    ] {
+        assert!(ok.occurred(b), "{b:?} never happened: {ok:?}");
+    }
+    let mut dropping = Protocol::paper();
+    for r in &mut dropping.switch {
+        if r.name == "straggler" {
+            r.then = vec![Act::Drop];
+        }
+    }
+    for broken in [Protocol::paper().without_stragglers(), dropping] {
+        let x = explore(&m, Span::default(), &params, 36, &broken).expect("canary");
+        let (setting, why) = x.failure.expect("a counterexample");
+        assert!(!why.is_empty(), "{setting:?}");
+    }
+}
+
+/// Every twelfth run of the cycle is larger than 32 blocks on 32 hosts where the file is.
+#[test]
+fn the_exploration_includes_runs_beyond_32_blocks_and_hosts() {
+    use collc::sim::packet::explore::{BLOCKS, HOSTS, explore};
+    let m = model(
+        &file("", "64 KiB", "").replace("participants: host[0..4];", "participants: host[0..6];"),
+    );
+    let params = PacketParams::from_model(&m.models[0]).expect("a packet model");
+    let x = explore(&m, Span::default(), &params, 12, &Protocol::paper()).expect("canary");
+    assert!(x.failure.is_none(), "{:?}", x.failure);
+    assert_eq!(x.large, 1, "{x:?}");
+    assert!(
+        x.most_blocks > BLOCKS && x.most_hosts > HOSTS as u64,
+        "{x:?}"
+    );
+}

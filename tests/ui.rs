@@ -273,6 +273,10 @@ const NOT_FROM_A_FILE: &[(&str, &str)] = &[
         "unbounded::binary_input_is_e0059_at_the_first_block",
     ),
     ("E0060", "unbounded::files_over_the_input_limit_are_e0060"),
+    (
+        "E0061",
+        "driver::compare::tests::a_set_cancel_flag_stops_the_sweep_with_e0061",
+    ),
 ];
 
 #[test]

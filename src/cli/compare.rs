@@ -10,14 +10,17 @@
 //! one part of the sweep and writes it as JSON; `--merge PARTS...` puts parts back together
 //! ([`crate::compare::shard`]). `--sizes` takes a range or a list (`compare::sizes`); a bad value
 //! is a diagnostic pointing into the flag.
+//!
+//! The job is the driver's ([`crate::driver::compare`]); this is its arguments, the choice of
+//! format and the files written.
 
 use super::progress::{Reporter, Verbose};
-use super::{CheckArgs, Out, options, read_and_check, write_atomic, write_output};
-use crate::compare::{self, sizes};
-use crate::diag::{Code, Diagnostic, SourceMap, Span};
-use crate::net;
+use super::{CheckArgs, Out, load_options, options, write_atomic, write_output};
+use crate::compare;
+use crate::diag::{Code, SourceMap};
+use crate::driver::Input;
+use crate::driver::compare::CompareRequest;
 use crate::progress::{Phase, Progress};
-use crate::sema::model::{CostModelKind, Model};
 use std::path::PathBuf;
 
 #[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
@@ -83,416 +86,42 @@ pub(super) struct CompareArgs {
     args: CheckArgs,
 }
 
-/// A diagnostic at `len` bytes from `at` of the command-line text `--FLAG VALUE`.
-fn at_flag(files: &mut SourceMap, flag: &str, value: &str, at: std::ops::Range<usize>) -> Span {
-    let f = files.add("<command line>", format!("--{flag} {value}"));
-    let skip = flag.len() + 3;
-    Span::new(f, skip + at.start, skip + at.end)
-}
-
-/// The engine `--model` asks for (a flow or packet model), or the file's: the `sim` target's
-/// packet model, else its flow parameters ([`net::for_file`]).
-fn engine(
-    m: &Model,
-    a: &CompareArgs,
-    files: &mut SourceMap,
-) -> Result<compare::Engine, Diagnostic> {
-    let packet = |x: &crate::sema::model::CostModel| {
-        crate::sim::packet::PacketParams::from_model(x).map(|params| compare::Engine::Packet {
-            params,
-            seed: a.seed,
-            runs: a.runs,
-        })
-    };
-    let Some(name) = a.model.as_deref() else {
-        let target = m
-            .sim_target_model()
-            .and_then(|t| m.models.iter().find(|x| x.name == t))
-            .and_then(packet);
-        return Ok(target.unwrap_or_else(|| compare::Engine::Flow(net::for_file(m, None))));
-    };
-    let span = at_flag(files, "model", name, 0..name.len());
-    let flows: Vec<&str> = m
-        .models
-        .iter()
-        .filter(|x| matches!(x.kind, CostModelKind::Flow | CostModelKind::Packet))
-        .map(|x| x.name.as_str())
-        .collect();
-    let help = if flows.is_empty() {
-        "declare one, e.g. `model fluid: flow { overhead: 2 us; }`, or leave out `--model` for the defaults".to_string()
-    } else {
-        format!("declared flow and packet models: {}", flows.join(", "))
-    };
-    match m.models.iter().find(|x| x.name == name) {
-        None => Err(Diagnostic::error(
-            Code::UnknownName,
-            span,
-            format!("the file declares no model named `{name}`"),
-        )
-        .label("no such model")
-        .help(help)),
-        Some(x) => packet(x)
-            .or_else(|| net::FlowParams::from_model(x).map(compare::Engine::Flow))
-            .ok_or_else(|| {
-            Diagnostic::error(
-                Code::BadValue,
-                span,
-                format!(
-                    "`{name}` is a `{}` model; `collc compare` simulates with a `flow` or `packet` model",
-                    x.kind.name()
-                ),
-            )
-            .label("not a flow or packet model")
-            .help(help)
-        }),
-    }
-}
-
-/// `--vary NAME=V1,V2,...` as the name and its values; commas inside brackets, parentheses or
-/// quotes do not split.
-fn parse_vary(spec: &str, files: &mut SourceMap) -> Result<(String, Vec<String>), Diagnostic> {
-    let bad = |files: &mut SourceMap, at: std::ops::Range<usize>, why: &str| {
-        Diagnostic::error(
-            Code::Syntax,
-            at_flag(files, "vary", spec, at),
-            format!("`--vary {spec}`: {why}"),
-        )
-        .label("expected NAME=V1,V2,...")
-        .help("write e.g. `--vary hosts=51,256,512`, naming a `param` of the file")
-    };
-    let Some((name, list)) = spec.split_once('=') else {
-        return Err(bad(files, 0..spec.len(), "no `=`"));
-    };
-    let (name, base) = (name.trim(), spec.len() - list.len());
-    if name.is_empty() {
-        return Err(bad(files, 0..base, "no parameter name"));
-    }
-    let mut values = Vec::new();
-    let (mut depth, mut quoted, mut start) = (0i32, false, 0);
-    for (i, ch) in list
-        .char_indices()
-        .chain(std::iter::once((list.len(), ',')))
-    {
-        match ch {
-            '"' => quoted = !quoted,
-            '[' | '(' if !quoted => depth += 1,
-            ']' | ')' if !quoted => depth -= 1,
-            ',' if !quoted && depth <= 0 => {
-                let v = list[start..i].trim();
-                if v.is_empty() {
-                    return Err(bad(files, base + start..base + i, "an empty value"));
-                }
-                values.push(v.to_string());
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    Ok((name.to_string(), values))
-}
-
-/// Every combination of the varied values, the first `param` slowest.
-fn combinations(vary: &[(String, Vec<String>)]) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = vec![Vec::new()];
-    for (_, values) in vary {
-        out = out
-            .into_iter()
-            .flat_map(|head| {
-                values.iter().map(move |v| {
-                    let mut row = head.clone();
-                    row.push(v.clone());
-                    row
-                })
-            })
-            .collect();
-    }
-    out
-}
-
-/// The file checked once per combination of `--vary` values, each with its engine; warnings
-/// are kept from the first combination only (they repeat), and checking stops at the first
-/// combination with errors.
-fn points(
-    a: &CompareArgs,
-    vary: &[(String, Vec<String>)],
-    opts: &crate::sema::Options,
-    files: &mut SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) -> Vec<(Vec<String>, Model, compare::Engine)> {
-    let mut out = Vec::new();
-    for (i, values) in combinations(vary).into_iter().enumerate() {
-        let mut o = opts.clone();
-        o.params.retain(|(k, _)| !vary.iter().any(|(n, _)| n == k));
-        let mut with = Vec::new();
-        for ((name, _), v) in vary.iter().zip(&values) {
-            o.params.push((name.clone(), v.clone()));
-            with.push(format!("`{name}` = {v}"));
-        }
-        let mut here = Vec::new();
-        let model = read_and_check(&a.file, files, &o, &mut here);
-        let failed = here
-            .iter()
-            .any(|d| d.severity == crate::diag::Severity::Error);
-        diags.extend(
-            here.into_iter()
-                .filter(|d| i == 0 || d.severity == crate::diag::Severity::Error)
-                .map(|d| d.note(format!("with {} (`--vary`)", with.join(", ")))),
-        );
-        let Some(m) = model.filter(|_| !failed) else {
-            break;
-        };
-        match engine(&m, a, files) {
-            Ok(e) => out.push((values, m, e)),
-            Err(d) => {
-                diags.push(d);
-                break;
-            }
-        }
-    }
-    out
-}
-
 pub(super) fn run(a: CompareArgs, out: &Out) -> i32 {
     let rep = Reporter::new(a.verbose);
     let mut files = SourceMap::new();
     let mut diags = Vec::new();
     let opts = options(&a.args, &mut files, &mut diags);
-    rep.phase(Phase::Check, None);
-    if !a.vary.is_empty() {
-        return run_vary(&a, &opts, files, diags, &rep, out);
-    }
-    let model = read_and_check(&a.file, &mut files, &opts, &mut diags);
-    let engine = match &model {
-        Some(m) => engine(m, &a, &mut files).map_err(|d| diags.push(d)).ok(),
-        None => None,
-    };
-    let declared = |m: &Model| {
-        m.collective
-            .as_ref()
-            .map(|c| sizes::show(c.count.saturating_mul(c.dtype.bytes())).replace(' ', ""))
-    };
-    let spec = match (&a.sizes, &engine, &model) {
-        (Some(s), _, _) => s.clone(),
-        (None, Some(compare::Engine::Packet { .. }), Some(m)) => {
-            declared(m).unwrap_or_else(|| sizes::DEFAULT.to_string())
-        }
-        _ => sizes::DEFAULT.to_string(),
-    };
-    let sizes = match sizes::parse(&spec) {
-        Ok(s) => s,
-        Err(e) => {
-            let span = at_flag(&mut files, "sizes", &spec, e.at);
-            diags.push(
-                Diagnostic::error(e.code, span, e.message)
-                    .label(e.label)
-                    .help(e.help),
-            );
-            Vec::new()
-        }
-    };
-    if let (Some(m), Some(e)) = (&model, &engine) {
-        check_families(&a, m, e, &mut files, &mut diags);
-    }
-    let (Some(model), Some(engine)) = (model, engine) else {
-        rep.finish();
-        out.diags(&diags, &files);
-        return 1;
-    };
     if !diags.is_empty() {
-        rep.finish();
         out.diags(&diags, &files);
         return 1;
     }
-    let (split, prints) = match split(&a, &mut files) {
-        Ok(s) => s,
-        Err(d) => {
+    let req = CompareRequest {
+        sizes: a.sizes.clone(),
+        vary: a.vary.clone(),
+        model: a.model.clone(),
+        families: a.families.clone(),
+        seed: a.seed,
+        runs: a.runs,
+        shard: a.shard.clone(),
+        merge: a.merge.iter().cloned().map(Input::Path).collect(),
+    };
+    let input = Input::Path(a.file.clone());
+    match crate::driver::compare::compare(&input, &load_options(&a.args, opts), &req, &rep) {
+        Ok(cmp) => emit(&a, &req, &cmp, &rep),
+        Err(f) => {
             rep.finish();
-            out.diags(&[d], &files);
-            return 1;
-        }
-    };
-    let cmp = match compare::compare_split(&model, &sizes, &engine, &a.families, &rep, &split)
-        .and_then(|c| {
-            same_sweep(&c, &prints, &mut files)
-                .map(|_| c)
-                .map_err(|d| vec![d])
-        }) {
-        Ok(c) => c,
-        Err(d) => {
-            rep.finish();
-            out.diags(&d, &files);
-            return 1;
-        }
-    };
-    emit(&a, &cmp, &rep)
-}
-
-/// `--families` names the file's families under `e`, else a diagnostic per unknown name.
-fn check_families(
-    a: &CompareArgs,
-    m: &Model,
-    e: &compare::Engine,
-    files: &mut SourceMap,
-    diags: &mut Vec<Diagnostic>,
-) {
-    let known: Vec<&'static str> = compare::families_for(m, e)
-        .iter()
-        .map(|f| f.name())
-        .collect();
-    let spec = a.families.join(",");
-    let mut at = 0;
-    for name in &a.families {
-        if !known.contains(&name.as_str()) {
-            let span = at_flag(files, "families", &spec, at..at + name.len());
-            diags.push(
-                Diagnostic::error(
-                    Code::UnknownName,
-                    span,
-                    format!("`{name}` is not a family this comparison runs"),
-                )
-                .label("no such family here")
-                .help(format!(
-                    "families of this file under this model: {}",
-                    known.join(", ")
-                )),
-            );
-        }
-        at += name.len() + 1;
-    }
-}
-
-/// `collc compare --vary NAME=V1,V2,... [--vary ...]`.
-fn run_vary(
-    a: &CompareArgs,
-    opts: &crate::sema::Options,
-    mut files: SourceMap,
-    mut diags: Vec<Diagnostic>,
-    rep: &Reporter,
-    out: &Out,
-) -> i32 {
-    let mut vary = Vec::new();
-    for spec in &a.vary {
-        match parse_vary(spec, &mut files) {
-            Ok(v) => vary.push(v),
-            Err(d) => diags.push(d),
-        }
-    }
-    let fail = |diags: &[Diagnostic], files: &SourceMap| {
-        rep.finish();
-        out.diags(diags, files);
-        1
-    };
-    if !diags.is_empty() {
-        return fail(&diags, &files);
-    }
-    let points = points(a, &vary, opts, &mut files, &mut diags);
-    if let Some((_, m, e)) = points.first() {
-        check_families(a, m, e, &mut files, &mut diags);
-    }
-    if diags
-        .iter()
-        .any(|d| d.severity == crate::diag::Severity::Error)
-        || points.is_empty()
-    {
-        return fail(&diags, &files);
-    }
-    if !diags.is_empty() {
-        out.diags(&diags, &files);
-    }
-    let (split, prints) = match split(a, &mut files) {
-        Ok(s) => s,
-        Err(d) => return fail(&[d], &files),
-    };
-    let names: Vec<String> = vary.into_iter().map(|(n, _)| n).collect();
-    match compare::compare_over_split(&names, &points, &a.families, rep, &split) {
-        Ok(cmp) => match same_sweep(&cmp, &prints, &mut files) {
-            Ok(()) => emit(a, &cmp, rep),
-            Err(d) => fail(&[d], &files),
-        },
-        Err(d) => fail(&d, &files),
-    }
-}
-
-/// The cells to evaluate: `--shard`'s rows, or none with `--merge` (the parts' cells, and
-/// their fingerprints to check once the sweep is known); a diagnostic for a bad flag or part.
-fn split(
-    a: &CompareArgs,
-    files: &mut SourceMap,
-) -> Result<(compare::shard::Split, Vec<(PathBuf, String)>), Diagnostic> {
-    let mut out = compare::shard::Split::default();
-    if let Some(spec) = &a.shard {
-        out.shard = Some(compare::shard::parse(spec).map_err(|why| {
-            Diagnostic::error(
-                Code::BadValue,
-                at_flag(files, "shard", spec, 0..spec.len()),
-                format!("`--shard {spec}`: {why}"),
-            )
-            .label("expected K/N")
-            .help("write e.g. `--shard 2/3` for the second of three shards")
-        })?);
-    }
-    if a.merge.is_empty() {
-        return Ok((out, Vec::new()));
-    }
-    let mut given = rustc_hash::FxHashMap::default();
-    let mut prints = Vec::new();
-    for path in &a.merge {
-        let bad = |files: &mut SourceMap, why: String| {
-            let shown = path.display().to_string();
-            Diagnostic::error(
-                Code::BadValue,
-                at_flag(files, "merge", &shown, 0..shown.len()),
-                format!("`{shown}` is not a part of a sharded sweep: {why}"),
-            )
-            .label("this part")
-            .help("give `--merge` the files `collc compare --shard K/N` wrote")
-        };
-        let text = std::fs::read_to_string(path).map_err(|e| bad(files, e.to_string()))?;
-        let part = compare::shard::read(&text).map_err(|why| bad(files, why))?;
-        given.extend(part.cells);
-        prints.push((path.clone(), part.fingerprint));
-    }
-    out.given = Some(given);
-    Ok((out, prints))
-}
-
-/// With `--merge`: every part's fingerprint is the merged sweep's, else a diagnostic.
-fn same_sweep(
-    cmp: &compare::Comparison,
-    prints: &[(PathBuf, String)],
-    files: &mut SourceMap,
-) -> Result<(), Diagnostic> {
-    let want = compare::shard::fingerprint(cmp);
-    match prints.iter().find(|(_, f)| *f != want) {
-        None => Ok(()),
-        Some((path, theirs)) => {
-            let shown = path.display().to_string();
-            Err(Diagnostic::error(
-                Code::BadValue,
-                at_flag(files, "merge", &shown, 0..shown.len()),
-                format!("`{shown}` is a part of another sweep"),
-            )
-            .label("this part")
-            .help(format!(
-                "merge with the file and flags the parts were made with; this sweep is `{want}`, the part's `{theirs}`"
-            )))
+            out.diags(&f.diagnostics, &f.files);
+            1
         }
     }
 }
 
 /// Prints (or writes) the comparison and draws `--plot`.
-fn emit(a: &CompareArgs, cmp: &compare::Comparison, rep: &Reporter) -> i32 {
+fn emit(a: &CompareArgs, req: &CompareRequest, cmp: &compare::Comparison, rep: &Reporter) -> i32 {
     rep.phase(Phase::Emit, None);
-    if let Some((k, n)) = a
-        .shard
-        .as_deref()
-        .and_then(|s| compare::shard::parse(s).ok())
-    {
+    if let Some(part) = req.part(cmp) {
         rep.finish();
-        return write_output(
-            a.output.as_deref(),
-            compare::shard::part(cmp, k, n).as_bytes(),
-        );
+        return write_output(a.output.as_deref(), part.as_bytes());
     }
     let text = match a.format {
         Format::Table => compare::render::table(cmp),

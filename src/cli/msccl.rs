@@ -1,5 +1,5 @@
-//! The MSCCL flags of `collc build` (`--target msccl`, `--emit report`, `--size-windows`) and
-//! `collc check [--strict] FILE.xml`.
+//! The MSCCL flags of `collc build` (`--target msccl`, `--emit report`, `--size-windows`), as
+//! the driver's [`crate::driver::MscclOverrides`].
 //!
 //! Options come from the file's `target msccl { proto; channels; instances; inplace; }` block,
 //! and the command-line flags override them: `--proto simple|ll|ll128`, `--channels C`,
@@ -8,13 +8,6 @@
 //! lowered, written, read back, checked and executed symbolically before anything is written
 //! (`backend::msccl::emit`); a problem is a coded diagnostic at the schedule (or the `target
 //! msccl` block), and no file is written.
-
-use crate::backend::msccl::{self, Options};
-use crate::diag::Diagnostic;
-use crate::sema::model::{Model, ModelParam, TargetKind};
-use crate::sema::units::{Dim, Quantity};
-use crate::target;
-use num_rational::BigRational;
 
 #[derive(Copy, Clone, Debug, clap::ValueEnum, PartialEq, Eq)]
 pub(super) enum ProtoArg {
@@ -53,57 +46,28 @@ pub(super) struct MscclArgs {
     max_steps: Option<u32>,
 }
 
-/// Puts the flags given over the `target msccl` block's options.
-pub(super) fn overrides(a: &MscclArgs, o: &mut target::Options) {
-    let count = |v: u64| ModelParam::Quantity(Quantity::int(i64::try_from(v).unwrap_or(i64::MAX)));
-    let bytes = |v: u64| {
-        ModelParam::Quantity(Quantity {
-            value: BigRational::from_integer(v.into()),
-            dim: Dim::SIZE,
-        })
-    };
-    let word = |w: &str| ModelParam::Word(w.to_string());
-    if let Some(p) = a.proto {
-        o.set(
-            "proto",
-            word(match p {
-                ProtoArg::Simple => "simple",
-                ProtoArg::Ll => "ll",
-                ProtoArg::Ll128 => "ll128",
+impl MscclArgs {
+    /// The flags as the driver's overrides of the `target msccl` block.
+    pub(super) fn overrides(&self) -> crate::driver::MscclOverrides {
+        crate::driver::MscclOverrides {
+            proto: self.proto.map(|p| {
+                match p {
+                    ProtoArg::Simple => "simple",
+                    ProtoArg::Ll => "ll",
+                    ProtoArg::Ll128 => "ll128",
+                }
+                .to_string()
             }),
-        );
+            channels: self.channels,
+            instances: self.instances,
+            inplace: match (self.inplace, self.out_of_place) {
+                (true, _) => Some(true),
+                (_, true) => Some(false),
+                _ => None,
+            },
+            min_bytes: self.min_bytes,
+            max_bytes: self.max_bytes,
+            max_steps: self.max_steps,
+        }
     }
-    if let Some(c) = a.channels {
-        o.set("channels", count(c.into()));
-    }
-    if let Some(i) = a.instances {
-        o.set("instances", count(i.into()));
-    }
-    if a.inplace {
-        o.set("inplace", word("true"));
-    }
-    if a.out_of_place {
-        o.set("inplace", word("false"));
-    }
-    if let Some(b) = a.min_bytes {
-        o.set("min_bytes", bytes(b));
-    }
-    if let Some(b) = a.max_bytes {
-        o.set("max_bytes", bytes(b));
-    }
-    if let Some(n) = a.max_steps {
-        o.set("max_steps", count(n.into()));
-    }
-}
-
-/// The options for `m`: its `target msccl` block, overridden by the flags.
-pub(super) fn options(m: &Model, a: &MscclArgs) -> Options {
-    let mut o = target::Options::from_model(m, TargetKind::Msccl);
-    overrides(a, &mut o);
-    target::msccl::options(&o)
-}
-
-/// Lowers, verifies and emits; the XML and what it established, or diagnostics.
-pub(super) fn emit(m: &Model, a: &MscclArgs) -> Result<msccl::Emitted, Vec<Diagnostic>> {
-    msccl::build(m, &options(m, a))
 }

@@ -92,6 +92,18 @@ pub(super) struct Out {
 }
 
 impl Out {
+    /// Prints what made a driver job fail: an output it could not write as one line (E0029),
+    /// anything else as diagnostics.
+    pub fn failure(&self, f: &crate::driver::Failure) {
+        if f.is_io() && f.diagnostics.iter().all(|d| d.code == Code::Io) {
+            for d in &f.diagnostics {
+                say(&format!("error[{}]: {}\n", d.code, d.message));
+            }
+        } else {
+            self.diags(&f.diagnostics, &f.files);
+        }
+    }
+
     /// Prints diagnostics on standard error, then (for people) how many errors and warnings.
     /// A diagnostic that two stages found alike (same code, place and message: the report's
     /// forest section and its MSCCL section both warn of the same `chunks`) is printed once, in

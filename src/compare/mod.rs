@@ -11,6 +11,8 @@
 //! parallel (rayon, on [`crate::par::threads`] threads), and their results are kept in sweep
 //! order, so the output never depends on timing. A family that fails at some sizes keeps a
 //! [`Cell::Failed`] there; one that fails everywhere is reported as skipped, never dropped.
+//! A sweep whose cancel flag is set ([`shard::Split::cancel`]) evaluates no further cell and
+//! ends with E0061 ([`cancelled`]).
 //! [`render`] writes the comparison as a table, CSV or JSON, [`chart`] as an SVG line chart,
 //! [`sizes`] parses `--sizes`.
 
@@ -19,7 +21,7 @@ pub mod render;
 pub mod shard;
 pub mod sizes;
 
-use crate::diag::{Code, Diagnostic};
+use crate::diag::{Code, Diagnostic, Span};
 use crate::net::FlowParams;
 use crate::progress::{Phase, Progress};
 use crate::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model};
@@ -406,6 +408,11 @@ fn sweep(
         pairs
             .par_iter()
             .map(|&(ri, fi, row, f)| {
+                // Polled before every cell: a cancelled sweep evaluates nothing more (what is
+                // left is not a result, and nothing below reads it).
+                if split.cancelled() {
+                    return Ok(elsewhere());
+                }
                 let r = match &split.given {
                     Some(given) => Ok(given.get(&(ri, fi)).cloned().unwrap_or_else(elsewhere)),
                     None if split.runs(ri) => evaluate(row, f),
@@ -426,6 +433,9 @@ fn sweep(
         Ok(pool) => pool.install(run),
         Err(_) => run(),
     };
+    if split.cancelled() {
+        return Err(vec![cancelled(c.span)]);
+    }
     let mut first_failure: Vec<Option<Vec<Diagnostic>>> = vec![None; families.len()];
     let mut cells: Vec<Vec<Cell>> = Vec::with_capacity(rows.len());
     for (i, r) in results.into_iter().enumerate() {
@@ -482,6 +492,18 @@ fn sweep(
         return Err(diags);
     }
     Ok(cmp)
+}
+
+/// The comparison stopped because its caller set the cancel flag ([`shard::Split::cancel`]):
+/// E0061 at `span` (the collective compared, or where the file starts).
+pub fn cancelled(span: Span) -> Diagnostic {
+    Diagnostic::error(
+        Code::Cancelled,
+        span,
+        "the comparison was cancelled before it finished",
+    )
+    .label("comparing schedules for this")
+    .help("the caller asked it to stop (Ctrl-C from Python); run it again to get the comparison")
 }
 
 /// Family `f` at one row, with nccl-tests' figures for that row's collective.

@@ -7,25 +7,36 @@
 //! description, the families, the rows' sizes and `--vary` values), so parts of another sweep
 //! are refused, and its cells with every figure as the bits of its `f64`, so nothing is lost
 //! in decimal. [`Split`] tells [`super::compare_split`] which cells to evaluate and which it is
-//! given.
+//! given, and when to stop evaluating them (a cancel flag another thread may set).
 
 use super::{Axis, Cell, Comparison, label};
 use crate::diag::Code;
 use rustc_hash::FxHashMap;
 use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The format's name and version in every part.
 const FORMAT: &str = "collc compare part 1";
 
 /// Which cells of a sweep to evaluate: all (the default), the rows of one shard (`index` of
-/// `count`, from 0), or none, every cell given (merging parts).
+/// `count`, from 0), or none, every cell given (merging parts); and a flag that, once another
+/// thread sets it, stops the sweep before its next cell (E0061).
 #[derive(Debug, Clone, Default)]
 pub struct Split {
     pub shard: Option<(usize, usize)>,
     pub given: Option<FxHashMap<(usize, usize), Cell>>,
+    pub cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Split {
+    /// Whether the sweep was asked to stop.
+    pub fn cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
     /// Whether this split evaluates row `row`.
     pub fn runs(&self, row: usize) -> bool {
         match self.shard {
@@ -197,7 +208,7 @@ mod tests {
         assert!(parse("0/3").is_err() && parse("4/3").is_err() && parse("3").is_err());
         let s = Split {
             shard: Some((1, 3)),
-            given: None,
+            ..Split::default()
         };
         assert!(s.runs(1) && s.runs(4) && !s.runs(0) && !s.runs(2));
     }

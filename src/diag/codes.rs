@@ -85,6 +85,7 @@ codes! {
     CommandLine = "E0055", "invalid command-line arguments";
     BinaryInput = "E0059", "the input is binary, not text";
     InputTooLarge = "E0060", "the input file is larger than collc reads whole";
+    Cancelled = "E0061", "the job was cancelled before it finished";
 }
 
 impl Serialize for Code {

@@ -10,19 +10,32 @@
 //! - [`load`] checks a `.coll` file and resolves `schedule auto` into a [`Session`], or fails
 //!   with a [`Failure`] that carries the diagnostics and the sources they point into;
 //! - a session then gives the model's text, the lowered IR, the report ([`report`]), a target's
-//!   artifacts ([`build`]), a simulation ([`sim`]) and a comparison over sizes ([`compare`]).
+//!   artifacts ([`build`]), a simulation ([`sim`]) and a comparison over sizes ([`compare`]);
+//!   a calibration fits a flow model to an nccl-tests log measured on the file's machine
+//!   ([`calibrate`]).
 //!
 //! Files an output is written to are written atomically ([`write`]); temporaries a signal
 //! interrupts are removed ([`temps`]).
 
+mod build;
+pub mod calibrate;
+mod checked;
+pub mod compare;
 pub(crate) mod dir;
+pub(crate) mod figures;
+mod flag;
 pub(crate) mod inputs;
 mod records;
+pub mod report;
 pub(crate) mod source;
 pub(crate) mod temps;
+mod windows;
 mod write;
 
+pub use build::{BuildRequest, Built, MscclOverrides, Output, declared, file_name, several};
 pub use records::{Record, records, render};
+pub use report::{Report, Section};
+pub use windows::Windows;
 pub(crate) use write::{write_atomic, write_atomic_with};
 
 use crate::choose::AutoPick;
@@ -106,9 +119,26 @@ impl LoadOptions {
 pub struct Failure {
     pub diagnostics: Vec<Diagnostic>,
     pub files: SourceMap,
+    /// collc failed, not the input: an artifact failed its own validation (exit code 2).
+    pub internal: bool,
 }
 
 impl Failure {
+    /// A failure on the input: `diagnostics` in `files`.
+    pub fn new(diagnostics: Vec<Diagnostic>, files: SourceMap) -> Failure {
+        Failure {
+            diagnostics,
+            files,
+            internal: false,
+        }
+    }
+
+    /// The command line's exit code for it: 2 when collc failed or could not write an output,
+    /// else 1.
+    pub fn exit_code(&self) -> i32 {
+        if self.internal || self.is_io() { 2 } else { 1 }
+    }
+
     /// The diagnostics as plain records (code, place as line and column, message, help).
     pub fn records(&self) -> Vec<Record> {
         records(&self.diagnostics, &self.files)
@@ -252,25 +282,19 @@ pub fn load(input: &Input, opts: &LoadOptions) -> Result<Session, Failure> {
     let id = match read(input, &mut files, opts.max_input_bytes) {
         Ok(id) => id,
         Err(d) => {
-            return Err(Failure {
-                diagnostics: vec![*d],
-                files,
-            });
+            return Err(Failure::new(vec![*d], files));
         }
     };
     let checked = sema::check(&mut files, id, &opts.sema());
     let model = match checked.model {
         Some(m) if checked.diagnostics.is_empty() => m,
         _ => {
-            return Err(Failure {
-                diagnostics: checked.diagnostics,
-                files,
-            });
+            return Err(Failure::new(checked.diagnostics, files));
         }
     };
     let (model, pick) = match crate::choose::resolve(&model) {
         Ok(x) => x,
-        Err(diagnostics) => return Err(Failure { diagnostics, files }),
+        Err(diagnostics) => return Err(Failure::new(diagnostics, files)),
     };
     Ok(Session {
         name: input.name(),
@@ -309,9 +333,14 @@ impl Session {
 
     /// The failure of a job on this session: `diagnostics` with the session's sources.
     pub fn fail(&self, diagnostics: Vec<Diagnostic>) -> Failure {
+        Failure::new(diagnostics, self.files.clone())
+    }
+
+    /// A failure of collc itself on this session (exit code 2).
+    pub(crate) fn internal(&self, diagnostics: Vec<Diagnostic>) -> Failure {
         Failure {
-            diagnostics,
-            files: self.files.clone(),
+            internal: true,
+            ..self.fail(diagnostics)
         }
     }
 

@@ -216,7 +216,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                 if let Some(seed) = a.explore_run {
                     let path = a.file.display().to_string();
                     let span = m.schedule.as_ref().map(|s| s.span).unwrap_or_default();
-                    let done = super::report_canary::replay(&m, span, seed).unwrap_or_else(|| {
+                    let done = crate::driver::report::replay(&m, span, seed).unwrap_or_else(|| {
                         let f = files.add("<command line>", "--explore-run".to_string());
                         Err(vec![packet::flags_unused(f, "--explore-run")])
                     });
@@ -226,7 +226,7 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                             super::write_output(None, text.as_bytes())
                         }
                         Err(mut d) => {
-                            super::report_canary::name_file(&mut d, &path);
+                            crate::driver::report::name_file(&mut d, &path);
                             out.diags(&d, &files);
                             failed(&d)
                         }

@@ -15,11 +15,25 @@
 //! cut its hosts off) that a Canary packet reaches fails as the packet arrives. From then on every
 //! Canary packet that reaches or leaves it is lost, its descriptors are gone, and routes avoid
 //! it ([`super::PacketParams::failure`]), so the fault tolerance recovers the blocks it held.
-//! Each run reduces at most 32 blocks (32 packets per host) on at most 32 hosts, enough for
+//! Most runs reduce at most 32 blocks (32 packets per host) on at most 32 hosts, enough for
 //! every slot of a small table to be reused many times, small enough that the exploration takes
-//! seconds on the paper's 1,024-host network. Run `i` has seed `i + 1` and its setting follows
-//! from the seed alone, so [`replay`] (`collc sim FILE --explore-run SEED`, which every E0049
-//! names) runs one of them again by itself.
+//! seconds on the paper's 1,024-host network; every twelfth run is [`SCALE`] times larger in
+//! both (no background traffic, which would make it cost minutes).
+//!
+//! The exploration guarantees that each fault class the file allows occurs, in [`MIN_RUNS`]
+//! runs at least: when the cycle above ran too few with collisions (a file whose blocks fit the table), stragglers (a timeout far
+//! longer than the packets' spread, as examples/canary_p4.coll's milliseconds on BMv2), lost
+//! packets or a failing switch, it runs settings made to force that class ([`Boost`]): a
+//! timeout of 0 (every packet after a descriptor's first arrives after its timer), a table of
+//! one descriptor over every block, 5% loss, a switch that fails as the first packet reaches
+//! it, until the class has occurred in [`MIN_RUNS`] runs or [`BOOST_TRIES`] such runs were
+//! made; the exploration says which it needed ([`Exploration::boosted`]). A class the file cannot have is not forced: collisions
+//! need two blocks, a failure a switch without hosts whose loss leaves the hosts connected,
+//! background traffic hosts outside the allreduce.
+//!
+//! Run `i` of the cycle has seed `i + 1`, and the forcing runs seeds from [`BOOST_SEED`] up;
+//! a setting follows from its seed alone, so [`replay`] (`collc sim FILE --explore-run SEED`,
+//! which every E0049 names) runs any of them again by itself.
 
 use super::{Background, Routing};
 use super::{PacketParams, PacketRun, run_file_with};
@@ -35,6 +49,14 @@ use std::collections::BTreeMap;
 /// of the declared, or as many placed at random).
 pub const BLOCKS: u64 = 32;
 pub const HOSTS: usize = 32;
+/// How much larger (blocks and hosts) every twelfth run is.
+pub const SCALE: u64 = 4;
+/// The first seed of the runs that force a fault class.
+pub const BOOST_SEED: u64 = 1_000_001;
+/// Runs each fault class the file allows must occur in; forcing runs are added until it does.
+pub const MIN_RUNS: u64 = 3;
+/// Forcing runs tried per fault class at most.
+pub const BOOST_TRIES: u64 = 6;
 /// Events after which an exploration run is a livelock (see [`super::PacketParams::max_events`]):
 /// the largest run of the examples' explorations, a 1,024-host fat tree with background traffic
 /// from every other host (examples/fat_tree_1024.coll), takes about 6.2 M; a livelock is
@@ -56,6 +78,52 @@ pub struct Setting {
     /// A switch failure: from this time (ps), the first switch without hosts that a Canary
     /// packet reaches fails.
     pub failure: Option<u64>,
+    /// Blocks and hosts as multiples of [`BLOCKS`] and [`HOSTS`].
+    pub scale: u64,
+}
+
+/// The fault classes a forcing run makes happen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boost {
+    Stragglers,
+    Collisions,
+    Loss,
+    Failure,
+}
+
+impl Boost {
+    const ALL: [Boost; 4] = [
+        Boost::Stragglers,
+        Boost::Collisions,
+        Boost::Loss,
+        Boost::Failure,
+    ];
+
+    /// What the class is, in a sentence.
+    pub fn class(self) -> &'static str {
+        match self {
+            Boost::Stragglers => "stragglers",
+            Boost::Collisions => "collisions",
+            Boost::Loss => "lost packets",
+            Boost::Failure => "a failing switch",
+        }
+    }
+
+    /// How the forcing runs make it happen.
+    pub fn how(self) -> &'static str {
+        match self {
+            Boost::Stragglers => "a timeout of 0",
+            Boost::Collisions => "a table of 1 descriptor",
+            Boost::Loss => "5% of packets lost per link",
+            Boost::Failure => "a switch failing as the first packet reaches it",
+        }
+    }
+
+    /// The seeds of its forcing runs.
+    fn seeds(self) -> impl Iterator<Item = u64> {
+        let i = Boost::ALL.iter().position(|b| *b == self).unwrap_or(0) as u64;
+        (0..BOOST_TRIES).map(move |k| BOOST_SEED + i + 4 * k)
+    }
 }
 
 impl Setting {
@@ -66,7 +134,7 @@ impl Setting {
             dim: crate::sema::units::Dim::TIME,
         };
         format!(
-            "seed {}, table_size {}, timeout {t}, {}, routing {}, loss {}%{}",
+            "seed {}, table_size {}, timeout {t}, {}, routing {}, loss {}%{}{}",
             self.seed,
             self.table,
             if self.background {
@@ -76,6 +144,15 @@ impl Setting {
             },
             self.routing.name(),
             self.loss * 100.0,
+            if self.scale > 1 {
+                format!(
+                    ", up to {} blocks on {} hosts",
+                    BLOCKS * self.scale,
+                    HOSTS as u64 * self.scale
+                )
+            } else {
+                String::new()
+            },
             match self.failure {
                 Some(at) => format!(
                     ", the first switch without hosts a packet reaches after {} ns fails",
@@ -105,40 +182,74 @@ pub struct Exploration {
     pub reclaimed: u64,
     /// The first failing run's setting and why, in setting order.
     pub failure: Option<(Setting, Vec<Diagnostic>)>,
+    /// The fault classes the cycle had in fewer than [`MIN_RUNS`] runs: how many it had, and
+    /// the forcing runs it took to reach [`MIN_RUNS`] (`None`: not within [`BOOST_TRIES`]).
+    pub boosted: Vec<(Boost, u64, Option<u64>)>,
+    /// Runs with more than [`BLOCKS`] blocks or [`HOSTS`] hosts, and the most of each one had.
+    pub large: u64,
+    pub most_blocks: u64,
+    pub most_hosts: u64,
 }
 
-/// The settings of `runs` runs for a table of `table` entries (cycled; see the module doc);
-/// `failures` says whether a switch may fail.
-pub fn settings(
-    runs: u64,
-    table: u64,
-    background: bool,
-    routing: Routing,
-    failures: bool,
-) -> Vec<Setting> {
+/// What a file allows the exploration: background traffic (hosts outside the allreduce),
+/// a switch failure (a switch without hosts whose loss leaves them connected).
+#[derive(Debug, Clone, Copy)]
+pub struct Scope {
+    pub table: u64,
+    pub background: bool,
+    pub routing: Routing,
+    pub failures: bool,
+}
+
+/// The setting of the run with seed `seed` (see the module doc).
+pub fn setting_of(seed: u64, sc: &Scope) -> Setting {
     let r = |n: i64, d: i64| BigRational::new(BigInt::from(n), BigInt::from(d));
-    (0..runs)
-        .map(|i| Setting {
-            seed: i + 1,
-            table: [table, 1, 3][(i % 3) as usize],
-            timeout: [r(1, 1), r(1, 50), r(4, 1)][(i / 3 % 3) as usize].clone(),
-            background: background && i / 9 % 2 == 1,
-            routing: if i / 18 % 2 == 1 {
-                Routing::Ecmp
+    if seed >= BOOST_SEED {
+        let boost = Boost::ALL[((seed - BOOST_SEED) % 4) as usize];
+        return Setting {
+            seed,
+            table: if boost == Boost::Collisions {
+                1
             } else {
-                routing
+                sc.table
             },
-            // Loss without background: a lossy block recovers over several retransmission
-            // timeouts, and line-rate background traffic over all of them costs minutes.
-            loss: if i % 2 == 1 && !(background && i / 9 % 2 == 1) {
-                0.01
+            timeout: if boost == Boost::Stragglers {
+                r(0, 1)
             } else {
-                0.0
+                r(1, 1)
             },
-            failure: (i % 4 == 2 && !(background && i / 9 % 2 == 1) && failures)
-                .then(|| super::route::mix(i + 1, 0x6661_696c) % 3_000_000),
-        })
-        .collect()
+            background: false,
+            routing: sc.routing,
+            loss: if boost == Boost::Loss { 0.05 } else { 0.0 },
+            failure: (boost == Boost::Failure).then_some(0),
+            scale: 1,
+        };
+    }
+    let i = seed.saturating_sub(1);
+    let scaled = i % 12 == 11;
+    let background = sc.background && i / 9 % 2 == 1 && !scaled;
+    Setting {
+        seed,
+        table: [sc.table, 1, 3][(i % 3) as usize],
+        timeout: [r(1, 1), r(1, 50), r(4, 1)][(i / 3 % 3) as usize].clone(),
+        background,
+        routing: if i / 18 % 2 == 1 {
+            Routing::Ecmp
+        } else {
+            sc.routing
+        },
+        // Loss without background: a lossy block recovers over several retransmission
+        // timeouts, and line-rate background traffic over all of them costs minutes.
+        loss: if i % 2 == 1 && !background { 0.01 } else { 0.0 },
+        failure: (i % 4 == 2 && !background && sc.failures)
+            .then(|| super::route::mix(i + 1, 0x6661_696c) % 3_000_000),
+        scale: if scaled { SCALE } else { 1 },
+    }
+}
+
+/// The settings of the cycle's first `runs` runs (seeds 1..=runs).
+pub fn settings(runs: u64, sc: &Scope) -> Vec<Setting> {
+    (1..=runs).map(|seed| setting_of(seed, sc)).collect()
 }
 
 /// Whether every compute node still reaches every other (over links in both directions) when
@@ -164,8 +275,9 @@ fn survives(topo: &crate::sema::model::Topology, dead: usize) -> bool {
     compute.iter().all(|&c| seen[c])
 }
 
-/// Runs `runs` explorations of `m`'s Canary schedule (parameters `params` for everything the
-/// settings leave alone) with `protocol`; None when the schedule is not Canary.
+/// Runs the first `runs` explorations of `m`'s Canary schedule (parameters `params` for
+/// everything the settings leave alone) with `protocol`, then the forcing runs of each fault
+/// class the file allows that did not occur; None when the schedule is not Canary.
 pub fn explore(
     m: &Model,
     span: Span,
@@ -173,15 +285,9 @@ pub fn explore(
     runs: u64,
     protocol: &Protocol,
 ) -> Option<Exploration> {
-    let plan = Plan::of(m, params, runs)?;
-    let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = plan
-        .settings
-        .par_iter()
-        .map(|st| plan.run(m, span, params, st, protocol))
-        .collect();
-    let all = plan.settings;
+    let plan = Plan::of(m, params)?;
     let mut out = Exploration {
-        runs,
+        runs: 0,
         rules: BTreeMap::new(),
         colliding: 0,
         straggling: 0,
@@ -191,30 +297,54 @@ pub fn explore(
         lost: 0,
         reclaimed: 0,
         failure: None,
+        boosted: Vec::new(),
+        large: 0,
+        most_blocks: 0,
+        most_hosts: 0,
     };
-    for (st, r) in all.into_iter().zip(results) {
-        match r {
-            Ok(run) => {
-                let hit = |name: &str| run.rules.iter().any(|(n, k)| n == name && *k > 0);
-                out.colliding += u64::from(hit("collision"));
-                out.straggling += u64::from(hit("straggler"));
-                out.congested += u64::from(run.bg_hosts > 0);
-                out.lossy += u64::from(run.drops > 0 && st.loss > 0.0);
-                out.failing += u64::from(st.failure.is_some() && run.drops > 0);
-                out.lost += run.drops;
-                for (n, k) in &run.rules {
-                    *out.rules.entry(n.clone()).or_insert(0) += k;
-                }
-            }
-            Err(d) => {
-                if out.failure.is_none() {
-                    out.failure = Some((st, d));
-                }
+    plan.tally(
+        &mut out,
+        settings(runs, &plan.scope),
+        m,
+        span,
+        params,
+        protocol,
+    );
+    for b in Boost::ALL {
+        if out.failure.is_some() || !plan.allows(b) || out.occurred(b) {
+            continue;
+        }
+        let before = out.runs_with(b);
+        let mut took = None;
+        for (k, seed) in b.seeds().enumerate() {
+            let st = setting_of(seed, &plan.scope);
+            plan.tally(&mut out, vec![st], m, span, params, protocol);
+            if out.failure.is_some() || out.occurred(b) {
+                took = out.occurred(b).then_some(k as u64 + 1);
+                break;
             }
         }
+        out.boosted.push((b, before, took));
     }
     out.reclaimed = out.rules.get("reclaim").copied().unwrap_or(0);
     Some(out)
+}
+
+impl Exploration {
+    /// Runs so far that had fault class `b`.
+    pub fn runs_with(&self, b: Boost) -> u64 {
+        match b {
+            Boost::Stragglers => self.straggling,
+            Boost::Collisions => self.colliding,
+            Boost::Loss => self.lossy,
+            Boost::Failure => self.failing,
+        }
+    }
+
+    /// Whether fault class `b` occurred in [`MIN_RUNS`] runs at least.
+    pub fn occurred(&self, b: Boost) -> bool {
+        self.runs_with(b) >= MIN_RUNS
+    }
 }
 
 /// Whether exploration runs place their hosts at random (the topology has more compute nodes
@@ -243,36 +373,101 @@ fn scope(
     (free, spines)
 }
 
-/// The first `runs` exploration runs of a Canary schedule: its parameters, the runs'
-/// settings, and [`scope`]'s answer (random placement, the switches that may fail).
+/// The exploration of a Canary schedule: its parameters, what the file allows ([`Scope`]),
+/// whether runs place their hosts at random, and the switches that may fail.
 struct Plan<'a> {
     cp: &'a crate::sema::model::CanaryParams,
-    settings: Vec<Setting>,
+    scope: Scope,
     free: bool,
     spines: Vec<u32>,
+    /// Blocks and hosts of the file's allreduce.
+    blocks: u64,
+    hosts: usize,
 }
 
 impl<'a> Plan<'a> {
     /// None when `m`'s schedule is not Canary (or it has no topology or collective).
-    fn of(m: &'a Model, params: &PacketParams, runs: u64) -> Option<Plan<'a>> {
+    fn of(m: &'a Model, params: &PacketParams) -> Option<Plan<'a>> {
         let Family::Canary(cp) = &m.schedule.as_ref()?.family else {
             return None;
         };
         let (topo, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
         let (free, spines) = scope(topo, c);
-        let settings = settings(
-            runs,
-            cp.table_size,
-            free,
-            params.routing,
-            !spines.is_empty(),
-        );
+        let scope = Scope {
+            table: cp.table_size,
+            background: free,
+            routing: params.routing,
+            failures: !spines.is_empty(),
+        };
         Some(Plan {
             cp,
-            settings,
+            scope,
             free,
             spines,
+            blocks: c.count.div_ceil(cp.elements_per_packet.max(1)),
+            hosts: c.ranks.len(),
         })
+    }
+
+    /// Whether the file can have fault class `b` at all.
+    fn allows(&self, b: Boost) -> bool {
+        match b {
+            Boost::Stragglers => self.hosts >= 2,
+            Boost::Collisions => self.blocks >= 2,
+            Boost::Loss => true,
+            Boost::Failure => self.scope.failures,
+        }
+    }
+
+    /// Blocks and hosts of a run with setting `st`.
+    fn size(&self, st: &Setting) -> (u64, usize) {
+        (
+            self.blocks.min(BLOCKS * st.scale),
+            self.hosts.min(HOSTS * st.scale as usize),
+        )
+    }
+
+    /// Runs `sts` (in parallel) and adds what they saw to `out`; the first failure in setting
+    /// order is kept.
+    fn tally(
+        &self,
+        out: &mut Exploration,
+        sts: Vec<Setting>,
+        m: &Model,
+        span: Span,
+        params: &PacketParams,
+        protocol: &Protocol,
+    ) {
+        let results: Vec<Result<PacketRun, Vec<Diagnostic>>> = sts
+            .par_iter()
+            .map(|st| self.run(m, span, params, st, protocol))
+            .collect();
+        for (st, r) in sts.into_iter().zip(results) {
+            out.runs += 1;
+            let (blocks, hosts) = self.size(&st);
+            out.large += u64::from(blocks > BLOCKS || hosts > HOSTS);
+            out.most_blocks = out.most_blocks.max(blocks);
+            out.most_hosts = out.most_hosts.max(hosts as u64);
+            match r {
+                Ok(run) => {
+                    let hit = |name: &str| run.rules.iter().any(|(n, k)| n == name && *k > 0);
+                    out.colliding += u64::from(hit("collision"));
+                    out.straggling += u64::from(hit("straggler"));
+                    out.congested += u64::from(run.bg_hosts > 0);
+                    out.lossy += u64::from(run.drops > 0 && st.loss > 0.0);
+                    out.failing += u64::from(st.failure.is_some() && run.drops > 0);
+                    out.lost += run.drops;
+                    for (n, k) in &run.rules {
+                        *out.rules.entry(n.clone()).or_insert(0) += k;
+                    }
+                }
+                Err(d) => {
+                    if out.failure.is_none() {
+                        out.failure = Some((st, d));
+                    }
+                }
+            }
+        }
     }
 
     /// One exploration run: `st` on `m` (see [`explore`]).
@@ -285,10 +480,11 @@ impl<'a> Plan<'a> {
         protocol: &Protocol,
     ) -> Result<PacketRun, Vec<Diagnostic>> {
         let (cp, free, spines) = (self.cp, self.free, &self.spines);
+        let (blocks, hosts) = self.size(st);
         let mut mm = m.clone();
         if let Some(cc) = mm.collective.as_mut() {
-            cc.count = cc.count.min(BLOCKS * cp.elements_per_packet.max(1));
-            cc.ranks.truncate(HOSTS);
+            cc.count = cc.count.min(blocks * cp.elements_per_packet.max(1));
+            cc.ranks.truncate(hosts);
         }
         if let Some(Family::Canary(p)) = mm.schedule.as_mut().map(|s| &mut s.family) {
             p.table_size = st.table;
@@ -318,8 +514,11 @@ pub fn replay(
     seed: u64,
     protocol: &Protocol,
 ) -> Option<(Setting, Result<PacketRun, Vec<Diagnostic>>)> {
-    let mut plan = Plan::of(m, params, seed)?;
-    let st = plan.settings.pop()?;
+    if seed == 0 {
+        return None;
+    }
+    let plan = Plan::of(m, params)?;
+    let st = setting_of(seed, &plan.scope);
     let r = plan.run(m, span, params, &st, protocol);
     Some((st, r))
 }

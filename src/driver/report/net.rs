@@ -4,16 +4,16 @@
 //! with the flow parameters and where they come from, so the report's figure and `collc sim`'s
 //! can be read side by side. Forests have their own section (`forest::report`).
 
-use super::report::Section;
-use crate::cli::sim::fluid::{gbs, pct};
+use super::Section;
 use crate::diag::Diagnostic;
+use crate::driver::figures::{gbs, pct};
 use crate::net::Net;
 use crate::sema::model::{AutoOr, Family, Model, Stage};
 use crate::sim::fluid::show_seconds;
 use num_traits::ToPrimitive;
 
 /// The section, or None for files without a topology and for forests.
-pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
+pub(crate) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (&m.collective, &m.topology) else {
         return Ok(None);
     };
@@ -90,7 +90,7 @@ pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
 /// The round model's cost of each stage list on the file's topology, stage by stage, as lines
 /// for the "modelled cost" section (so the figures a reader compares with `collc sim` include
 /// the links that several routes share); lists that do not lower are skipped.
-pub(super) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String> {
+pub(crate) fn stage_lists(m: &Model, lists: &[(&str, Vec<Stage>)]) -> Vec<String> {
     let Some(topo) = &m.topology else {
         return Vec::new();
     };

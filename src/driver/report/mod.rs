@@ -1,7 +1,9 @@
-//! `collc build FILE --emit report`: what the file builds and when its artifacts are used, as
-//! a list of sections. Each section is a function of the checked model and the build flags in
+//! The report job (`collc build FILE --emit report`, Python's `Session.report()`): what the file
+//! builds and when its artifacts are used, as a list of sections (data: a title and lines),
+//! rendered to text by [`Report::render`]. Each section is a function of the checked model and
+//! the MSCCL overrides in
 //! [`SECTIONS`] that returns its lines, or nothing when it does not apply; a new section is one
-//! more entry. The forest section (ForestColl schedules only) gives the optimum, k, y, the
+//! more entry. A resolved `schedule auto` puts its choice first. The forest section (ForestColl schedules only) gives the optimum, k, y, the
 //! bottleneck cut and the ring bound (`forest::report`); the all-to-all section, the
 //! topology-optimal all-to-all time and its cut (`mcf`).
 //!
@@ -14,22 +16,82 @@
 //! A Canary schedule gets its closed forms (`report_canary`) without being lowered. The report
 //! ends with what to run next on the file.
 
-use super::msccl::{MscclArgs, emit, options};
+use super::{Failure, MscclOverrides, Session};
 use crate::backend::msccl::select::{self, Call};
 use crate::backend::msccl::selectable;
 use crate::cost;
 use crate::diag::Diagnostic;
 use crate::sema::model::{AutoOr, CollectiveKind, Family, Model};
 
+mod canary;
+mod net;
+mod trees;
+
+pub(crate) use canary::{name_file, replay};
+
 /// A titled block of the report.
-pub(super) struct Section {
+#[derive(Clone, Debug)]
+pub struct Section {
     pub title: String,
     pub lines: Vec<String>,
     /// Warnings found while making it (E0045 for a forest's `chunks`).
     pub warnings: Vec<Diagnostic>,
 }
 
-type SectionFn = fn(&Model, &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>>;
+/// The report: its sections in order, and the warnings made (each once).
+#[derive(Clone, Debug)]
+pub struct Report {
+    pub sections: Vec<Section>,
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl Report {
+    /// The text `collc build --emit report` prints: each section under `== title ==`, a blank
+    /// line between sections.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        for s in &self.sections {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&format!("== {} ==\n", s.title));
+            for l in &s.lines {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
+impl Session {
+    /// The report of this file under the MSCCL overrides `msccl` (the file's `target msccl`
+    /// block where they say nothing).
+    pub fn report(&self, msccl: &MscclOverrides) -> Result<Report, Failure> {
+        let mut r = report(&self.model, msccl).map_err(|d| self.fail(d))?;
+        if let Some(p) = &self.pick {
+            let text = p.section();
+            let mut lines = text.lines();
+            let title = lines
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("== ")
+                .trim_end_matches(" ==")
+                .to_string();
+            r.sections.insert(
+                0,
+                Section {
+                    title,
+                    lines: lines.map(str::to_string).collect(),
+                    warnings: Vec::new(),
+                },
+            );
+        }
+        Ok(r)
+    }
+}
+
+type SectionFn = fn(&Model, &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>>;
 
 /// The report's sections, in order.
 const SECTIONS: &[SectionFn] = &[
@@ -46,45 +108,35 @@ const SECTIONS: &[SectionFn] = &[
 
 /// The whole report and its warnings (each once), or the diagnostics of the first section
 /// that failed.
-pub(super) fn report(
-    m: &Model,
-    a: &MscclArgs,
-) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
+fn report(m: &Model, a: &MscclOverrides) -> Result<Report, Vec<Diagnostic>> {
     // The sections lower and simulate alternatives too: refuse an oversized program first.
     crate::lower::check_size(m)?;
     let kept = with_forests(m);
     let m = kept.as_ref().unwrap_or(m);
-    let mut out = String::new();
+    let mut sections = Vec::new();
     let mut warnings: Vec<Diagnostic> = Vec::new();
     for f in SECTIONS {
         if let Some(s) = f(m, a)? {
-            for w in s.warnings {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
+            for w in &s.warnings {
+                if !warnings.contains(w) {
+                    warnings.push(w.clone());
                 }
             }
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(&format!("== {} ==\n", s.title));
-            for l in s.lines {
-                out.push_str(&l);
-                out.push('\n');
-            }
+            sections.push(s);
         }
     }
-    Ok((out, warnings))
+    Ok(Report { sections, warnings })
 }
 
-fn canary(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
-    super::report_canary::section(m)
+fn canary(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
+    canary::section(m)
 }
 
-fn static_trees(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
-    super::report_trees::section(m)
+fn static_trees(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
+    trees::section(m)
 }
 
-fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+fn collective(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(c) = &m.collective else {
         return Ok(None);
     };
@@ -112,7 +164,7 @@ fn collective(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnosti
 /// barrier, which lowers as recursive multiplying): the modelled cost of the stage list collc
 /// builds, stage by stage, recursive doubling's beside it and, for `stages: auto`, `b_opt` and the
 /// size of the search (`cost::report_for`, `cost::report_fixed`).
-fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+fn modelled_cost(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(c) = &m.collective else {
         return Ok(None);
     };
@@ -160,7 +212,7 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
             "  the parameters above charge each message its sender's link only, to rank stage lists quickly"
                 .to_string(),
         );
-        text.extend(super::report_net::stage_lists(m, &lists));
+        text.extend(net::stage_lists(m, &lists));
     }
     Ok(Some(Section {
         title: "modelled cost".into(),
@@ -169,13 +221,13 @@ fn modelled_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagno
     }))
 }
 
-fn network_cost(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
-    super::report_net::section(m)
+fn network_cost(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
+    net::section(m)
 }
 
 /// ForestColl's optimum, trees, bottleneck cut and the ring bound, for forest schedules only
 /// (solving is the expensive part, so other families skip it).
-fn forest(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+fn forest(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
     if !forest_schedule(m) {
         return Ok(None);
     }
@@ -189,7 +241,7 @@ fn forest(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> 
 
 /// The topology-optimal all-to-all time ([`crate::mcf`]) for every all-to-all on a topology,
 /// whatever its schedule: the bound the `mcf` schedule attains, to read the others against.
-fn alltoall_optimum(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+fn alltoall_optimum(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (&m.collective, &m.topology) else {
         return Ok(None);
     };
@@ -251,7 +303,7 @@ fn forest_schedule(m: &Model) -> bool {
     )
 }
 
-fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+fn msccl_selection(m: &Model, a: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(c) = &m.collective else {
         return Ok(None);
     };
@@ -259,7 +311,7 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
     if c.kind == CollectiveKind::Barrier || in_network {
         return Ok(None);
     }
-    let e = match emit(m, a) {
+    let e = match crate::backend::msccl::build(m, &a.options(m)) {
         Ok(e) => e,
         // The other sections (costs, the forest's) are still worth reading: say why there is
         // no XML instead of failing the whole report.
@@ -293,7 +345,7 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
         .map(|t| t.steps.len())
         .max()
         .unwrap_or(0);
-    let opts = options(m, a);
+    let opts = a.options(m);
     let mut lines = vec![
         format!(
             "XML: coll=\"{}\" ngpus={} proto={} nchannels={} nchunksperloop={} inplace={} outofplace={} minBytes={} maxBytes={}",
@@ -389,7 +441,7 @@ fn msccl_selection(m: &Model, a: &MscclArgs) -> Result<Option<Section>, Vec<Diag
 }
 
 /// What to run next on the file (FILE): simulate it, write what it builds, compare families.
-fn next(m: &Model, _: &MscclArgs) -> Result<Option<Section>, Vec<Diagnostic>> {
+fn next(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnostic>> {
     let Some(s) = &m.schedule else {
         return Ok(None);
     };

@@ -3,10 +3,10 @@
 //! link-load bound of the lowered program on the topology ([`crate::cost::load`]) beside ring
 //! allreduce's on the same links, with what the figure leaves out.
 
-use super::report::Section;
-use crate::cli::sim::fluid::gbs;
+use super::Section;
 use crate::cost::load::{load, placement};
 use crate::diag::Diagnostic;
+use crate::driver::figures::gbs;
 use crate::ir::{OpKind, ProcKind, Program};
 use crate::net::Net;
 use crate::sema::model::{CollectiveKind, Family, Model, TreeRoots};
@@ -15,7 +15,7 @@ use num_traits::ToPrimitive;
 use std::collections::BTreeSet;
 
 /// The section, or None for other families.
-pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
+pub(crate) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     let (Some(c), Some(topo), Some(s)) = (&m.collective, &m.topology, &m.schedule) else {
         return Ok(None);
     };

@@ -4,7 +4,7 @@
 //! the parameters that made it, the fixed-point error bound, and what the P4 target's clock
 //! packets and multicast groups cost. It needs no lowering (Canary is not lowered into the IR).
 
-use super::report::Section;
+use super::Section;
 use crate::cost::canary::{Network, figures, network};
 use crate::diag::Diagnostic;
 use crate::sema::model::{AutoOr, CanaryParams, CanaryRoots, Family, Model};
@@ -35,7 +35,7 @@ fn bytes(v: &BigRational) -> String {
 }
 
 /// The section, or None for other families.
-pub(super) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
+pub(crate) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
     let (Some(c), Some(topo), Some(s)) = (&m.collective, &m.topology, &m.schedule) else {
         return Ok(None);
     };
@@ -198,12 +198,20 @@ fn exploration_of(
         return Err(vec![counterexample(m, span, &params, &st, &why)]);
     }
     let rules: Vec<String> = x.rules.iter().map(|(r, n)| format!("{r} {n}")).collect();
-    Ok(vec![
+    let mut lines = vec![
         format!(
-            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts, each ending with {} (each contribution once) and no descriptor left",
+            "proof by exploration: {} packet-level runs of at most {} blocks on at most {} hosts{}, each ending with {} (each contribution once) and no descriptor left",
             x.runs,
             explore::BLOCKS,
             explore::HOSTS,
+            if x.large > 0 {
+                format!(
+                    " ({} of them larger: up to {} blocks on {} hosts)",
+                    x.large, x.most_blocks, x.most_hosts
+                )
+            } else {
+                String::new()
+            },
             match m.collective.as_ref().map(|c| c.kind) {
                 Some(crate::sema::model::CollectiveKind::Reduce) => {
                     "the root holding every block's full reduction and every other rank its release"
@@ -229,8 +237,27 @@ fn exploration_of(
                 "every host taking part"
             }
         ),
-        format!("rules run: {}", rules.join(", ")),
-    ])
+    ];
+    for (b, before, took) in &x.boosted {
+        let had = crate::diag::counted(*before, "run");
+        lines.push(match took {
+            Some(n) => format!(
+                "adapted: {} in only {had} of the cycle, so {} more with {}",
+                b.class(),
+                crate::diag::counted(*n, "run"),
+                b.how()
+            ),
+            None => format!(
+                "not covered: {} in only {had} of the cycle, and in fewer than {} after {} more with {}",
+                b.class(),
+                explore::MIN_RUNS,
+                explore::BOOST_TRIES,
+                b.how()
+            ),
+        });
+    }
+    lines.push(format!("rules run: {}", rules.join(", ")));
+    Ok(lines)
 }
 
 /// The error bound of float data carried as 32-bit fixed point with `f` fractional bits,

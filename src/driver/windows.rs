@@ -1,4 +1,5 @@
-//! `collc build FILE --target msccl --size-windows RANGE -o DIR`: one MSCCL XML per message-size
+//! Size windows (`collc build FILE --target msccl --size-windows RANGE -o DIR`, Python's
+//! `Session.size_windows`): one MSCCL XML per message-size
 //! window, so the runtime (which takes the first XML whose `minBytes..maxBytes` holds the call's
 //! size) runs the fastest schedule for each size, as NCCL's tuner picks an algorithm by size.
 //! The windows come from simulating every candidate family on the file's topology over the
@@ -12,41 +13,36 @@
 //! re-ranked there (and one ring on one channel, the fewest chunks a ring has), keeping only
 //! an XML the runtime picks there; repeated until the window's sizes are covered or nothing
 //! smaller is picked. The nccl-tests sizes of the range that no XML covers are one E0054
-//! warning. Every XML is built before any is written; the directory then holds
-//! `NN-FAMILY.xml` files, numbered in size order, and standard output lists the windows with
-//! the sizes the runtime picks each at.
+//! warning. The XMLs come back named `NN-FAMILY.xml`, numbered in size order, with a summary
+//! listing the windows and the sizes the runtime picks each at; a front end writes them.
 
-use super::Out;
-use super::msccl::{MscclArgs, options};
+use super::{Failure, MscclOverrides, Session};
 use crate::backend::msccl::{Algo, selectable};
 use crate::choose::windows::{Window, describe, windows};
-use crate::diag::{Code, Diagnostic, SourceMap};
+use crate::diag::{Code, Diagnostic};
 use crate::sema::model::{AutoOr, Family, Model};
 use std::fmt::Write as _;
-use std::path::Path;
 
-/// Builds and writes the windows' XML files into `dir`.
-pub(super) fn build(
-    m: &Model,
-    a: &MscclArgs,
-    sizes: &[u64],
-    dir: Option<&Path>,
-    out: &Out,
-    files: &SourceMap,
-) -> i32 {
-    let Some(dir) = dir else {
-        out.diags(
-            &[Diagnostic::error(
-                Code::BadValue,
-                m.build_span(None),
-                "`--size-windows` writes one XML per window and needs a directory",
-            )
-            .label("the schedule to build")
-            .help("add `-o DIR`")],
-            files,
-        );
-        return 1;
-    };
+/// The windows' XMLs: files named in size order, the summary, and the warnings.
+#[derive(Clone, Debug)]
+pub struct Windows {
+    /// `NN-FAMILY.xml` and its text.
+    pub files: Vec<(String, String)>,
+    /// One line per XML: its window, the family, its simulated time and the nccl-tests sizes
+    /// the runtime picks it at.
+    pub summary: String,
+    /// E0045 from the builds, E0054 for sizes no XML is picked at.
+    pub warnings: Vec<Diagnostic>,
+}
+
+impl Session {
+    /// One MSCCL XML per message-size window over `sizes` (see the module doc).
+    pub fn size_windows(&self, sizes: &[u64], msccl: &MscclOverrides) -> Result<Windows, Failure> {
+        build(&self.model, msccl, sizes).map_err(|d| self.fail(d))
+    }
+}
+
+fn build(m: &Model, a: &MscclOverrides, sizes: &[u64]) -> Result<Windows, Vec<Diagnostic>> {
     let params = crate::net::for_file(m, None);
     let ws = windows(m, sizes, &params, &|_| true);
     let mut warnings: Vec<Diagnostic> = Vec::new();
@@ -91,7 +87,7 @@ pub(super) fn build(
             let mut done = None;
             for (rank, (family, secs)) in ranked.iter().enumerate() {
                 let mm = crate::choose::with_family_and_size(m, family, at);
-                let mut o = options(&mm, a);
+                let mut o = a.options(&mm);
                 o.min_bytes = lo;
                 o.max_bytes = hi;
                 match crate::backend::msccl::build(&mm, &o) {
@@ -107,8 +103,7 @@ pub(super) fn build(
             }
             let Some((rank, family, secs, e)) = done else {
                 if whole {
-                    out.diags(&last_err, files);
-                    return 1;
+                    return Err(last_err);
                 }
                 continue;
             };
@@ -189,25 +184,9 @@ pub(super) fn build(
             .help("below one loop of an XML's chunks the runtime cannot pick it; a schedule with fewer chunks per rank (a ring, a recursive schedule) covers smaller sizes"),
         );
     }
-    // E0045, and E0054 for sizes no XML can be picked at.
-    out.diags(&warnings, files);
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        eprintln!(
-            "error[{}]: cannot create `{}`: {e}",
-            Code::Io,
-            dir.display()
-        );
-        return 2;
-    }
-    for (name, text) in &built {
-        if let Err(e) = super::write_atomic(&dir.join(name), text.as_bytes()) {
-            eprintln!(
-                "error[{}]: cannot write `{}`: {e}",
-                Code::Io,
-                dir.join(name).display()
-            );
-            return 2;
-        }
-    }
-    super::write_output(None, summary.as_bytes())
+    Ok(Windows {
+        files: built,
+        summary,
+        warnings,
+    })
 }
