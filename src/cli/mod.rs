@@ -15,14 +15,14 @@ mod build;
 mod calibrate;
 mod compare;
 mod explain;
-mod flow;
 mod format;
 mod msccl;
 mod msccl_windows;
 mod output;
 mod progress;
 mod report;
-mod report_canary;
+// The driver's `--explore-run` replays Canary's exploration through this section's code.
+pub(crate) mod report_canary;
 mod report_net;
 mod report_trees;
 pub(crate) mod sim;

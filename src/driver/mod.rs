@@ -18,11 +18,13 @@
 pub(crate) mod dir;
 pub(crate) mod inputs;
 mod records;
+pub mod sim;
 pub(crate) mod source;
 pub(crate) mod temps;
 mod write;
 
 pub use records::{Record, records, render};
+pub use sim::{Engine, LogGPOverrides, SimOutcome, SimRequest, sim_goal};
 pub(crate) use write::{write_atomic, write_atomic_with};
 
 use crate::choose::AutoPick;
