@@ -24,7 +24,9 @@
 use super::progress::{Reporter, Verbose};
 use super::{CheckArgs, Out, load_options, options, read_source, write_atomic, write_output};
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
-use crate::driver::{self, Engine, Failure, Input, LogGPOverrides, Session, SimOutcome, SimRequest};
+use crate::driver::{
+    self, Engine, Failure, Input, LogGPOverrides, Session, SimOutcome, SimRequest,
+};
 use crate::progress::{Phase, Progress};
 use std::path::PathBuf;
 

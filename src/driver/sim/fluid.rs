@@ -37,13 +37,7 @@ pub(super) fn run(
         format!("{:.1}\n", run.seconds() * 1e9)
     } else {
         let rounds = lowered.round_cost(&net, &params);
-        text(
-            m,
-            &net,
-            &params,
-            &run,
-            rounds.as_ref().map(|r| &r.seconds),
-        )
+        text(m, &net, &params, &run, rounds.as_ref().map(|r| &r.seconds))
     };
     let mut o = SimOutcome::new(
         Engine::Flow,

@@ -166,9 +166,13 @@ impl SimOutcome {
     /// An outcome of `kind` under `engine` with `text`, its figures from `seconds`, `ranks`
     /// and the collective (`bytes`, its bus factor), complete, with nothing else.
     fn new(kind: Engine, engine: String, text: String, figures: Figures) -> SimOutcome {
-        let algbw = figures
-            .bytes
-            .map(|b| if figures.seconds > 0.0 { b as f64 / figures.seconds } else { 0.0 });
+        let algbw = figures.bytes.map(|b| {
+            if figures.seconds > 0.0 {
+                b as f64 / figures.seconds
+            } else {
+                0.0
+            }
+        });
         SimOutcome {
             engine,
             kind,
@@ -251,13 +255,9 @@ impl Session {
             }
             Route::Flow => fluid::run(m, asked, req),
             Route::Forest => forest::run(m, asked, req, progress),
-            Route::Goal => goal::run_coll(
-                m,
-                &mut files,
-                req,
-                self.opts.limits.max_events,
-                progress,
-            ),
+            Route::Goal => {
+                goal::run_coll(m, &mut files, req, self.opts.limits.max_events, progress)
+            }
         };
         match done {
             Ok(mut o) => {

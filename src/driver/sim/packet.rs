@@ -78,14 +78,12 @@ pub(super) fn run(
         packet::report::render(&network, &params, c.kind, &runs)
     };
     let first = runs.first();
-    let ranks = first
-        .and_then(|r| r.jobs.first())
-        .map_or(Vec::new(), |j| {
-            j.finish[..j.ranks as usize]
-                .iter()
-                .map(|&f| f as f64 * 1e-12)
-                .collect()
-        });
+    let ranks = first.and_then(|r| r.jobs.first()).map_or(Vec::new(), |j| {
+        j.finish[..j.ranks as usize]
+            .iter()
+            .map(|&f| f as f64 * 1e-12)
+            .collect()
+    });
     let mut o = SimOutcome::new(
         Engine::Packet,
         format!("packet model, {}", params.describe()),

@@ -80,12 +80,9 @@ fn canary_defaults(m: &Model, asked: Option<&str>) -> bool {
 /// Whether the file's schedule (auto resolved) is a forest, which the flow model runs tree by
 /// tree.
 fn is_forest(m: &Model) -> bool {
-    m.collective.as_ref().is_some_and(|c| {
-        matches!(
-            crate::lower::family_of(m, c.kind),
-            Family::Forest { .. }
-        )
-    })
+    m.collective
+        .as_ref()
+        .is_some_and(|c| matches!(crate::lower::family_of(m, c.kind), Family::Forest { .. }))
 }
 
 /// True when a `flow` model is asked for (by `asked` or the `sim` target), or, with neither,
