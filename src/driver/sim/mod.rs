@@ -285,6 +285,29 @@ impl Session {
     }
 }
 
+/// What [`Session::sim`] gives for `model` (checked, `schedule auto` resolved) with
+/// `SimRequest { batch: true, ..Default::default() }`, when the engine that runs it is the
+/// flow model on the file's network (a host schedule or a forest): the figures `collc sim`
+/// prints, from the run at the file's size. For a caller that holds a model rather than a
+/// session (the language server's hover); None under another engine or when the run fails.
+pub fn flow_figure(model: &crate::sema::model::Model) -> Option<SimOutcome> {
+    if !matches!(Route::of(model, None), Route::Flow | Route::Forest) {
+        return None;
+    }
+    let session = Session {
+        name: String::new(),
+        files: crate::diag::SourceMap::new(),
+        model: model.clone(),
+        pick: None,
+        opts: LoadOptions::default(),
+    };
+    let req = SimRequest {
+        batch: true,
+        ..SimRequest::default()
+    };
+    session.sim(&req, &crate::progress::Quiet).ok()
+}
+
 /// Simulates a `.goal` schedule under LogGP (`collc sim FILE.goal`): LogGOPSim's defaults
 /// with [`SimRequest::loggp`] in their place. A path ending in `.goal` is streamed into the
 /// engine when nothing needs its text; a request naming a model is refused (a `.goal` file
