@@ -96,7 +96,12 @@ fn collc_sim_prints_the_drivers_outcome() {
             driver::Engine::Forest => "simulated ",
             _ => "time ",
         };
-        agrees("`collc sim`", file, figure_after(&o.text, marker), o.seconds);
+        agrees(
+            "`collc sim`",
+            file,
+            figure_after(&o.text, marker),
+            o.seconds,
+        );
         // And the figures are the run's: the slowest rank's time, algbw = size / time.
         let latest = o.ranks.iter().copied().fold(0.0, f64::max);
         assert_eq!(latest, o.seconds, "{file}");

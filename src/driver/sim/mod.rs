@@ -344,3 +344,6 @@ pub fn sim_goal(
     }
     goal::run_file(input, opts, req, progress)
 }
+
+#[cfg(test)]
+mod tests;
