@@ -22,7 +22,7 @@ pub(super) fn run(
     req: &SimRequest,
 ) -> Result<SimOutcome, Vec<Diagnostic>> {
     let Some(topo) = m.topology.as_ref() else {
-        return Err(Vec::new());
+        return Err(vec![no_network()]);
     };
     let params = crate::net::for_file(m, asked);
     let net = Net::new(topo);
@@ -51,6 +51,17 @@ pub(super) fn run(
     o.trace_json = trace_json;
     o.plot_svg = plot_svg;
     Ok(o)
+}
+
+/// The error of a file the flow model cannot run: it lacks a topology or a collective.
+pub(super) fn no_network() -> Diagnostic {
+    Diagnostic::error(
+        Code::MissingDeclaration,
+        crate::diag::Span::default(),
+        "the flow model needs a topology and a collective",
+    )
+    .label("nothing to simulate")
+    .help("declare both, e.g. `collective allgather { size: 64 MiB; }`")
 }
 
 /// The mean over all directed links of their busy share of the run (idle links count 0).

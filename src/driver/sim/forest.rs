@@ -12,7 +12,7 @@
 //! The trace is the run's timeline at the file's size.
 
 use super::{Engine, Figures, SimOutcome, SimRequest};
-use crate::diag::{Code, Diagnostic, Span};
+use crate::diag::Diagnostic;
 use crate::forest::Forest;
 use crate::forest::chunking::gbs_short;
 use crate::forest::chunking::{self, Chunking};
@@ -41,15 +41,7 @@ pub(super) fn run(
     progress: &dyn Progress,
 ) -> Result<SimOutcome, Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
-        return Err(vec![
-            Diagnostic::error(
-                Code::MissingDeclaration,
-                Span::default(),
-                "the flow model needs a topology and a collective",
-            )
-            .label("nothing to simulate")
-            .help("declare both, e.g. `collective allgather { size: 64 MiB; }`"),
-        ]);
+        return Err(vec![super::fluid::no_network()]);
     };
     let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
     let (k, asked_chunks) = match m.schedule.as_ref().map(|s| &s.family) {
