@@ -77,9 +77,25 @@ fn one_rank_has_no_ring() {
 /// The report on two DGX A100 boxes from the solver: optimum 346.67 GB/s, k = 7 within 0.1%.
 #[test]
 fn dgx_a100_report() {
-    let m = load("examples/dgx_a100_2x8.coll", &[]);
-    let (report, warnings) =
-        collc::forest::report::for_model(&m).unwrap_or_else(|d| panic!("{}", d[0].message));
+    // The report's forest section, through the driver (its flow simulation is `collc sim`'s).
+    let session = collc::driver::load(
+        &collc::driver::Input::path(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/dgx_a100_2x8.coll"
+        )),
+        &collc::driver::LoadOptions::default(),
+    )
+    .unwrap_or_else(|f| panic!("{f}"));
+    let r = session
+        .report(&collc::driver::MscclOverrides::default())
+        .unwrap_or_else(|f| panic!("{f}"));
+    let forest = r
+        .sections
+        .iter()
+        .find(|s| s.title == "forest")
+        .expect("a forest section");
+    let report = forest.lines.join("\n") + "\n";
+    let warnings = forest.warnings.clone();
     // `chunks: 32` reaches 66% of the forest at 63 MiB: E0045.
     assert_eq!(warnings.len(), 1, "{warnings:?}");
     assert_eq!(warnings[0].code, collc::diag::Code::ForestChunksLose);

@@ -404,8 +404,9 @@ fn hover_on_a_schedule_with_auto_stages_and_a_model() {
 }
 
 /// A forest schedule: hover names `k` and `chunks` and, solving the forest as lowering does,
-/// the count `chunks: auto` resolves to and what the forest model says it reaches; a fixed
-/// count gets the auto choice beside it. `auto` is offered after `chunks:`.
+/// the count `chunks: auto` resolves to, what the forest model says it reaches and the time
+/// `collc sim` simulates; a fixed count gets the auto choice beside it. `auto` is offered after
+/// `chunks:`.
 #[test]
 fn hover_on_a_forest_schedule_shows_the_chunk_choice() {
     let mut c = Client::new();

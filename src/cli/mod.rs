@@ -15,7 +15,6 @@ mod build;
 mod calibrate;
 mod compare;
 mod explain;
-mod flow;
 mod format;
 mod msccl;
 mod output;
@@ -235,27 +234,6 @@ fn options(a: &CheckArgs, files: &mut SourceMap, diags: &mut Vec<Diagnostic>) ->
         },
         params,
         cancel: None,
-    }
-}
-
-/// Reads and checks a `.coll` file; its diagnostics (and a read error) go to `diags`, and the
-/// model comes back even when they hold errors (callers decide).
-fn read_and_check(
-    path: &Path,
-    files: &mut SourceMap,
-    opts: &sema::Options,
-    diags: &mut Vec<Diagnostic>,
-) -> Option<sema::model::Model> {
-    match read_source(path, files) {
-        Ok(id) => {
-            let c = sema::check(files, id, opts);
-            diags.extend(c.diagnostics);
-            c.model
-        }
-        Err(d) => {
-            diags.push(*d);
-            None
-        }
     }
 }
 

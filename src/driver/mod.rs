@@ -27,6 +27,7 @@ mod flag;
 pub(crate) mod inputs;
 mod records;
 pub mod report;
+pub mod sim;
 pub(crate) mod source;
 pub(crate) mod temps;
 mod windows;
@@ -35,6 +36,7 @@ mod write;
 pub use build::{BuildRequest, Built, MscclOverrides, Output, declared, file_name, several};
 pub use records::{Record, records, render};
 pub use report::{Report, Section};
+pub use sim::{Engine, LogGPOverrides, SimOutcome, SimRequest, sim_goal};
 pub use windows::Windows;
 pub(crate) use write::{write_atomic, write_atomic_with};
 

@@ -405,20 +405,6 @@ pub fn for_model(m: &Model) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>
         out.push_str(&l);
         out.push('\n');
     }
-    // The figure `collc sim`, `collc compare` and `schedule auto` give: the trees as flows on
-    // the links, with the same chunks.
-    let net = crate::net::Net::new(topo);
-    let run = crate::sim::fluid::run_forest(topo, &net, &params, c, &mine, ch.chunks, false);
-    let secs = run.seconds();
-    if secs > 0.0 {
-        out.push_str(&format!(
-            "  flow simulation of the trees with {} chunk{} (`collc sim`, `collc compare`): {}, algbw {:.2} GB/s\n",
-            ch.chunks,
-            if ch.chunks == 1 { "" } else { "s" },
-            crate::sim::fluid::show_seconds(secs),
-            c.bytes() as f64 / secs / 1e9
-        ));
-    }
     let at = m.schedule.as_ref().map_or(span, |s| s.prop_span("chunks"));
     let warnings = crate::lower::forest::chunk_warning(c, &ch, at)
         .into_iter()

@@ -5,7 +5,8 @@
 //! Values come from the checker: parameters from [`Model::params`], and top-level `let`s (which
 //! the model does not keep) by evaluating them again with the elaborator, the same code `collc`
 //! runs, quietly. Costs come from [`crate::cost`], the analytic models of the recursive
-//! multiplying paper, as `stages: auto` uses them.
+//! multiplying paper, as `stages: auto` uses them; the simulated time on the topology from the
+//! driver's simulation job ([`crate::driver::sim::flow_figure`]), the figure `collc sim` prints.
 
 use super::analysis::Analysis;
 use crate::cost;
@@ -254,7 +255,8 @@ pub fn collective_summary(model: &Model) -> Option<String> {
 }
 
 /// The schedule: family, rank count, stages and the modelled cost where collc has a model for
-/// the family (recursive multiplying and recursive doubling). Lines of text.
+/// the family (recursive multiplying and recursive doubling), and the time `collc sim` gives
+/// when it runs the file under the flow model. Lines of text.
 pub fn schedule_summary(model: &Model) -> Vec<String> {
     let Some(s) = &model.schedule else {
         return Vec::new();
@@ -347,23 +349,16 @@ pub fn schedule_summary(model: &Model) -> Vec<String> {
         Family::Forest { k, chunks } => out.extend(forest_summary(model, c, *k, *chunks)),
         other => out.push(format!("no analytic cost model for `{}`", other.name())),
     }
-    // The figure `collc sim` and `collc compare` give: the flow model on the topology (when
-    // the file declares no other model for them to use), for files small enough to simulate
-    // while the editor waits (a forest's figure is its own section's).
-    let flow_only = model
-        .models
-        .iter()
-        .all(|m| m.kind == crate::sema::model::CostModelKind::Flow);
-    if small && flow_only && model.topology.is_some() && !matches!(family, Family::Forest { .. }) {
-        let params = crate::net::for_file(model, None);
-        if let Ok(run) = crate::choose::evaluate(model, &family, bytes, &params) {
-            let t = BigRational::from_float(run.seconds()).unwrap_or_default();
-            out.push(format!(
-                "simulated {} on the topology, as `collc sim` runs it: flow model, {}",
-                seconds(&t),
-                params.describe()
-            ));
-        }
+    // The figure `collc sim` gives, from the same driver call, when it runs the file on its
+    // topology under the flow model; for files small enough to simulate while the editor
+    // waits.
+    if small && let Some(o) = crate::driver::sim::flow_figure(model) {
+        let t = BigRational::from_float(o.seconds).unwrap_or_default();
+        out.push(format!(
+            "simulated {} on the topology, as `collc sim` runs it: {}",
+            seconds(&t),
+            o.engine
+        ));
     }
     out
 }

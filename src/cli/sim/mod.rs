@@ -1,42 +1,33 @@
-//! `collc sim FILE` and `collc build FILE --target goal`.
+//! `collc sim FILE`: the command line over [`crate::driver::sim`], which runs the job.
 //!
 //! `collc sim FILE.goal` runs the GOAL schedule under LogGP with LogGOPSim's defaults (L=2500,
 //! o=1500, g=1000, G=6, O=0, S=65535, in ns); `--loggp-L --loggp-o --loggp-g --loggp-G
 //! --loggp-O --loggp-S` set each (LogGOPSim's `-L -g -G -O -S` too; `-o` is the output file, as
 //! everywhere in collc, and a number given to it is refused with a pointer to `--loggp-o`);
 //! `--loggp-wrap` takes LogGOPSim's wrapped time where its unsigned arithmetic passes 2^64
-//! instead of stopping with E0047 (see [`crate::sim`]). `collc sim FILE.coll`
-//! checks the file, lowers and verifies its schedule, converts it to GOAL and simulates it under
-//! a declared cost model: `--model NAME`, else the `sim` target's `model`, else the schedule's
-//! `model`, else the only declared postal, pipelining postal or LogGP model, else LogGP with
-//! LogGOPSim's defaults. Reductions take `--reduce-ns` plus the model's `gamma` per byte.
-//! The report follows LogGOPSim's output (`Times:`, `Host r: t`, `Maximum finishing time ...`);
-//! `--trace OUT.json` writes a Chrome trace (Perfetto); `-o FILE` writes the report to FILE
-//! (atomically, nothing on error) instead of standard output; `-b` prints only the time. A schedule that cannot finish (unmatched
-//! queues, ops that never run) is reported like LogGOPSim does, as E0038, with exit code 1.
-//! A `.goal` file is first streamed into the simulator ([`fast`]); the full reader below runs
-//! only when that path leaves the file (to diagnose it, or for `--trace`).
-//! When no rule names such a model and the file has a topology, or a `flow` model is asked for,
-//! the schedule runs on the file's network under the flow-level model instead: host schedules
-//! in [`fluid`], forests in [`super::flow`]; LogGP flags are then an error, not ignored.
-//! Under a `packet` model (named, the `sim` target's, or the only one declared) it runs on the
-//! network at packet level ([`packet`]), with `--seed N` and `--runs N`.
-
-mod fast;
-pub(in crate::cli) mod fluid;
-mod packet;
-mod prepare;
-pub(super) mod report;
+//! instead of stopping with E0047 (see [`crate::sim`]). `collc sim FILE.coll` simulates the
+//! file's schedule under the model the driver picks for it (`--model NAME` first; see
+//! [`crate::driver::sim`]): a postal or LogGP model (LogGOPSim's report: `Times:`, `Host r:
+//! t`, `Maximum finishing time ...`), the flow model on the file's network, or a packet model
+//! (`--seed N`, `--runs N`; `--explore-run SEED` replays one of Canary's exploration runs).
+//!
+//! Here: the arguments into a [`SimRequest`], the `-o 1500` refusal, where the outputs go and the
+//! exit code. The report goes to standard output, or with `-o FILE` to FILE (atomically,
+//! nothing on error); a packet model's report and an exploration replay always go to standard
+//! output. `--trace OUT.json` writes the Chrome trace (Perfetto), `--plot OUT.svg` the chart;
+//! `-b` prints only the time. A schedule that cannot finish (unmatched queues, ops that never
+//! run) prints its queues on standard output, as LogGOPSim does, and exits 1 with E0038.
+//! Under the flow model of a host schedule and under a packet model, the chart and the trace
+//! are written before the report, and one that cannot be written is E0029 at the schedule
+//! (exit 2, no report); otherwise the report comes first and the trace after it.
 
 use super::progress::{Reporter, Verbose};
-use super::{CheckArgs, Out, options, read_source, write_atomic};
-use crate::backend::goal::{self, GoalSpans, validate::At};
+use super::{CheckArgs, Out, load_options, options, read_source, write_atomic, write_output};
 use crate::diag::{Code, Diagnostic, SourceMap, Span};
+use crate::driver::{
+    self, Engine, Failure, Input, LogGPOverrides, Session, SimOutcome, SimRequest,
+};
 use crate::progress::{Phase, Progress};
-use crate::sema::{self};
-use crate::sim::{self, LogGP, Model, SimOptions, TimeUnit};
-use prepare::prepare_coll;
-use report::{incomplete, report};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -102,48 +93,28 @@ pub(super) struct SimArgs {
 }
 
 impl SimArgs {
-    fn loggp_flags(&self) -> bool {
-        self.latency.is_some()
-            || self.overhead.is_some()
-            || self.gap.is_some()
-            || self.gap_per_byte.is_some()
-            || self.overhead_per_byte.is_some()
-            || self.eager_limit.is_some()
-            || self.wrap
-    }
-
-    fn apply(&self, m: LogGP) -> LogGP {
-        LogGP {
-            L: self.latency.unwrap_or(m.L),
-            o: self.overhead.unwrap_or(m.o),
-            g: self.gap.unwrap_or(m.g),
-            G: self.gap_per_byte.unwrap_or(m.G),
-            O: self.overhead_per_byte.unwrap_or(m.O),
-            S: self.eager_limit.unwrap_or(m.S),
-            wrap: self.wrap || m.wrap,
+    /// The request these arguments make.
+    fn request(&self) -> SimRequest {
+        SimRequest {
+            model: self.model.clone(),
+            seed: self.seed,
+            runs: self.runs,
+            trace: self.trace.is_some(),
+            plot: self.plot.is_some(),
+            batch: self.batch,
+            reduce_ns: self.reduce_ns,
+            loggp: LogGPOverrides {
+                L: self.latency,
+                o: self.overhead,
+                g: self.gap,
+                G: self.gap_per_byte,
+                O: self.overhead_per_byte,
+                S: self.eager_limit,
+                wrap: self.wrap,
+            },
+            explore_run: self.explore_run,
         }
     }
-}
-
-/// Whether the file's schedule (auto resolved) is a forest, which the flow model runs tree by
-/// tree ([`super::flow`]).
-fn is_forest(m: &crate::sema::model::Model) -> bool {
-    m.collective.as_ref().is_some_and(|c| {
-        matches!(
-            crate::lower::family_of(m, c.kind),
-            crate::sema::model::Family::Forest { .. }
-        )
-    })
-}
-
-/// True when a `.coll` file runs on its topology under the flow model: a `flow` model is asked
-/// for (or is the file's only model, or the schedule is a forest: [`super::flow::wanted`]), or
-/// no rule names a declared latency model and the file has a topology.
-fn flow_wanted(m: &crate::sema::model::Model, asked: Option<&str>) -> bool {
-    super::flow::wanted(m, asked)
-        || (m.topology.is_some()
-            && m.collective.is_some()
-            && prepare::model_name(m, asked).is_none())
 }
 
 pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
@@ -155,8 +126,16 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
         out.diags(&[d], &files);
         return 1;
     }
-    if let Some(code) = fast::run(&a, &opts, diags.is_empty(), &rep) {
-        return code;
+    if !diags.is_empty() {
+        out.diags(&diags, &files);
+        return 1;
+    }
+    let opts = load_options(&a.args, opts);
+    let req = a.request();
+    // A `.goal` file is streamed into the simulator when nothing needs its text.
+    if a.file.extension().is_some_and(|e| e == "goal") && a.model.is_none() {
+        let done = driver::sim_goal(&Input::Path(a.file.clone()), &opts, &req, &rep);
+        return written(&a, out, &rep, None, done);
     }
     rep.phase(Phase::Check, None);
     let id = match read_source(&a.file, &mut files) {
@@ -166,12 +145,10 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
             return 1;
         }
     };
-    let text = files.get(id).text.clone();
+    let source = files.get(id);
+    let input = Input::text(source.name.clone(), source.text.clone());
     // By extension, else by content (`collc sim schedule.txt` holding GOAL text).
-    let is_goal = super::inputs::kind(&a.file, &text) == Some(super::inputs::Kind::Goal);
-    // What `schedule auto` chose, printed above the report.
-    let mut chose = String::new();
-    let prepared = if is_goal {
+    if driver::inputs::kind(&a.file, &source.text) == Some(driver::Kind::Goal) {
         if let Some(m) = &a.model {
             return super::usage::refuse(
                 &format!(
@@ -182,207 +159,78 @@ pub(super) fn run(a: SimArgs, out: &Out) -> i32 {
                 ),
             );
         }
-        goal::parse_spanned(id, &text).map(|(s, spans)| {
-            (
-                s,
-                Some(spans),
-                Model::LogGP(a.apply(LogGP::default())),
-                TimeUnit::NS,
-            )
-        })
-    } else {
-        let checked = sema::check(&mut files, id, &opts);
-        let resolved = match checked.model.filter(|_| checked.diagnostics.is_empty()) {
-            None => Err(checked.diagnostics),
-            Some(m) => crate::choose::resolve(&m).map(|(m, pick)| {
-                if let Some(p) = pick
-                    && !a.batch
-                {
-                    chose = format!("{}\n", p.describe());
-                }
-                m
-            }),
-        };
-        match resolved.map(Some).unwrap_or_else(|d| {
-            diags.extend(d);
-            None
-        }) {
-            None => Err(Vec::new()),
-            Some(m)
-                if diags.is_empty()
-                    && (packet::wanted(&m, a.model.as_deref()).is_some()
-                        || packet::canary_defaults(&m, a.model.as_deref())) =>
-            {
-                if let Some(seed) = a.explore_run {
-                    let path = a.file.display().to_string();
-                    let span = m.schedule.as_ref().map(|s| s.span).unwrap_or_default();
-                    let done = crate::driver::report::replay(&m, span, seed).unwrap_or_else(|| {
-                        let f = files.add("<command line>", "--explore-run".to_string());
-                        Err(vec![packet::flags_unused(f, "--explore-run")])
-                    });
-                    return match done {
-                        Ok(text) => {
-                            rep.finish();
-                            super::write_output(None, text.as_bytes())
-                        }
-                        Err(mut d) => {
-                            crate::driver::report::name_file(&mut d, &path);
-                            out.diags(&d, &files);
-                            failed(&d)
-                        }
-                    };
-                }
-                let cm = packet::wanted(&m, a.model.as_deref()).cloned();
-                let ask = packet::Ask {
-                    batch: a.batch,
-                    trace: a.trace.as_deref(),
-                    plot: a.plot.as_deref(),
-                    seed: a.seed.unwrap_or(1),
-                    runs: a.runs.unwrap_or(1),
-                };
-                let done = match a.loggp_flags() {
-                    false => packet::run(&m, cm.as_ref(), &ask),
-                    true => Err(vec![packet::flags_unused(
-                        files.add("<command line>", "-L/-o/-g/-G/-O/-S".to_string()),
-                        "LogGP flags",
-                    )]),
-                };
-                return match done {
-                    Ok(text) => {
-                        rep.finish();
-                        super::write_output(None, text.as_bytes())
-                    }
-                    Err(d) => {
-                        out.diags(&d, &files);
-                        failed(&d)
-                    }
-                };
-            }
-            Some(_) if a.seed.is_some() || a.runs.is_some() => {
-                let f = files.add("<command line>", "--seed/--runs".to_string());
-                out.diags(&[packet::flags_unused(f, "--seed/--runs")], &files);
-                return 1;
-            }
-            Some(m)
-                if a.plot.is_some()
-                    && !(diags.is_empty()
-                        && flow_wanted(&m, a.model.as_deref())
-                        && !is_forest(&m)) =>
-            {
-                let f = files.add("<command line>", "--plot".to_string());
-                out.diags(&[packet::flags_unused(f, "--plot")], &files);
-                return 1;
-            }
-            Some(m) if diags.is_empty() && flow_wanted(&m, a.model.as_deref()) => {
-                if a.loggp_flags() {
-                    let flags = "--loggp-L/o/g/G/O/S/wrap";
-                    let f = files.add("<command line>", flags.to_string());
-                    out.diags(
-                        &[Diagnostic::error(
-                            Code::BadValue,
-                            Span::new(f, 0, flags.len()),
-                            "LogGP parameters were given, but this file is simulated on its topology with the flow model",
-                        )
-                        .label("LogGP flags")
-                        .help("drop them, or declare a `loggp` model and name it with `--model NAME`")],
-                        &files,
-                    );
-                    return 1;
-                }
-                if !is_forest(&m) {
-                    let ask = fluid::Ask {
-                        model: a.model.as_deref(),
-                        batch: a.batch,
-                        trace: a.trace.as_deref(),
-                        plot: a.plot.as_deref(),
-                    };
-                    return match fluid::run(&m, &ask) {
-                        Ok(text) => {
-                            rep.finish();
-                            super::write_output(a.output.as_deref(), (chose + &text).as_bytes())
-                        }
-                        Err(d) => {
-                            out.diags(&d, &files);
-                            failed(&d)
-                        }
-                    };
-                }
-                return match super::flow::report(
-                    &m,
-                    a.model.as_deref(),
-                    a.trace.is_some(),
-                    a.batch,
-                    &rep,
-                ) {
-                    Ok(r) => {
-                        rep.finish();
-                        let text = chose + &r.text;
-                        let code = super::write_output(a.output.as_deref(), text.as_bytes());
-                        out.diags(&r.warnings, &files);
-                        match (&a.trace, r.trace) {
-                            (Some(path), Some(json)) => write_trace(path, &json).max(code),
-                            (Some(_), None) => 2,
-                            _ => code,
-                        }
-                    }
-                    Err(d) => {
-                        out.diags(&d, &files);
-                        failed(&d)
-                    }
-                };
-            }
-            Some(m) => prepare_coll(&a, &mut files, id, &m, &rep),
-        }
-    };
-    let (schedule, spans, model, unit) = match prepared {
-        Ok(x) if diags.is_empty() => x,
-        Ok(_) => {
-            out.diags(&diags, &files);
-            return 1;
-        }
-        Err(d) => {
-            diags.extend(d);
-            out.diags(&diags, &files);
-            return 1;
-        }
-    };
-    rep.phase(Phase::Simulate, None);
-    let result = sim::simulate_bounded(
-        &schedule,
-        &SimOptions {
-            model,
-            trace: a.trace.is_some(),
-        },
-        opts.limits.max_events,
-    );
-    rep.finish();
-    let fallback = Span::new(id, 0, 0);
-    let at = |x: At| spans.as_ref().map_or(fallback, |s: &GoalSpans| s.at(x));
-    if let Some(d) = report::out_of_bounds(&result, opts.limits.max_events, at) {
-        out.diags(&[d], &files);
-        return 1;
+        let done = driver::sim_goal(&input, &opts, &req, &rep);
+        return written(&a, out, &rep, None, done);
     }
-    let text = chose + &report(schedule.ranks.len(), &result, &model, unit, a.batch);
-    if !result.complete() {
+    let session = match driver::load(&input, &opts) {
+        Ok(s) => s,
+        Err(f) => {
+            out.diags(&f.diagnostics, &f.files);
+            return 1;
+        }
+    };
+    let done = session.sim(&req, &rep);
+    written(&a, out, &rep, Some(&session), done)
+}
+
+/// Prints and writes what the simulation gave (see the module doc); the exit code.
+fn written(
+    a: &SimArgs,
+    out: &Out,
+    rep: &Reporter,
+    session: Option<&Session>,
+    done: Result<SimOutcome, Failure>,
+) -> i32 {
+    let o = match done {
+        Ok(o) => o,
+        Err(f) => {
+            out.diags(&f.diagnostics, &f.files);
+            // An output that could not be made (a chart) is exit 2; the `.goal` path's E0029
+            // is its input's.
+            return if session.is_some() && f.is_io() { 2 } else { 1 };
+        }
+    };
+    rep.finish();
+    if let Some(f) = &o.unfinished {
         // The queues go to standard output, as LogGOPSim prints them; no file on error.
-        let code = super::write_output(None, text.as_bytes());
+        let code = write_output(None, o.text.as_bytes());
         if code != 0 {
             return code;
         }
-        out.diags(&incomplete(&schedule, &result, at), &files);
+        out.diags(&f.diagnostics, &f.files);
         return 1;
     }
-    let code = super::write_output(a.output.as_deref(), text.as_bytes());
-    if code != 0 {
-        return code;
+    let files_first = matches!(o.kind, Engine::Flow | Engine::Packet);
+    if let (true, Some(s)) = (files_first, session) {
+        let outputs = [(&a.plot, &o.plot_svg), (&a.trace, &o.trace_json)];
+        for (path, text) in outputs {
+            if let (Some(path), Some(text)) = (path, text)
+                && let Err(e) = write_atomic(path, text.as_bytes())
+            {
+                let f = s.sim_write_failure(path, &e);
+                out.diags(&f.diagnostics, &f.files);
+                return 2;
+            }
+        }
     }
-    if let Some(path) = &a.trace {
-        let Some(json) = sim::trace::chrome_json(&schedule, &result, unit) else {
-            return 2;
-        };
-        return write_trace(path, &json);
+    let to = match o.kind {
+        Engine::Packet | Engine::Replay => None,
+        _ => a.output.as_deref(),
+    };
+    let code = write_output(to, o.text.as_bytes());
+    if let Some(s) = session {
+        out.diags(&o.warnings, s.files());
     }
-    0
+    match o.kind {
+        Engine::Flow | Engine::Packet | Engine::Replay => return code,
+        Engine::LogGP | Engine::Postal if code != 0 => return code,
+        _ => {}
+    }
+    match (&a.trace, &o.trace_json) {
+        (Some(path), Some(json)) => write_trace(path, json).max(code),
+        (Some(_), None) => 2,
+        _ => code,
+    }
 }
 
 /// `-o 1500`, LogGOPSim's spelling of the overhead: refused (here `-o` is the output file), so
@@ -405,16 +253,6 @@ fn output_is_a_number(
         .label("a number, not a file name")
         .help(format!("for LogGOPSim's overhead o write `--loggp-o {text}`; for a file of that name write `-o ./{text}`")),
     )
-}
-
-/// The exit code of a run that stopped on `diags`: 2 when an output could not be written
-/// (E0029: a trace, a chart), else 1.
-fn failed(diags: &[Diagnostic]) -> i32 {
-    if diags.iter().any(|d| d.code == Code::Io) {
-        2
-    } else {
-        1
-    }
 }
 
 /// Writes a Chrome trace; the exit code.

@@ -129,7 +129,10 @@ pub fn compare(
     let mut files = SourceMap::new();
     let (id, model) = checked::check_into(input, opts, &mut files);
     if let (Some(id), true) = (id, is_set(&opts.cancel)) {
-        return Err(Failure::new(vec![compare::cancelled(Span::new(id, 0, 0))], files));
+        return Err(Failure::new(
+            vec![compare::cancelled(Span::new(id, 0, 0))],
+            files,
+        ));
     }
     match model {
         Ok(m) => over_sizes(&m, files, opts.cancel.clone(), req, progress),

@@ -232,9 +232,22 @@ fn forest(m: &Model, _: &MscclOverrides) -> Result<Option<Section>, Vec<Diagnost
         return Ok(None);
     }
     let (text, warnings) = crate::forest::report::for_model(m)?;
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    // The figure `collc sim`, `collc compare` and `schedule auto` give, from the same call.
+    if let Ok(o) = crate::driver::sim::flow_run(m)
+        && o.seconds > 0.0
+    {
+        let chunks = o.chunks.unwrap_or(1);
+        lines.push(format!(
+            "  flow simulation of the trees with {chunks} chunk{} (`collc sim`, `collc compare`): {}, algbw {:.2} GB/s",
+            if chunks == 1 { "" } else { "s" },
+            crate::sim::fluid::show_seconds(o.seconds),
+            o.algbw.unwrap_or(0.0) / 1e9
+        ));
+    }
     Ok(Some(Section {
         title: "forest".into(),
-        lines: text.lines().map(str::to_owned).collect(),
+        lines,
         warnings,
     }))
 }

@@ -43,8 +43,6 @@ pub(crate) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
             }
         ),
     ];
-    let bytes = c.bytes();
-    let n = c.ranks.len();
     if let Some(r) = lowered.round_cost(&net, &params) {
         let secs = r.seconds.to_f64().unwrap_or(0.0);
         lines.push(format!(
@@ -69,13 +67,14 @@ pub(crate) fn section(m: &Model) -> Result<Option<Section>, Vec<Diagnostic>> {
                 ))
             ));
         }
-        if let Ok(run) = lowered.simulate(&net, &params, false) {
-            let t = run.seconds();
+        // The figure `collc sim` prints, from the same call.
+        if let Ok(o) = crate::driver::sim::flow_run(m) {
+            let t = o.seconds;
             lines.push(format!(
                 "flow simulation (`collc sim`): {}, algbw {}, busbw {} ({:+.1}% against the round model)",
                 show_seconds(t),
-                gbs(run.algbw(bytes)),
-                gbs(run.busbw(c.kind, n, bytes)),
+                gbs(o.algbw.unwrap_or(0.0)),
+                gbs(o.busbw.unwrap_or(0.0)),
                 pct(t, secs)
             ));
         }

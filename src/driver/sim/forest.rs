@@ -1,54 +1,28 @@
-//! `collc sim FILE.coll` under the flow-level model: chosen when `--model` or the `sim` target
-//! names a `flow` model, or, with neither, when the schedule is `forest` or the file's only
-//! model is a `flow` one. The forest (the schedule's `k` and `chunks`, or, for another family,
-//! ForestColl with `k: auto` and `chunks: auto` for comparison) is simulated tree by tree on
-//! the file's network ([`crate::sim::fluid::run_forest`]) with the chunk count
-//! [`crate::forest::chunking::choose`] resolves at each size, under the flow parameters of
-//! `--model`, the `sim` target or the only `flow` model ([`crate::net::for_file`]).
+//! A forest (ForestColl's trees) under the flow-level model: the forest (the schedule's `k`
+//! and `chunks`) is simulated tree by tree on the file's network
+//! ([`crate::sim::fluid::run_forest_in`]) with the chunk count
+//! [`crate::forest::chunking::choose`] resolves at each size, under the flow parameters of the
+//! model asked for, the `sim` target's or the only `flow` model ([`crate::net::for_file`]).
 //!
-//! Printed: the forest's figures (k, trees, depth, chunking, the model's achievable and optimal
-//! algbw at the file's size), the table of simulated time, algbw, busbw and chunks from 1 MiB
-//! to 1 GiB beside the best ring, then at the file's size: the simulated time, per-rank finish
-//! times (all ranks up to 64, else a summary and the latest) and the busiest links. `-b`
-//! prints only the latest finish. `--trace` gets the run's timeline at the file's size.
+//! The text: the forest's figures (k, trees, depth, chunking, the model's achievable and
+//! optimal algbw at the file's size), the table of simulated time, algbw, busbw and chunks from
+//! 1 MiB to 1 GiB beside the best ring, then at the file's size: the simulated time, per-rank
+//! finish times (all ranks up to 64, else a summary and the latest) and the busiest links. With
+//! `batch` only the latest finish (and no table: the run at the file's size is the only one).
+//! The trace is the run's timeline at the file's size.
 
-use crate::diag::{Code, Diagnostic, Span};
+use super::{Engine, Figures, SimOutcome, SimRequest};
+use crate::diag::Diagnostic;
 use crate::forest::Forest;
 use crate::forest::chunking::gbs_short;
 use crate::forest::chunking::{self, Chunking};
 use crate::net::{FlowParams, Net};
 use crate::progress::{Phase, Progress};
-use crate::sema::model::{AutoOr, Collective, CostModelKind, Family, Model, Topology};
+use crate::sema::model::{AutoOr, Collective, Family, Model, Topology};
 use crate::sim::flow::{self, Ring, Row};
 use crate::sim::fluid::{FlowRun, run_forest_in};
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
-
-/// True when `collc sim` should use the flow model; see the module doc.
-pub(super) fn wanted(m: &Model, asked: Option<&str>) -> bool {
-    let target = m.sim_target_model();
-    match asked.or(target) {
-        Some(name) => m
-            .models
-            .iter()
-            .any(|x| x.name == name && x.kind == CostModelKind::Flow),
-        None => {
-            matches!(
-                m.schedule.as_ref().map(|s| &s.family),
-                Some(Family::Forest { .. })
-            ) || (m.models.len() == 1 && m.models[0].kind == CostModelKind::Flow)
-        }
-    }
-}
-
-/// What `collc sim` prints and writes for a flow-model run.
-pub(super) struct FlowReport {
-    pub text: String,
-    /// E0045 when a fixed `chunks` loses much.
-    pub warnings: Vec<Diagnostic>,
-    /// The Chrome trace of the run at the file's size, when asked for.
-    pub trace: Option<String>,
-}
 
 /// The collective `c` at another size (`bytes`, rounded down to whole elements, at least one).
 fn resized(c: &Collective, bytes: u64) -> Collective {
@@ -58,24 +32,16 @@ fn resized(c: &Collective, bytes: u64) -> Collective {
     }
 }
 
-/// The flow report for a checked model; see the module doc.
-pub(super) fn report(
+/// Runs the forest of `m` under the flow model `asked` for (None: the file's); see the module
+/// doc.
+pub(super) fn run(
     m: &Model,
     asked: Option<&str>,
-    trace: bool,
-    batch: bool,
+    req: &SimRequest,
     progress: &dyn Progress,
-) -> Result<FlowReport, Vec<Diagnostic>> {
+) -> Result<SimOutcome, Vec<Diagnostic>> {
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
-        return Err(vec![
-            Diagnostic::error(
-                Code::MissingDeclaration,
-                Span::default(),
-                "the flow model needs a topology and a collective",
-            )
-            .label("nothing to simulate")
-            .help("declare both, e.g. `collective allgather { size: 64 MiB; }`"),
-        ]);
+        return Err(vec![super::fluid::no_network()]);
     };
     let span = m.schedule.as_ref().map_or(c.span, |s| s.span);
     let (k, asked_chunks) = match m.schedule.as_ref().map(|s| &s.family) {
@@ -87,7 +53,7 @@ pub(super) fn report(
     progress.phase(Phase::Simulate, None);
     let refs: Vec<&Forest> = forests.iter().collect();
     let at = m.schedule.as_ref().map_or(span, |s| s.prop_span("chunks"));
-    let warnings = crate::lower::forest::chunk_warning(c, &ch, at)
+    let warnings: Vec<Diagnostic> = crate::lower::forest::chunk_warning(c, &ch, at)
         .into_iter()
         .collect();
     let params = crate::net::for_file(m, asked);
@@ -97,21 +63,30 @@ pub(super) fn report(
     let per = chunking::per_root(c);
     let mut trees = chunking::trees(topo, &params, &per, &refs);
     let depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
-    let run = run_forest_in(topo, &net, &params, &trees, c, &refs, ch.chunks, trace);
-    let trace = if trace { run.chrome_json() } else { None };
+    let run = run_forest_in(topo, &net, &params, &trees, c, &refs, ch.chunks, req.trace);
+    let outcome = |text: String| {
+        let mut o = SimOutcome::new(
+            Engine::Forest,
+            format!("flow model, {}", params.describe()),
+            text,
+            Figures {
+                utilisation: Some(super::fluid::mean_utilisation(&net, &run)),
+                ..Figures::of(m, latest(&run).1, run.finish.clone())
+            },
+        );
+        o.trace_json = if req.trace { run.chrome_json() } else { None };
+        o.warnings = warnings.clone();
+        o.chunks = Some(ch.chunks);
+        o
+    };
     let n = c.ranks.len();
-    if batch {
+    if req.batch {
         let (r, t) = latest(&run);
-        let text = format!(
+        return Ok(outcome(format!(
             "Maximum finishing time at host {r}: {:.3} us ({} s)\n",
             t * 1e6,
-            super::sim::report::fmt_g(t)
-        );
-        return Ok(FlowReport {
-            text,
-            warnings,
-            trace,
-        });
+            super::loggopsim::fmt_g(t)
+        )));
     }
     let mut out = header(topo, c, &forests, &ch, &params, depth);
     let ring = Ring::new(topo, &c.ranks);
@@ -149,11 +124,7 @@ pub(super) fn report(
     };
     out.push_str(&flow::table(c.kind, n, &row, &ring));
     out.push_str(&at_size(c, &run, &ch, &net, topo));
-    Ok(FlowReport {
-        text: out,
-        warnings,
-        trace,
-    })
+    Ok(outcome(out))
 }
 
 /// The latest rank and its finish.

@@ -1,12 +1,13 @@
-//! The simulation report in LogGOPSim's format (`Times:`, `Host r: t`, `Maximum finishing time`,
-//! `%g` numbers), and the E0038 diagnostics of a schedule that cannot finish.
+//! The report of a GOAL schedule's run in LogGOPSim's format (`Times:`, `Host r: t`, `Maximum
+//! finishing time`, `%g` numbers), the E0038 diagnostics of a schedule that cannot finish, and
+//! the E0046 and E0047 of a run over the limits.
 
 use crate::backend::goal::{GoalSchedule, validate::At};
 use crate::diag::{Code, Diagnostic, Span};
 use crate::sim::{Model, SimResult, TimeUnit};
 
 /// LogGOPSim's `%g`: six significant digits, scientific below 1e-4 or from 1e6.
-pub(in crate::cli) fn fmt_g(v: f64) -> String {
+pub(super) fn fmt_g(v: f64) -> String {
     if v == 0.0 {
         return "0".into();
     }
@@ -30,7 +31,7 @@ pub(in crate::cli) fn fmt_g(v: f64) -> String {
 /// The report printed on standard output; with `batch` (`-b`, LogGOPSim's batch mode) only the
 /// line with the maximum finishing time, or the queues of a run that did not finish.
 /// `p` is the schedule's number of ranks.
-pub fn report(p: usize, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -> String {
+pub(super) fn report(p: usize, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -> String {
     let mut out = String::new();
     if !(batch && r.complete()) {
         out.push_str(&format!(
@@ -71,7 +72,6 @@ pub fn report(p: usize, r: &SimResult, m: &Model, unit: TimeUnit, batch: bool) -
     out
 }
 
-/// Why a run did not finish, as E0038 diagnostics located by `at`.
 /// E0047 for a run whose simulated time overflowed, E0046 for one stopped at the event limit.
 pub(super) fn out_of_bounds(
     r: &SimResult,
@@ -116,6 +116,7 @@ pub(super) fn out_of_bounds(
     })
 }
 
+/// Why a run did not finish, as E0038 diagnostics located by `at`.
 pub(super) fn incomplete(
     s: &GoalSchedule,
     r: &SimResult,
