@@ -49,3 +49,72 @@ class Session:
         """What ``schedule auto`` chose (family, bytes, params, description, times)."""
     def ir(self) -> Tuple[str, List[Record]]:
         """The lowered program as IR text and lowering's warnings; raises :class:`Failure`."""
+    def declared_targets(self) -> List[str]:
+        """The targets the file declares that a build without a target makes."""
+    def report(
+        self,
+        proto: Optional[str] = None,
+        channels: Optional[int] = None,
+        instances: Optional[int] = None,
+        inplace: Optional[bool] = None,
+        min_bytes: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+        max_steps: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """The report: ``sections`` as ``(title, lines, warnings)``, ``warnings``, ``text``."""
+    def build(
+        self,
+        target: Optional[str] = None,
+        out: Optional[str] = None,
+        name: Optional[str] = None,
+        proto: Optional[str] = None,
+        channels: Optional[int] = None,
+        instances: Optional[int] = None,
+        inplace: Optional[bool] = None,
+        min_bytes: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+        max_steps: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """A target's artifact: ``target``, ``artifact`` (bytes, a list of ``(path, bytes)``, or
+        ``None`` when written to ``out``) and ``warnings``."""
+    def sim(
+        self,
+        model: Optional[str] = None,
+        seed: Optional[int] = None,
+        runs: Optional[int] = None,
+        trace: bool = False,
+        plot: bool = False,
+        reduce_ns: int = 0,
+        loggp: Optional[Dict[str, int]] = None,
+        explore_run: Optional[int] = None,
+    ) -> Dict[str, Any]:
+        """The simulation's outcome: engine, kind, seconds, ranks, bytes, algbw and busbw (bytes
+        per second), utilisation, complete, chunks, text, trace_json, plot_svg, warnings,
+        unfinished."""
+    def compare(
+        self,
+        sizes: Optional[str] = None,
+        vary: Sequence[str] = ...,
+        model: Optional[str] = None,
+        families: Sequence[str] = ...,
+        seed: int = 1,
+        runs: int = 1,
+        shard: Optional[str] = None,
+        merge: Sequence[Tuple[Optional[str], Optional[str], Optional[str]]] = ...,
+    ) -> Comparison:
+        """The comparison over sizes (or ``vary``'s values); each option as the command line
+        writes it; ``merge`` holds ``(path, text, name)`` per part."""
+
+class Comparison:
+    """A finished comparison, rendered by the command line's renderers."""
+
+    def json(self) -> str:
+        """``collc compare --format json``."""
+    def table(self) -> str:
+        """The table ``collc compare`` prints."""
+    def csv(self) -> str:
+        """``collc compare --format csv``."""
+    def svg(self) -> str:
+        """The chart as SVG text."""
+    def part(self) -> Optional[str]:
+        """What a ``shard`` run writes for ``merge``, else ``None``."""

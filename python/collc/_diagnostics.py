@@ -74,6 +74,9 @@ class CheckError(Exception):
             rendered = "".join(str(d) for d in self.diagnostics)
         super().__init__(rendered)
 
+    def __reduce__(self) -> Any:
+        return (type(self), (self.diagnostics, self.args[0] if self.args else ""))
+
     @property
     def codes(self) -> List[str]:
         """The diagnostics' codes, in order: ``["E0014"]``."""

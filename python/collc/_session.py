@@ -7,10 +7,12 @@ import os
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from pathlib import Path
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _collc
 from ._diagnostics import CheckError, Diagnostic, _diagnostics, _warn
+from ._results import Comparison, Report, SimResult
 
 PathLike = Union[str, "os.PathLike[str]"]
 ParamValue = Union[str, int, float, bool]
@@ -100,6 +102,21 @@ def _source(source: PathLike) -> Tuple[Optional[str], Optional[str]]:
     if isinstance(source, os.PathLike):
         return os.fspath(source), None
     raise TypeError(f"expected a path or the text of a file, not {type(source).__name__}")
+
+
+def _vary(vary: Union[Mapping[str, Iterable[ParamValue]], Iterable[str], None]) -> List[str]:
+    """``vary`` as ``--vary NAME=V1,V2`` values."""
+    if vary is None:
+        return []
+    if isinstance(vary, Mapping):
+        return [f"{k}=" + ",".join(_value(v) for v in vs) for k, vs in vary.items()]
+    return [str(v) for v in vary]
+
+
+def _merge_part(p: PathLike) -> Tuple[Optional[str], Optional[str], Optional[str]]:
+    """A part for ``merge``: ``(path, text, name)``."""
+    path, text = _source(p)
+    return (path, text, None if text is None else "<part>")
 
 
 def load(
@@ -195,6 +212,162 @@ class Session:
             text, warnings = self._native.ir()
         _warn(warnings)
         return text
+
+    def declared_targets(self) -> List[str]:
+        """The targets the file declares that :meth:`build` makes without ``target``
+        (``target sim`` is :meth:`sim`'s and does not count)."""
+        return list(self._native.declared_targets())
+
+    def report(
+        self,
+        *,
+        proto: Optional[str] = None,
+        channels: Optional[int] = None,
+        instances: Optional[int] = None,
+        inplace: Optional[bool] = None,
+        min_bytes: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+        max_steps: Optional[int] = None,
+    ) -> Report:
+        """The report (``collc build FILE --emit report``): the schedule's modelled cost,
+        its cost on the network, the MSCCL XML and when the runtime uses it, what to run
+        next, as :class:`Report` sections. The MSCCL options are the command line's flags
+        (``proto="ll128"`` is ``--proto ll128``, ``inplace=False`` is ``--out-of-place``)
+        over the file's ``target msccl`` block."""
+        with _raising():
+            d = self._native.report(
+                proto=proto,
+                channels=channels,
+                instances=instances,
+                inplace=inplace,
+                min_bytes=min_bytes,
+                max_bytes=max_bytes,
+                max_steps=max_steps,
+            )
+        return Report._from_native(d)
+
+    def build(
+        self,
+        target: Optional[str] = None,
+        out: Optional[PathLike] = None,
+        *,
+        name: Optional[str] = None,
+        proto: Optional[str] = None,
+        channels: Optional[int] = None,
+        instances: Optional[int] = None,
+        inplace: Optional[bool] = None,
+        min_bytes: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+        max_steps: Optional[int] = None,
+    ) -> Union[bytes, Dict[str, bytes], Path]:
+        """Builds a target's artifact, as ``collc build FILE --target TARGET``: ``"msccl"``
+        (MSCCL XML), ``"goal"`` (GOAL text), ``"mpi"`` (a Cargo project) or ``"p4"`` (switch
+        programs, entries, the hosts' program); without ``target``, the one the file
+        declares.
+
+        Returns the bytes of a file artifact, or a dict of a directory's files (relative
+        path to bytes); ``name`` names the artifact (an MPI project is named after it). With
+        ``out``, writes the artifact there instead, atomically (a file, or a directory for
+        ``mpi`` and ``p4``), and returns ``out`` as a :class:`~pathlib.Path`. The MSCCL
+        options are those of :meth:`report`. Warnings are issued as :class:`CollcWarning`;
+        raises :class:`CheckError` when the target cannot build this file.
+        """
+        with _raising():
+            d = self._native.build(
+                target=target,
+                out=None if out is None else os.fspath(out),
+                name=name,
+                proto=proto,
+                channels=channels,
+                instances=instances,
+                inplace=inplace,
+                min_bytes=min_bytes,
+                max_bytes=max_bytes,
+                max_steps=max_steps,
+            )
+        _warn(d["warnings"])
+        artifact = d["artifact"]
+        if artifact is None:
+            return Path(os.fspath(out))  # type: ignore[arg-type]
+        if isinstance(artifact, bytes):
+            return artifact
+        return dict(artifact)
+
+    def sim(
+        self,
+        model: Optional[str] = None,
+        seed: Optional[int] = None,
+        runs: Optional[int] = None,
+        *,
+        trace: bool = False,
+        plot: bool = False,
+        reduce_ns: int = 0,
+        loggp: Optional[Mapping[str, int]] = None,
+        explore_run: Optional[int] = None,
+    ) -> SimResult:
+        """Simulates the schedule, as ``collc sim FILE``: under the declared model ``model``
+        (a ``flow``, ``packet``, ``postal`` or ``loggp`` model of the file), else the one
+        the file implies (its ``sim`` target's, its only model, or the flow model on its
+        network). ``seed`` and ``runs`` are the packet model's (each figure the median of
+        ``runs`` runs); ``trace`` records the timeline (:attr:`SimResult.trace_json`),
+        ``plot`` draws the link-utilisation chart (:attr:`SimResult.plot_svg`); ``loggp``
+        overrides LogGP parameters (``{"L": 2500, "o": 1500}``: ``L``, ``o``, ``g``, ``G``,
+        ``O``, ``S``, and ``wrap``); ``reduce_ns`` adds the time of every reduction under a
+        postal or LogGP model; ``explore_run`` replays one of Canary's exploration runs.
+        """
+        with _raising():
+            d = self._native.sim(
+                model=model,
+                seed=seed,
+                runs=runs,
+                trace=trace,
+                plot=plot,
+                reduce_ns=reduce_ns,
+                loggp=None if loggp is None else {str(k): int(v) for k, v in loggp.items()},
+                explore_run=explore_run,
+            )
+        return SimResult._from_native(d)
+
+    def compare(
+        self,
+        sizes: Union[str, Iterable[int], None] = None,
+        families: Optional[Iterable[str]] = None,
+        model: Optional[str] = None,
+        *,
+        vary: Union[Mapping[str, Iterable[ParamValue]], Iterable[str], None] = None,
+        seed: int = 1,
+        runs: int = 1,
+        shard: Optional[str] = None,
+        merge: Optional[Iterable[PathLike]] = None,
+    ) -> Comparison:
+        """Compares every schedule family that implements the file's collective over a
+        sweep, as ``collc compare FILE``: each family simulated at each size (the flow
+        model, or a packet model named by ``model`` or the file), the winner per size and
+        the crossovers.
+
+        ``sizes`` is a sweep as ``--sizes`` writes it (``"1KiB..1GiB"``, ``"8B,1MiB"``) or
+        sizes in bytes (``[1024, 1 << 20]``); default 1 KiB to 1 GiB under a flow model.
+        ``families`` keeps only those families. ``vary`` sweeps ``param`` values instead of
+        sizes (``{"hosts": [4, 8, 16]}``, the file checked with each). ``seed`` and
+        ``runs`` are the packet model's. ``shard`` (``"2/3"``) runs one part of the sweep
+        (:meth:`Comparison.part` is what it writes) and ``merge`` puts such parts (paths, or
+        their text) back together. Raises :class:`CheckError` on a bad option; Ctrl-C stops
+        the sweep between cells.
+        """
+        if sizes is not None and not isinstance(sizes, str):
+            sizes = ",".join(f"{int(b)}B" for b in sizes)
+        with _raising():
+            native = self._native.compare(
+                sizes=sizes,
+                vary=_vary(vary),
+                model=model,
+                families=[] if families is None else list(families),
+                seed=seed,
+                runs=runs,
+                shard=shard,
+                merge=[_merge_part(p) for p in merge or []],
+            )
+        return Comparison._from_native(native)
 
     def __repr__(self) -> str:
         return f"<collc.Session {self.name!r}>"

@@ -3,6 +3,7 @@
 //! exception `Failure(rendered, diagnostics)`.
 
 use crate::Failure as PyFailure;
+use collc::driver::sim::LogGPOverrides;
 use collc::driver::{Failure, Input, LoadOptions, Record};
 use collc::sema::elab::Limits;
 use pyo3::exceptions::PyValueError;
@@ -122,4 +123,27 @@ pub fn failure(py: Python<'_>, f: &Failure) -> PyErr {
         Ok(list) => PyFailure::new_err((f.render(), list.unbind())),
         Err(e) => e,
     }
+}
+
+/// LogGP overrides by parameter name (`L`, `o`, `g`, `G`, `O`, `S` in the model's ticks, `S`
+/// in bytes; `wrap` true for LogGOPSim's wrapped times).
+pub fn loggp(given: Option<HashMap<String, u64>>) -> PyResult<LogGPOverrides> {
+    let mut o = LogGPOverrides::default();
+    for (name, v) in given.unwrap_or_default() {
+        match name.as_str() {
+            "L" => o.L = Some(v),
+            "o" => o.o = Some(v),
+            "g" => o.g = Some(v),
+            "G" => o.G = Some(v),
+            "O" => o.O = Some(v),
+            "S" => o.S = Some(v),
+            "wrap" => o.wrap = v != 0,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "no LogGP parameter named {name:?} (the parameters: L, o, g, G, O, S, wrap)"
+                )));
+            }
+        }
+    }
+    Ok(o)
 }

@@ -5,6 +5,7 @@
 //! Python half (`python/collc/`) turns those into dataclasses, and `Failure` into
 //! `collc.CheckError`. Nothing here prints.
 
+mod compare;
 mod convert;
 mod run;
 mod session;
@@ -85,5 +86,6 @@ fn _collc(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(default_limits, m)?)?;
     m.add_class::<session::Session>()?;
+    m.add_class::<compare::Comparison>()?;
     Ok(())
 }

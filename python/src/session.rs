@@ -1,28 +1,63 @@
 //! `collc._collc.Session`: a loaded `.coll` file ([`collc::driver::Session`]) and the jobs on
 //! it. The driver's session is `Send + Sync`, so one Python session may be used from several
 //! Python threads at once; each job runs with the interpreter released ([`crate::run`]).
+//!
+//! The driver's jobs on a session poll the cancel flag the session was loaded with
+//! ([`collc::driver::LoadOptions::cancel`]), so the flag belongs to the session, not to one
+//! job: Ctrl-C during a job stops every job of that session running at the time, and the
+//! flag is cleared when the last of them has returned ([`Jobs`]).
 
+use crate::compare::Comparison;
 use crate::convert;
 use crate::run;
-use collc::driver;
+use collc::driver::sim::{Engine, SimRequest};
+use collc::driver::{self, BuildRequest, Input, MscclOverrides, Output};
 use collc::progress::Quiet;
+use collc::sema::model::TargetKind;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use pyo3::types::{PyBytes, PyDict, PyList};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// A checked `.coll` file, `schedule auto` resolved.
 #[pyclass(frozen, module = "collc._collc")]
 pub struct Session {
     inner: Arc<driver::Session>,
+    jobs: Arc<Jobs>,
+}
+
+/// The jobs running on one session, and the cancel flag they share.
+struct Jobs {
     cancel: Arc<AtomicBool>,
+    running: Mutex<usize>,
+}
+
+impl Jobs {
+    fn start(&self) {
+        *self.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+    }
+
+    /// A job returned: the last one clears the flag a Ctrl-C set.
+    fn end(&self) {
+        let mut n = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        *n -= 1;
+        if *n == 0 {
+            self.cancel.store(false, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Session {
     pub fn new(inner: driver::Session, cancel: Arc<AtomicBool>) -> Session {
         Session {
             inner: Arc::new(inner),
-            cancel,
+            jobs: Arc::new(Jobs {
+                cancel,
+                running: Mutex::new(0),
+            }),
         }
     }
 
@@ -33,8 +68,102 @@ impl Session {
         job: impl FnOnce(&driver::Session) -> T + Send + 'static,
     ) -> PyResult<T> {
         let s = self.inner.clone();
-        run::run(py, &self.cancel, move || job(&s))
+        let jobs = self.jobs.clone();
+        jobs.start();
+        run::run(py, &self.jobs.cancel, move || {
+            let out = job(&s);
+            jobs.end();
+            out
+        })
     }
+
+    /// Runs `job`, raising its [`driver::Failure`] as `Failure`.
+    fn try_job<T: Send + 'static>(
+        &self,
+        py: Python<'_>,
+        job: impl FnOnce(&driver::Session) -> Result<T, driver::Failure> + Send + 'static,
+    ) -> PyResult<T> {
+        self.job(py, job)?.map_err(|f| convert::failure(py, &f))
+    }
+
+    /// Diagnostics of this session's files as a list of dicts.
+    fn diagnostics<'py>(
+        &self,
+        py: Python<'py>,
+        diags: &[collc::diag::Diagnostic],
+    ) -> PyResult<Bound<'py, PyList>> {
+        convert::records(py, &driver::records(diags, self.inner.files()))
+    }
+}
+
+/// What `Session.build` returns.
+fn build_result<'py>(
+    py: Python<'py>,
+    target: TargetKind,
+    artifact: Option<Bound<'py, PyAny>>,
+    warnings: Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("target", target.name())?;
+    d.set_item("artifact", artifact)?;
+    d.set_item("warnings", warnings)?;
+    Ok(d)
+}
+
+/// The simulator's name, as the Python half's `SimResult.kind` gives it.
+fn engine_name(e: Engine) -> &'static str {
+    match e {
+        Engine::LogGP => "loggp",
+        Engine::Postal => "postal",
+        Engine::Flow => "flow",
+        Engine::Forest => "forest",
+        Engine::Packet => "packet",
+        Engine::Replay => "replay",
+    }
+}
+
+/// A target by its name in the language (`msccl`, `mpi`, `p4`, `goal`, ...).
+fn target_kind(name: &str) -> PyResult<TargetKind> {
+    TargetKind::ALL
+        .iter()
+        .find(|k| k.0 == name)
+        .map(|k| k.1)
+        .ok_or_else(|| {
+            let all: Vec<&str> = TargetKind::ALL.iter().map(|k| k.0).collect();
+            PyValueError::new_err(format!(
+                "no target named {name:?} (the targets: {})",
+                all.join(", ")
+            ))
+        })
+}
+
+/// The MSCCL options as keyword arguments name them (the command line's flags).
+#[allow(clippy::too_many_arguments)]
+fn msccl(
+    proto: Option<String>,
+    channels: Option<u32>,
+    instances: Option<u32>,
+    inplace: Option<bool>,
+    min_bytes: Option<u64>,
+    max_bytes: Option<u64>,
+    max_steps: Option<u32>,
+) -> PyResult<MscclOverrides> {
+    if let Some(p) = &proto
+        && !["simple", "ll", "ll128"].contains(&p.as_str())
+    {
+        return Err(PyValueError::new_err(format!(
+            "proto is \"simple\", \"ll\" or \"ll128\", not {p:?}"
+        )));
+    }
+    Ok(MscclOverrides {
+        proto,
+        channels,
+        instances,
+        inplace,
+        min_bytes,
+        max_bytes,
+        max_steps,
+    })
 }
 
 #[pymethods]
@@ -48,6 +177,14 @@ impl Session {
     /// The elaborated model as text (`collc build --emit model`).
     fn model_text(&self) -> String {
         self.inner.model_text()
+    }
+
+    /// The targets the file declares that a build without a target makes.
+    fn declared_targets(&self) -> Vec<&'static str> {
+        driver::declared(self.inner.model())
+            .into_iter()
+            .map(TargetKind::name)
+            .collect()
     }
 
     /// What `schedule auto` chose, as a dict (`family`, `bytes`, `params`, `description`,
@@ -78,16 +215,184 @@ impl Session {
     }
 
     /// The lowered and verified program as IR text (`collc build --emit ir`) and the warnings
-    /// lowering made (a list of diagnostic dicts); raises `Failure` when it cannot be lowered.
+    /// lowering made; raises `Failure` when it cannot be lowered.
     fn ir<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyList>)> {
-        let out = self.job(py, |s| {
-            s.ir_text(&Quiet)
-                .map(|(text, warnings)| (text, driver::records(&warnings, s.files())))
-        })?;
-        match out {
-            Ok((text, warnings)) => Ok((text, convert::records(py, &warnings)?)),
-            Err(f) => Err(convert::failure(py, &f)),
+        let (text, warnings) = self.try_job(py, |s| s.ir_text(&Quiet))?;
+        Ok((text, self.diagnostics(py, &warnings)?))
+    }
+
+    /// The report (`collc build --emit report`) under the MSCCL options: a dict with
+    /// `sections` (a list of `(title, lines, warnings)`), `warnings` and `text`.
+    #[pyo3(signature = (proto=None, channels=None, instances=None, inplace=None, min_bytes=None, max_bytes=None, max_steps=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        proto: Option<String>,
+        channels: Option<u32>,
+        instances: Option<u32>,
+        inplace: Option<bool>,
+        min_bytes: Option<u64>,
+        max_bytes: Option<u64>,
+        max_steps: Option<u32>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let o = msccl(
+            proto, channels, instances, inplace, min_bytes, max_bytes, max_steps,
+        )?;
+        let r = self.try_job(py, move |s| s.report(&o))?;
+        let sections = r
+            .sections
+            .iter()
+            .map(|s| Ok((&s.title, &s.lines, self.diagnostics(py, &s.warnings)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let d = PyDict::new(py);
+        d.set_item("sections", sections)?;
+        d.set_item("warnings", self.diagnostics(py, &r.warnings)?)?;
+        d.set_item("text", r.render())?;
+        Ok(d)
+    }
+
+    /// Builds `target` (else the one the file declares): into memory, a dict with `target`,
+    /// `artifact` (bytes for a file, a list of `(path, bytes)` for a directory) and `warnings`;
+    /// or, with `out`, written there atomically (`artifact` is then `None`). `name` is the artifact's name in memory (an MPI project is named after it).
+    #[pyo3(signature = (target=None, out=None, name=None, proto=None, channels=None, instances=None, inplace=None, min_bytes=None, max_bytes=None, max_steps=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn build<'py>(
+        &self,
+        py: Python<'py>,
+        target: Option<&str>,
+        out: Option<PathBuf>,
+        name: Option<String>,
+        proto: Option<String>,
+        channels: Option<u32>,
+        instances: Option<u32>,
+        inplace: Option<bool>,
+        min_bytes: Option<u64>,
+        max_bytes: Option<u64>,
+        max_steps: Option<u32>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let target = target.map(target_kind).transpose()?;
+        let req = BuildRequest {
+            msccl: msccl(
+                proto, channels, instances, inplace, min_bytes, max_bytes, max_steps,
+            )?,
+            output_name: name,
+        };
+        if let Some(path) = out {
+            let (kind, warnings) = self.try_job(py, move |s| {
+                let kind = s.target(target)?;
+                Ok((kind, s.build_into(Some(kind), &req, &path, &Quiet)?))
+            })?;
+            return build_result(py, kind, None, self.diagnostics(py, &warnings)?);
         }
+        let built = self.try_job(py, move |s| s.build(target, &req))?;
+        let artifact = match &built.output {
+            Output::File(bytes) => PyBytes::new(py, bytes).into_any(),
+            Output::Dir(files) => {
+                let items = files
+                    .iter()
+                    .map(|(p, b)| (p.as_str(), PyBytes::new(py, b)))
+                    .collect::<Vec<_>>();
+                PyList::new(py, items)?.into_any()
+            }
+        };
+        build_result(
+            py,
+            built.target,
+            Some(artifact),
+            self.diagnostics(py, &built.warnings)?,
+        )
+    }
+
+    /// Compares the schedule families over sizes (`collc compare`); each option as the
+    /// command line writes it. Raises `Failure` on a bad option or a cancelled sweep (E0061).
+    #[pyo3(signature = (sizes=None, vary=Vec::new(), model=None, families=Vec::new(), seed=1, runs=1, shard=None, merge=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn compare(
+        &self,
+        py: Python<'_>,
+        sizes: Option<String>,
+        vary: Vec<String>,
+        model: Option<String>,
+        families: Vec<String>,
+        seed: u64,
+        runs: u64,
+        shard: Option<String>,
+        merge: Vec<(Option<PathBuf>, Option<String>, Option<String>)>,
+    ) -> PyResult<Comparison> {
+        let merge = merge
+            .into_iter()
+            .map(|(path, text, name)| convert::input(path, text, name))
+            .collect::<PyResult<Vec<Input>>>()?;
+        let req = driver::compare::CompareRequest {
+            sizes,
+            vary,
+            model,
+            families,
+            seed,
+            runs,
+            shard,
+            merge,
+        };
+        let (cmp, part) = self.try_job(py, move |s| {
+            let cmp = s.compare(&req, &Quiet)?;
+            let part = req.part(&cmp);
+            Ok((cmp, part))
+        })?;
+        Ok(Comparison::new(cmp, part))
+    }
+
+    /// Simulates the schedule (`collc sim FILE`) under `model` (else the engine the file
+    /// implies): a dict of the outcome's figures (seconds, bytes per second), its text, trace
+    /// and chart when asked for, and its warnings; `unfinished` holds the errors of a schedule
+    /// that could not finish.
+    #[pyo3(signature = (model=None, seed=None, runs=None, trace=false, plot=false, reduce_ns=0, loggp=None, explore_run=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn sim<'py>(
+        &self,
+        py: Python<'py>,
+        model: Option<String>,
+        seed: Option<u64>,
+        runs: Option<u64>,
+        trace: bool,
+        plot: bool,
+        reduce_ns: u64,
+        loggp: Option<HashMap<String, u64>>,
+        explore_run: Option<u64>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let req = SimRequest {
+            model,
+            seed,
+            runs,
+            trace,
+            plot,
+            batch: false,
+            reduce_ns,
+            loggp: convert::loggp(loggp)?,
+            explore_run,
+        };
+        let o = self.try_job(py, move |s| s.sim(&req, &Quiet))?;
+        let d = PyDict::new(py);
+        d.set_item("engine", &o.engine)?;
+        d.set_item("kind", engine_name(o.kind))?;
+        d.set_item("seconds", o.seconds)?;
+        d.set_item("ranks", &o.ranks)?;
+        d.set_item("bytes", o.bytes)?;
+        d.set_item("algbw", o.algbw)?;
+        d.set_item("busbw", o.busbw)?;
+        d.set_item("utilisation", o.utilisation)?;
+        d.set_item("complete", o.complete)?;
+        d.set_item("chunks", o.chunks)?;
+        d.set_item("text", &o.text)?;
+        d.set_item("trace_json", &o.trace_json)?;
+        d.set_item("plot_svg", &o.plot_svg)?;
+        d.set_item("warnings", self.diagnostics(py, &o.warnings)?)?;
+        let unfinished = match &o.unfinished {
+            Some(f) => Some(convert::records(py, &f.records())?),
+            None => None,
+        };
+        d.set_item("unfinished", unfinished)?;
+        Ok(d)
     }
 
     fn __repr__(&self) -> String {
