@@ -66,7 +66,7 @@ def default_limits() -> Dict[str, int]:
 
 
 def check(
-    source: PathLike,
+    path_or_text: PathLike,
     params: Params = None,
     *,
     name: Optional[str] = None,
@@ -76,15 +76,15 @@ def check(
     """Checks one file of any kind collc reads and returns its diagnostics (``[]`` when it
     is clean); like ``collc check FILE``, it does not raise on problems in the file.
 
-    ``source`` is a path (a ``str`` without a newline, or an ``os.PathLike``) or the text of
-    a file (a ``str`` with a newline in it). Its kind is told by extension (``.coll``, MSCCL
+    ``path_or_text`` is a path (a ``str`` without a newline, or an ``os.PathLike``) or the
+    text of a file (a ``str`` with a newline in it). Its kind is told by extension (``.coll``, MSCCL
     ``.xml``, ``.ir``, ``.goal``), else by its first words. ``name`` is the name a text is
     shown under in diagnostics (and typed by). ``params`` overrides the file's ``param``s
     (``{"hosts": 10, "bw": "100 Gbps"}``: a ``str`` is an expression of the language);
     ``strict`` makes the warnings of MSCCL XML errors; ``limits`` overrides limits by name
     (see :func:`default_limits`).
     """
-    path, text = _source(source)
+    path, text = _source(path_or_text)
     _, records = _collc.check(
         path=path,
         text=text,

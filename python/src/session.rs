@@ -36,16 +36,22 @@ struct Jobs {
 }
 
 impl Jobs {
-    fn start(&self) {
+    /// A job starts; it has ended when the guard is dropped (returned or panicked).
+    fn start(self: &Arc<Jobs>) -> Running {
         *self.running.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+        Running(self.clone())
     }
+}
 
-    /// A job returned: the last one clears the flag a Ctrl-C set.
-    fn end(&self) {
-        let mut n = self.running.lock().unwrap_or_else(|e| e.into_inner());
+/// A running job of a session: the last one to end clears the flag a Ctrl-C set.
+struct Running(Arc<Jobs>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut n = self.0.running.lock().unwrap_or_else(|e| e.into_inner());
         *n -= 1;
         if *n == 0 {
-            self.cancel.store(false, Ordering::SeqCst);
+            self.0.cancel.store(false, Ordering::SeqCst);
         }
     }
 }
@@ -68,12 +74,10 @@ impl Session {
         job: impl FnOnce(&driver::Session) -> T + Send + 'static,
     ) -> PyResult<T> {
         let s = self.inner.clone();
-        let jobs = self.jobs.clone();
-        jobs.start();
+        let running = self.jobs.start();
         run::run(py, &self.jobs.cancel, move || {
-            let out = job(&s);
-            jobs.end();
-            out
+            let _running = running;
+            job(&s)
         })
     }
 
