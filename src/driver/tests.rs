@@ -81,8 +81,7 @@ fn a_file_without_a_target_is_told_to_name_one() {
     .expect("loads");
     let f = s
         .build(None, &BuildRequest::default())
-        .err()
-        .expect("no target");
+        .expect_err("no target");
     assert_eq!(f.diagnostics[0].code, Code::TargetUnsupported);
     assert!(
         s.build(
