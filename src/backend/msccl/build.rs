@@ -94,7 +94,11 @@ pub fn build_with(
         // Counts are probed: lowered to MSCCL and checked against the executor's rules in
         // memory ([`fit`]); only the count chosen is written, read back and executed. Only the
         // error of one chunk is shown (with advice); the others are dropped.
-        let probe = |c: u64| build_fixed(&with_count(c), opts, progress, c == 1, false);
+        // The channels the last count that fitted used: a larger count needs as many or more,
+        // so a probe tries them first (one lowering instead of the ladder's dozen).
+        let hint = std::cell::Cell::new(0u32);
+        let probe =
+            |c: u64| build_fixed(&with_count(c), opts, progress, c == 1, Mode::Probe(&hint));
         let first = probe(1)?;
         // The most chunks that fit and that the runtime selects wherever asked
         // ([`selectable`]); when one chunk is not selectable either, the most that fit.
@@ -131,7 +135,7 @@ pub fn build_with(
         // memory, so it should not), the next most.
         let mut last = Vec::new();
         while let Some(c) = fitting.pop() {
-            match build_fixed(&with_count(c), opts, progress, c == 1, true) {
+            match build_fixed(&with_count(c), opts, progress, c == 1, Mode::Whole) {
                 Ok((_, Some(mut e))) => {
                     if c < model_count {
                         capped(&mut e.warnings, c, opts);
@@ -146,7 +150,7 @@ pub fn build_with(
     }
     // A fixed count: E0045's `chunks: auto` means something else for MSCCL.
     let built =
-        build_fixed(m, opts, progress, true, true).and_then(|(_, e)| e.ok_or_else(Vec::new));
+        build_fixed(m, opts, progress, true, Mode::Whole).and_then(|(_, e)| e.ok_or_else(Vec::new));
     built.map(|mut e| {
         for w in e
             .warnings
@@ -179,15 +183,23 @@ fn capped(warnings: &mut [Diagnostic], c: u64, opts: &Options) {
 }
 
 /// [`build_with`] for the model's schedule as written.
-/// Lowers and verifies `m`, then the best selectable plan that fits ([`emit`]): its warnings
-/// and, when `whole`, the XML written, read back and executed; when not, only probed
-/// ([`choose`]: lowered to MSCCL and checked in memory), and no XML.
+/// How far [`build_fixed`] goes.
+enum Mode<'a> {
+    /// The XML written, read back and executed ([`emit`]).
+    Whole,
+    /// Only whether a channel count fits ([`fit`] in memory), trying the channel count in the
+    /// cell first (under `channels: auto`) and leaving there the one that fitted.
+    Probe(&'a std::cell::Cell<u32>),
+}
+
+/// Lowers and verifies `m`, then the best selectable plan that fits: its warnings and, for
+/// [`Mode::Whole`], the XML; a probe makes none.
 fn build_fixed(
     m: &Model,
     opts: &Options,
     progress: &dyn crate::progress::Progress,
     with_advice: bool,
-    whole: bool,
+    mode: Mode,
 ) -> Result<(Vec<Diagnostic>, Option<Emitted>), Vec<Diagnostic>> {
     let (program, _, warnings) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
@@ -216,7 +228,25 @@ fn build_fixed(
             min_bytes: plan.min_bytes,
             ..opts.clone()
         };
-        let tried = if whole {
+        let tried = if let Mode::Probe(hint) = mode {
+            let hinted = (o.channels == AUTO_CHANNELS && hint.get() > 0)
+                .then(|| {
+                    fit(
+                        prog,
+                        &Options {
+                            channels: hint.get(),
+                            ..o.clone()
+                        },
+                    )
+                })
+                .and_then(Result::ok);
+            hinted.map_or_else(|| choose(prog, &o), Ok).map(|algo| {
+                hint.set(u32::try_from(algo.nchannels).unwrap_or(0));
+                let mut warnings = warnings.clone();
+                warnings.extend(selectable::warning(&plan, &algo, at));
+                (warnings, None)
+            })
+        } else {
             emit(prog, &o).map(|e| {
                 let mut warnings = warnings.clone();
                 warnings.extend(selectable::warning(&plan, &e.algo, at));
@@ -226,12 +256,6 @@ fn build_fixed(
                     ..e
                 };
                 (warnings, Some(e))
-            })
-        } else {
-            choose(prog, &o).map(|algo| {
-                let mut warnings = warnings.clone();
-                warnings.extend(selectable::warning(&plan, &algo, at));
-                (warnings, None)
             })
         };
         match tried {
