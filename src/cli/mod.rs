@@ -263,12 +263,17 @@ fn check(paths: Vec<PathBuf>, strict: bool, args: &CheckArgs, out: &Out) -> i32 
     for arg in paths {
         let mut files = SourceMap::new();
         let expanded = match inputs::expand(&arg) {
-            Ok(v) if v.is_empty() => Err(inputs::dir_error(
+            Ok((v, _)) if v.is_empty() => Err(inputs::dir_error(
                 &mut files,
                 &arg,
                 "holds no .coll, MSCCL XML, IR or GOAL file".into(),
             )),
-            Ok(v) => Ok(v),
+            Ok((v, note)) => {
+                if let Some(n) = note {
+                    output::say(&format!("{n}\n"));
+                }
+                Ok(v)
+            }
             Err(e) => Err(inputs::dir_error(
                 &mut files,
                 &arg,

@@ -117,14 +117,15 @@ const HEAD: u64 = 1 << 16;
 const NOT_ENTERED: &[&str] = &["target", "node_modules"];
 
 /// The files a command-line argument stands for: itself, or the files collc reads under a
-/// directory (see the module doc). Files skipped in a directory are counted in a note on stderr.
-pub(crate) fn expand(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
+/// directory (see the module doc); with a note counting the files skipped in a directory.
+pub(crate) fn expand(path: &Path) -> Result<(Vec<PathBuf>, Option<String>), std::io::Error> {
     if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok((vec![path.to_path_buf()], None));
     }
     let mut files = Vec::new();
     let mut skipped = Vec::new();
     walk(path, &mut files, &mut skipped)?;
+    let mut note = None;
     if !skipped.is_empty() {
         let n = skipped.len();
         let shown: Vec<String> = skipped
@@ -137,14 +138,14 @@ pub(crate) fn expand(path: &Path) -> Result<Vec<PathBuf>, std::io::Error> {
         } else {
             String::new()
         };
-        eprintln!(
+        note = Some(format!(
             "note: skipped {} under `{}` that collc does not read: {}{more}",
             crate::diag::counted(n as u64, "file"),
             path.display(),
             shown.join(", "),
-        );
+        ));
     }
-    Ok(files)
+    Ok((files, note))
 }
 
 /// Collects, in byte order of names, the files under `dir` with a known extension or with no

@@ -106,7 +106,26 @@ impl Default for LoadOptions {
     }
 }
 
+/// E0061: a job stopped by its cancel flag, at the start of the file it was working on.
+fn cancelled(files: SourceMap, id: FileId) -> Failure {
+    let d = Diagnostic::error(
+        Code::Cancelled,
+        crate::diag::Span::new(id, 0, 0),
+        "the job was cancelled before it finished",
+    )
+    .label("working on this file")
+    .help("the caller asked it to stop (Ctrl-C from Python); run it again for the result");
+    Failure::new(vec![d], files)
+}
+
 impl LoadOptions {
+    /// Whether another thread has set the cancel flag.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel
+            .as_ref()
+            .is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
     fn sema(&self) -> sema::Options {
         sema::Options {
             limits: self.limits,
@@ -288,6 +307,9 @@ pub fn load(input: &Input, opts: &LoadOptions) -> Result<Session, Failure> {
         }
     };
     let checked = sema::check(&mut files, id, &opts.sema());
+    if opts.is_cancelled() {
+        return Err(cancelled(files, id));
+    }
     let model = match checked.model {
         Some(m) if checked.diagnostics.is_empty() => m,
         _ => {
@@ -365,3 +387,6 @@ impl Session {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -81,7 +81,7 @@ pub fn build_with(
         };
         let model_count = advice::lowered_chunks(m, k, AutoOr::Auto);
         let top = model_count.min(u64::from(opts.max_steps)).max(1);
-        let try_count = |c: u64| {
+        let with_count = |c: u64| {
             let mut fixed = m.clone();
             if let Some(s) = fixed.schedule.as_mut() {
                 s.family = Family::Forest {
@@ -89,24 +89,31 @@ pub fn build_with(
                     chunks: AutoOr::Fixed(c),
                 };
             }
-            // Only the error of one chunk is shown (with advice); the others are dropped.
-            build_fixed(&fixed, opts, progress, c == 1)
+            fixed
         };
-        let first = try_count(1)?;
+        // Counts are probed: lowered to MSCCL and checked against the executor's rules in
+        // memory ([`fit`]); only the count chosen is written, read back and executed. Only the
+        // error of one chunk is shown (with advice); the others are dropped.
+        // The channels the last count that fitted used: a larger count needs as many or more,
+        // so a probe tries them first (one lowering instead of the ladder's dozen).
+        let hint = std::cell::Cell::new(0u32);
+        let probe =
+            |c: u64| build_fixed(&with_count(c), opts, progress, c == 1, Mode::Probe(&hint));
+        let first = probe(1)?;
         // The most chunks that fit and that the runtime selects wherever asked
         // ([`selectable`]); when one chunk is not selectable either, the most that fit.
-        let selected = |e: &Emitted| !e.warnings.iter().any(|w| w.code == Code::MscclUnselectable);
-        let accept: &dyn Fn(&Emitted) -> bool = if selected(&first) {
+        let selected = |w: &Vec<Diagnostic>| !w.iter().any(|w| w.code == Code::MscclUnselectable);
+        let accept: &dyn Fn(&Vec<Diagnostic>) -> bool = if selected(&first.0) {
             &selected
         } else {
             &|_| true
         };
-        let mut best = (1, first);
+        let mut fitting = vec![1];
         let mut fails = None;
-        while best.0 < top {
-            let c = (best.0 * 2).min(top);
-            match try_count(c) {
-                Ok(e) if accept(&e) => best = (c, e),
+        while fitting[fitting.len() - 1] < top {
+            let c = (fitting[fitting.len() - 1] * 2).min(top);
+            match probe(c) {
+                Ok((w, _)) if accept(&w) => fitting.push(c),
                 _ => {
                     fails = Some(c);
                     break;
@@ -115,22 +122,36 @@ pub fn build_with(
         }
         // Bisect between the last count that fits and the first that does not.
         if let Some(mut hi) = fails {
-            while hi - best.0 > 1 {
-                let mid = best.0 + (hi - best.0) / 2;
-                match try_count(mid) {
-                    Ok(e) if accept(&e) => best = (mid, e),
+            while hi - fitting[fitting.len() - 1] > 1 {
+                let lo = fitting[fitting.len() - 1];
+                let mid = lo + (hi - lo) / 2;
+                match probe(mid) {
+                    Ok((w, _)) if accept(&w) => fitting.push(mid),
                     _ => hi = mid,
                 }
             }
         }
-        let (c, mut e) = best;
-        if c < model_count {
-            capped(&mut e.warnings, c, opts);
+        // The most that fit, built whole; should its written XML be refused (the rules hold in
+        // memory, so it should not), the next most.
+        let mut last = Vec::new();
+        while let Some(c) = fitting.pop() {
+            match build_fixed(&with_count(c), opts, progress, c == 1, Mode::Whole) {
+                Ok((_, Some(mut e))) => {
+                    if c < model_count {
+                        capped(&mut e.warnings, c, opts);
+                    }
+                    return Ok(e);
+                }
+                Ok((_, None)) => {}
+                Err(d) => last = d,
+            }
         }
-        return Ok(e);
+        return Err(last);
     }
     // A fixed count: E0045's `chunks: auto` means something else for MSCCL.
-    build_fixed(m, opts, progress, true).map(|mut e| {
+    let built =
+        build_fixed(m, opts, progress, true, Mode::Whole).and_then(|(_, e)| e.ok_or_else(Vec::new));
+    built.map(|mut e| {
         for w in e
             .warnings
             .iter_mut()
@@ -162,12 +183,24 @@ fn capped(warnings: &mut [Diagnostic], c: u64, opts: &Options) {
 }
 
 /// [`build_with`] for the model's schedule as written.
+/// How far [`build_fixed`] goes.
+enum Mode<'a> {
+    /// The XML written, read back and executed ([`emit`]).
+    Whole,
+    /// Only whether a channel count fits ([`fit`] in memory), trying the channel count in the
+    /// cell first (under `channels: auto`) and leaving there the one that fitted.
+    Probe(&'a std::cell::Cell<u32>),
+}
+
+/// Lowers and verifies `m`, then the best selectable plan that fits: its warnings and, for
+/// [`Mode::Whole`], the XML; a probe makes none.
 fn build_fixed(
     m: &Model,
     opts: &Options,
     progress: &dyn crate::progress::Progress,
     with_advice: bool,
-) -> Result<Emitted, Vec<Diagnostic>> {
+    mode: Mode,
+) -> Result<(Vec<Diagnostic>, Option<Emitted>), Vec<Diagnostic>> {
     let (program, _, warnings) = crate::lower::lower_and_verify_with(m, progress)?;
     progress.phase(crate::progress::Phase::Emit, None);
     let at = build_span(m);
@@ -195,15 +228,36 @@ fn build_fixed(
             min_bytes: plan.min_bytes,
             ..opts.clone()
         };
-        let tried = emit(prog, &o).map(|e| {
-            let mut warnings = warnings.clone();
-            warnings.extend(selectable::warning(&plan, &e.algo, at));
-            Emitted {
-                warnings,
-                selection: Some(plan.clone()),
-                ..e
-            }
-        });
+        let tried = if let Mode::Probe(hint) = mode {
+            let hinted = (o.channels == AUTO_CHANNELS && hint.get() > 0)
+                .then(|| {
+                    fit(
+                        prog,
+                        &Options {
+                            channels: hint.get(),
+                            ..o.clone()
+                        },
+                    )
+                })
+                .and_then(Result::ok);
+            hinted.map_or_else(|| choose(prog, &o), Ok).map(|algo| {
+                hint.set(u32::try_from(algo.nchannels).unwrap_or(0));
+                let mut warnings = warnings.clone();
+                warnings.extend(selectable::warning(&plan, &algo, at));
+                (warnings, None)
+            })
+        } else {
+            emit(prog, &o).map(|e| {
+                let mut warnings = warnings.clone();
+                warnings.extend(selectable::warning(&plan, &e.algo, at));
+                let e = Emitted {
+                    warnings: warnings.clone(),
+                    selection: Some(plan.clone()),
+                    ..e
+                };
+                (warnings, Some(e))
+            })
+        };
         match tried {
             Ok(e) => {
                 emitted = Ok(e);
@@ -271,8 +325,14 @@ fn build_fixed(
 /// [`fit`] (lowering and the executor's rules on the lowered XML, without writing it); only the
 /// count chosen is written, read back and executed ([`finish`]).
 pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
+    finish(choose(p, opts)?, opts)
+}
+
+/// The lowered XML [`emit`] would write: the channel count chosen as it says, each count tried
+/// by [`fit`] alone.
+fn choose(p: &Program, opts: &Options) -> Result<Algo, Vec<Problem>> {
     if opts.channels != AUTO_CHANNELS {
-        return emit_fixed(p, opts);
+        return fit(p, opts);
     }
     let with = |c: u32| {
         fit(
@@ -304,7 +364,7 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     }) {
         match tried {
             // A count the ladder skipped may fit too.
-            Ok(a) => return finish(fewest(&skipped(below..c)).unwrap_or(a), opts),
+            Ok(a) => return Ok(fewest(&skipped(below..c)).unwrap_or(a)),
             Err(ps) if limit_only(&ps) => {
                 window = if steps_only(&ps) { Some(c) } else { window };
                 widest = Some(ps);
@@ -316,7 +376,7 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
     if let Some(w) = window {
         let next = AUTO_TRIES.iter().copied().find(|c| *c > w).unwrap_or(w);
         if let Some(a) = fewest(&skipped(w + 1..next)) {
-            return finish(a, opts);
+            return Ok(a);
         }
     }
     Err(widest.unwrap_or_default())
@@ -347,11 +407,6 @@ fn in_order(
         }
     }
     seen
-}
-
-/// [`emit`] with the channel count fixed.
-fn emit_fixed(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
-    finish(fit(p, opts)?, opts)
 }
 
 /// Lowers `p` to MSCCL under `opts` and checks the executor's rules ([`rules::check`]) on the

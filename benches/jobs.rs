@@ -1,0 +1,64 @@
+//! Benchmark (issue 40's target: a 16-32 GPU file's report and MSCCL build within 2 s): the
+//! driver's jobs behind `collc build FILE --emit report` and `collc build FILE --target msccl`
+//! (`Session::report`, `Session::build`) on examples/dgx_a100_2x8.coll (63 MiB allgather),
+//! examples/mi250_2x16.coll and examples/dgx_h100_2x8.coll (a 256 MiB allreduce, `chunks:
+//! auto`), each loaded once outside the timing (a loaded session solves its forests again per
+//! job, as one `collc build` does). Run with `cargo bench --bench jobs`; `cargo test --benches`
+//! runs the DGX A100 file once.
+//!
+//! Measured on this 2-core machine (load average about 3 from other work, 2026-11-28), whole
+//! commands with the release binary, two runs each:
+//!
+//! | file | `--emit report` | `--target msccl` |
+//! |---|---|---|
+//! | dgx_a100_2x8 | 0.25-0.35 s | 0.25-0.33 s |
+//! | mi250_2x16 | 1.07-1.10 s | 1.05-1.23 s |
+//! | dgx_h100_2x8, before | 3.63-3.88 s | 3.59-3.77 s |
+//! | dgx_h100_2x8, after | 1.93-2.05 s | 2.02-2.06 s |
+//!
+//! (Before: MSCCL's `chunks: auto` search wrote, read back and executed every chunk count it
+//! tried, each after the whole channel ladder; after: counts are probed in memory, starting
+//! from the channels the last fitting count used, and only the chosen count is written.)
+
+use collc::driver::{BuildRequest, Input, LoadOptions, MscclOverrides, Session, load};
+use collc::sema::model::TargetKind;
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::time::Duration;
+
+// The collc binary's allocator (src/main.rs), so the figures are the binary's.
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn session(rel: &str) -> Session {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
+    load(&Input::path(path), &LoadOptions::default()).unwrap_or_else(|f| panic!("{f}"))
+}
+
+fn bench(c: &mut Criterion) {
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not.
+    let measured = std::env::args().any(|a| a == "--bench");
+    let files: &[&str] = if measured {
+        &["dgx_a100_2x8", "mi250_2x16", "dgx_h100_2x8"]
+    } else {
+        &["dgx_a100_2x8"]
+    };
+    let mut g = c.benchmark_group("jobs");
+    g.sample_size(10);
+    g.measurement_time(Duration::from_secs(30));
+    for f in files {
+        let s = session(&format!("examples/{f}.coll"));
+        g.bench_function(format!("{f} report"), |b| {
+            b.iter(|| s.report(&MscclOverrides::default()).expect("reports"))
+        });
+        g.bench_function(format!("{f} msccl"), |b| {
+            b.iter(|| {
+                s.build(Some(TargetKind::Msccl), &BuildRequest::default())
+                    .expect("builds")
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
