@@ -16,6 +16,12 @@
 //! | dgx_h100_2x8, before | 3.63-3.88 s | 3.59-3.77 s |
 //! | dgx_h100_2x8, after | 1.93-2.05 s | 2.02-2.06 s |
 //!
+//! `cargo bench --bench jobs` the same day, criterion medians of 10 samples, another agent
+//! compiling on the same two cores throughout: dgx_a100_2x8 report 234.5 ms, msccl 286.8 ms;
+//! mi250_2x16 report 785.4 ms, msccl 646.0 ms; dgx_h100_2x8 report 2.12 s, msccl 4.72 s
+//! (samples 4.29-5.26 s, against 2.0 s for the whole command by hand between its builds: the
+//! machine's load, not the job, to be measured again on an idle machine).
+//!
 //! (Before: MSCCL's `chunks: auto` search wrote, read back and executed every chunk count it
 //! tried, each after the whole channel ladder; after: counts are probed in memory, starting
 //! from the channels the last fitting count used, and only the chosen count is written.)

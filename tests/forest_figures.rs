@@ -4,26 +4,12 @@
 //! the forest reaches 90% of the report's optimum at 1 GiB (chunks as deep trees need them, not
 //! as many as a lowered program holds).
 
+mod cli_support;
+use cli_support::collc_ok as collc;
 use std::path::Path;
-use std::process::Command;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn collc(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("collc runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{args:?}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 /// The number before `what` on the line that contains `marker`.

@@ -6,31 +6,16 @@
 //! Each figure is printed rounded (`300.6 µs`, `300.60 us`); each must be the driver's time to
 //! the digits it shows. `collc sim` must also print the driver's text byte for byte.
 
+mod cli_support;
+use cli_support::collc_ok as collc;
 use collc::driver::{self, Input, LoadOptions, SimOutcome, SimRequest};
 use collc::progress::Quiet;
 use std::path::Path;
-use std::process::Command;
 
 const EXAMPLES: [&str; 2] = ["examples/quickstart.coll", "examples/forestcoll_fig2.coll"];
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// `collc ARGS`' standard output; it must succeed.
-fn collc(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_collc"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("collc runs");
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{args:?}: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    text
 }
 
 /// What the driver's simulation job gives for `file`, as `collc sim FILE` asks for it.

@@ -230,12 +230,7 @@ fn build_all(
     out: &Out,
     progress: &dyn Progress,
 ) -> i32 {
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        eprintln!(
-            "error[{}]: cannot create `{}`: {e}",
-            Code::Io,
-            dir.display()
-        );
+    if !create_dir(dir) {
         return 2;
     }
     let mut worst = 0;
@@ -274,12 +269,7 @@ fn windows(s: &Session, req: &BuildRequest, sizes: &[u64], dir: Option<&Path>, o
         }
     };
     out.diags(&w.warnings, s.files());
-    if let Err(e) = std::fs::create_dir_all(dir) {
-        eprintln!(
-            "error[{}]: cannot create `{}`: {e}",
-            Code::Io,
-            dir.display()
-        );
+    if !create_dir(dir) {
         return 2;
     }
     for (name, text) in &w.files {
@@ -293,4 +283,20 @@ fn windows(s: &Session, req: &BuildRequest, sizes: &[u64], dir: Option<&Path>, o
         }
     }
     write_output(None, w.summary.as_bytes())
+}
+
+/// Creates the output directory `dir` (and its parents); false, having said why, when it
+/// cannot.
+fn create_dir(dir: &Path) -> bool {
+    match std::fs::create_dir_all(dir) {
+        Ok(()) => true,
+        Err(e) => {
+            super::output::say(&format!(
+                "error[{}]: cannot create `{}`: {e}\n",
+                Code::Io,
+                dir.display()
+            ));
+            false
+        }
+    }
 }

@@ -29,3 +29,11 @@ pub fn collc(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// `collc ARGS`' standard output, run from the package root; it must succeed.
+#[allow(dead_code)] // not every test that shares this module needs it
+pub fn collc_ok(args: &[&str]) -> String {
+    let (code, out, err) = collc(args);
+    assert_eq!(code, 0, "{args:?}: {out}{err}");
+    out
+}
