@@ -178,7 +178,9 @@ class Session:
     Every job on it runs in Rust with the interpreter released, so other Python threads run
     meanwhile, and one session may be used from several threads at once. Ctrl-C stops a
     long job: collc's work is cancelled and ``KeyboardInterrupt`` raised (press it again to
-    stop waiting for the job to wind down).
+    stop waiting for the job to wind down). The cancellation reaches every job of the
+    session running at that moment; one in another thread ends with :class:`CheckError`
+    E0061.
     """
 
     __slots__ = ("_native",)

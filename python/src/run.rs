@@ -17,6 +17,11 @@ use std::time::Duration;
 /// How often a waiting caller looks for signals.
 pub const TICK: Duration = Duration::from_millis(50);
 
+/// The worker's stack: the command line's compiler thread's (`src/cli/mod.rs`), since
+/// elaboration recurses over the (depth-limited) syntax tree and the solver and lowerings run
+/// deep; reserved, not committed, until used.
+const STACK: usize = 256 << 20;
+
 /// A fresh cancel flag.
 pub fn flag() -> Arc<AtomicBool> {
     Arc::new(AtomicBool::new(false))
@@ -33,6 +38,7 @@ pub fn run<T: Send + 'static>(
     let waiter = std::thread::current();
     let worker = std::thread::Builder::new()
         .name("collc".into())
+        .stack_size(STACK)
         .spawn(move || {
             let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
             waiter.unpark();

@@ -126,3 +126,11 @@ def test_bad_arguments():
         collc.load("a.coll", text="param x = 1;\n")
     with pytest.raises(TypeError):
         collc.check(42)
+
+
+def test_deep_nesting_is_a_diagnostic_not_a_crash():
+    n = 20000
+    [d] = collc.check("param x = " + "(" * n + "1" + ")" * n + ";\n", name="deep.coll")
+    assert d.code == "E0001"
+    n = 250
+    assert collc.check("param x = " + "(" * n + "1" + ")" * n + ";\n", name="deep.coll") == []
