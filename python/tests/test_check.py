@@ -92,11 +92,13 @@ def test_other_kinds_of_file(tmp_path, cli):
     ir = tmp_path / "ring.ir"
     ir.write_text(s.ir())
     assert collc.check(ir) == []
-    broken = xml.read_text().replace('ngpus="4"', 'ngpus="5"')
-    codes = [d.code for d in collc.check(broken, name="broken.xml")]
-    code, _, err = cli("check", xml, "--error-format", "json")
-    assert code == 0
-    assert codes and all(c.startswith("E") for c in codes)
+    broken = tmp_path / "broken.xml"
+    broken.write_text(xml.read_text().replace('ngpus="4"', 'ngpus="5"'))
+    code, _, err = cli("check", broken, "--error-format", "json")
+    assert code == 1
+    want = [json.loads(line)["code"] for line in err.splitlines() if line.startswith("{")]
+    assert [d.code for d in collc.check(broken)] == want != []
+    assert [d.code for d in collc.check(broken.read_text(), name="broken.xml")] == want
 
 
 def test_unreadable_and_unknown_inputs(tmp_path):

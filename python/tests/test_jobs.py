@@ -2,6 +2,7 @@
 same driver call: the model, the IR, the report, the simulation and the comparison."""
 
 import json
+import re
 
 import collc
 import pytest
@@ -93,9 +94,11 @@ def test_sim_options(sessions, cli, repo):
     assert code == 0
     p = packet.sim(seed=3, runs=3)
     assert p.kind == "packet" and p.text == out.decode()
+    code, _, err = cli("sim", "examples/quickstart.coll", "--seed", "3")
+    assert code == 1
     with pytest.raises(collc.CheckError) as e:
         s.sim(seed=3)
-    assert e.value.codes == ["E0055"] or e.value.codes
+    assert e.value.codes == re.findall(r"^error\[(E\d{4})\]", err, re.M)
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=example_id)
