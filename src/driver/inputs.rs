@@ -33,18 +33,8 @@ fn by_extension(path: &Path) -> Option<Kind> {
     }
 }
 
-/// Items that may open a `.coll` file.
-const COLL_ITEMS: &[&str] = &[
-    "import",
-    "param",
-    "let",
-    "generator",
-    "topology",
-    "collective",
-    "schedule",
-    "model",
-    "target",
-];
+// Items that may open a `.coll` file.
+use crate::syntax::lexer::ITEM_KEYWORDS as COLL_ITEMS;
 
 /// The text after leading white space and `//` and `/* */` comments.
 fn after_comments(mut t: &str) -> &str {

@@ -232,6 +232,20 @@ pub fn lex(src: &str) -> Vec<Spanned<'_>> {
         .collect()
 }
 
+/// The keywords that open a top-level item, in the order completion offers them (and one of
+/// which opens a `.coll` file after its comments).
+pub const ITEM_KEYWORDS: &[&str] = &[
+    "import",
+    "param",
+    "let",
+    "generator",
+    "topology",
+    "collective",
+    "schedule",
+    "model",
+    "target",
+];
+
 /// All keywords, for completion and documentation.
 pub const KEYWORDS: &[&str] = &[
     "import",

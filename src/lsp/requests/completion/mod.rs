@@ -55,17 +55,7 @@ enum Want {
     Names,
 }
 
-const ITEM_KEYWORDS: &[&str] = &[
-    "import",
-    "param",
-    "let",
-    "generator",
-    "topology",
-    "collective",
-    "schedule",
-    "model",
-    "target",
-];
+use crate::syntax::lexer::ITEM_KEYWORDS;
 const STMT_KEYWORDS: &[&str] = &["compute", "switch", "link", "for", "if", "let", "use"];
 
 pub fn handle(e: &mut Engine, p: CompletionParams) -> Result<Option<CompletionResponse>, ReqError> {
