@@ -19,6 +19,7 @@ pub mod estimate;
 pub mod forest;
 pub mod nccl_tree;
 pub mod recursive;
+pub mod reuse;
 mod ring;
 mod routed;
 pub(crate) mod static_trees;
@@ -35,22 +36,27 @@ use builder::Builder;
 
 /// The program's spec for `c` with `chunks_per_part` chunks per part.
 fn spec(c: &Collective, chunks_per_part: u32) -> Spec {
-    let n = c.ranks.len() as u64;
-    let part_elements = match c.kind {
-        CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => {
-            c.count / n.max(1)
-        }
-        CollectiveKind::Barrier => 0,
-        _ => c.count,
-    };
     Spec {
         kind: c.kind,
-        ranks: n as u32,
-        part_elements,
+        ranks: c.ranks.len() as u32,
+        part_elements: part_elements(c),
         chunks_per_part,
         dtype: c.dtype,
         op: c.op,
         root: c.root.map(|r| r as u32),
+    }
+}
+
+/// Elements of one part of `c`'s buffers (see [`crate::ir`]): an allgather's,
+/// reduce-scatter's or all-to-all's block, the whole vector otherwise, none for a barrier.
+pub fn part_elements(c: &Collective) -> u64 {
+    let n = (c.ranks.len() as u64).max(1);
+    match c.kind {
+        CollectiveKind::Allgather | CollectiveKind::ReduceScatter | CollectiveKind::Alltoall => {
+            c.count / n
+        }
+        CollectiveKind::Barrier => 0,
+        _ => c.count,
     }
 }
 

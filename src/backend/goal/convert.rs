@@ -12,7 +12,7 @@ use num_traits::Zero;
 
 /// Converts a program to GOAL; see the module doc. The result is checked with [`validate`].
 pub fn from_ir(p: &Program, opts: &GoalOptions) -> Result<GoalSchedule, GoalError> {
-    convert(p, opts, true)
+    convert(p, opts, true, p.spec.part_elements)
 }
 
 /// [`from_ir`] for a program that [`crate::ir::verify::verify`] proved (`proof` is its
@@ -28,7 +28,20 @@ pub fn from_verified(
     opts: &GoalOptions,
 ) -> Result<GoalSchedule, GoalError> {
     check_proof(p, proof)?;
-    convert(p, opts, false)
+    convert(p, opts, false, p.spec.part_elements)
+}
+
+/// [`from_verified`] with parts of `part_elements` elements instead of the program's own: a
+/// program's ops name slots, so the same proved program sized for another collective size
+/// (`lower::reuse`).
+pub fn from_verified_at(
+    p: &Program,
+    proof: &Proof,
+    opts: &GoalOptions,
+    part_elements: u64,
+) -> Result<GoalSchedule, GoalError> {
+    check_proof(p, proof)?;
+    convert(p, opts, false, part_elements)
 }
 
 /// Refuses a proof of another program (see [`from_verified`]).
@@ -56,7 +69,12 @@ pub(super) struct Converter<'a> {
 }
 
 impl<'a> Converter<'a> {
-    pub(super) fn new(p: &'a Program, opts: &'a GoalOptions) -> Result<Self, GoalError> {
+    /// A converter of `p` with parts of `part_elements` elements.
+    pub(super) fn new(
+        p: &'a Program,
+        opts: &'a GoalOptions,
+        part_elements: u64,
+    ) -> Result<Self, GoalError> {
         if opts.tick <= BigRational::zero() {
             return Err(err(
                 "the GOAL time unit must be positive".into(),
@@ -82,7 +100,7 @@ impl<'a> Converter<'a> {
             p,
             opts,
             sends_of,
-            bytes: SliceBytes::new(p),
+            bytes: SliceBytes::new(p, part_elements),
         })
     }
 
@@ -112,8 +130,13 @@ pub(super) fn rejected(problem: &super::Problem) -> GoalError {
     )
 }
 
-fn convert(p: &Program, opts: &GoalOptions, run_check: bool) -> Result<GoalSchedule, GoalError> {
-    let conv = Converter::new(p, opts)?;
+fn convert(
+    p: &Program,
+    opts: &GoalOptions,
+    run_check: bool,
+    part_elements: u64,
+) -> Result<GoalSchedule, GoalError> {
+    let conv = Converter::new(p, opts, part_elements)?;
     let n = p.procs.len();
     let ranks = in_order(par::map_blocks(n, par::block_size(n, 64), |r| {
         let mut cx = conv.ranks();

@@ -76,10 +76,17 @@ pub(super) struct SliceBytes {
 }
 
 impl SliceBytes {
-    pub(super) fn new(p: &Program) -> SliceBytes {
+    /// Chunk sizes of `p` with parts of `part_elements` elements (its spec's, or another
+    /// size's: [`super::from_verified_at`]).
+    pub(super) fn new(p: &Program, part_elements: u64) -> SliceBytes {
         let cpp = p.spec.chunks_per_part.max(1);
         SliceBytes {
-            elements: (0..cpp).map(|j| p.chunk_elements(j)).collect(),
+            elements: (0..cpp)
+                .map(|j| {
+                    let r = crate::ir::chunk_range(part_elements, cpp, j);
+                    r.end - r.start
+                })
+                .collect(),
             elem_bytes: p.spec.dtype.bytes(),
         }
     }
@@ -170,7 +177,11 @@ impl<'a> RankCx<'a> {
             (rank.ops.len() - 1) as u32
         };
         let mut counter = PairCounter::default();
-        let mut received: Vec<((u32, u32), usize)> = Vec::new();
+        // Per (sender, IR tag): the GOAL tags of the sender's messages to this process in its
+        // program order, and how many receives took one; filled from a sender's run of
+        // `sends_of` when the first receive from it comes, so each run is read once.
+        let mut queues: FastMap<(u32, u32), (usize, Vec<u32>)> = FastMap::default();
+        let mut read: FastMap<u32, ()> = FastMap::default();
         for (oi, op) in proc.ops.iter().enumerate() {
             let label = Label::Ir {
                 op: oi as u32,
@@ -192,32 +203,20 @@ impl<'a> RankCx<'a> {
                     (first[oi], last[oi]) = (Some(g), Some(g));
                 }
                 IrOp::Recv { peer, dst, tag } | IrOp::RecvReduce { peer, dst, tag } => {
-                    let k = match received.iter_mut().find(|(key, _)| *key == (peer, tag)) {
-                        Some((_, c)) => c,
-                        None => {
-                            received.push(((peer, tag), 0));
-                            let last = received.len() - 1;
-                            &mut received[last].1
+                    if read.insert(peer, ()).is_none() {
+                        if let Some(list) = self.sends_of.get(peer as usize) {
+                            let to_me = list.partition_point(|x| x.0 < me);
+                            for x in list[to_me..].iter().take_while(|x| x.0 == me) {
+                                queues.entry((peer, x.1)).or_default().1.push(x.2);
+                            }
                         }
-                    };
-                    // The sender's messages to this process are one run of its list; `k` is
-                    // where the search for this channel's next send resumes, so each run is
-                    // scanned once per channel.
-                    let found = self.sends_of.get(peer as usize).and_then(|list| {
-                        let to_me = list.partition_point(|x| x.0 < me);
-                        let from = (*k).max(to_me);
-                        let at = list[from..]
-                            .iter()
-                            .take_while(|x| x.0 == me)
-                            .position(|x| x.1 == tag)?
-                            + from;
-                        Some((at, list[at].2))
-                    });
-                    if let Some((at, _)) = found {
-                        *k = at + 1;
                     }
+                    let found = queues.get_mut(&(peer, tag)).and_then(|(k, tags)| {
+                        let t = tags.get(*k).copied()?;
+                        *k += 1;
+                        Some(t)
+                    });
                     let goal_tag = found
-                        .map(|x| x.1)
                         .ok_or_else(|| {
                             err(
                                 format!(

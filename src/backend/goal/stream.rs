@@ -90,7 +90,7 @@ fn stream(
     out: &mut (dyn Write + Send),
     window_ops: usize,
 ) -> Result<(), WriteError> {
-    let conv = Converter::new(p, opts)?;
+    let conv = Converter::new(p, opts, p.spec.part_elements)?;
     let n = p.procs.len();
     if n == 0 {
         // The structure step's own problem for an empty schedule.

@@ -19,14 +19,16 @@
 //! Events at the same instant are handled in a fixed order (flows finishing by flow number,
 //! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
 
+use super::flows::{Flows, Paths};
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
-use crate::net::{FlowParams, LinkId, Net, Total, fair_rates, fair_rates_spread};
+use crate::net::{FlowParams, LinkId, Net, Total};
 use crate::sema::model::NodeId;
 use num_traits::ToPrimitive;
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
 /// A run that could not finish: ops that never became executable or receives never matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,17 +36,6 @@ pub struct Stuck {
     pub ops_left: usize,
     /// The first rank with an op that never ran.
     pub rank: u32,
-}
-
-struct Flow {
-    rank: u32,
-    op: u32,
-    to: u32,
-    tag: u32,
-    left: f64,
-    route: usize,
-    rate: f64,
-    start: f64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -148,9 +139,9 @@ pub fn run(
         ready: VecDeque::new(),
         events: BinaryHeap::new(),
         seq: 0,
-        arrived: HashMap::new(),
-        posted: HashMap::new(),
-        cpu_free: HashMap::new(),
+        arrived: HashMap::default(),
+        posted: HashMap::default(),
+        cpu_free: HashMap::default(),
         finish: vec![0.0; s.ranks.len()],
         done_ops: 0,
         started: vec![0.0; total],
@@ -165,16 +156,18 @@ pub fn run(
     }
 
     let caps = params.caps(net);
-    let mut routes: Vec<Vec<LinkId>> = Vec::new();
-    let mut route_lat: Vec<f64> = Vec::new();
-    // Per route: its overhead (inside a box or over the network).
-    let mut route_over: Vec<f64> = Vec::new();
-    let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::new();
-    // Per route under `routing: spray`: the links it loads and their shares.
-    let mut spreads: Vec<Vec<(LinkId, f64)>> = Vec::new();
-    let mut link_bytes: BTreeMap<LinkId, f64> = BTreeMap::new();
-    let mut flows: Vec<Flow> = Vec::new();
-    let mut dirty = false;
+    let mut table = Routes {
+        plain: Vec::new(),
+        shared: Vec::new(),
+        lat: Vec::new(),
+        over: Vec::new(),
+        spray: params.spray,
+    };
+    let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::default();
+    // Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
+    // is still listed).
+    let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
+    let mut flows = Flows::new(net.links.len());
     let mut messages = 0u64;
     loop {
         // Start everything that is executable now.
@@ -190,57 +183,24 @@ pub fn run(
                         hosts[r as usize],
                         hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]),
                     );
-                    let ri = *route_of.entry((a, b)).or_insert_with(|| {
-                        let route = net.route(a, b);
-                        route_lat.push(route.iter().map(|&l| net.links[l as usize].lat).sum());
-                        route_over.push(
-                            num_traits::ToPrimitive::to_f64(params.overhead_between(net, a, b))
-                                .unwrap_or(0.0),
-                        );
-                        if params.spray {
-                            spreads.push(
-                                net.spread(a, b)
-                                    .into_iter()
-                                    .map(|(l, w)| (l, w.to_f64().unwrap_or(0.0)))
-                                    .collect(),
-                            );
-                        }
-                        routes.push(route);
-                        routes.len() - 1
-                    });
-                    if params.spray {
-                        for &(l, w) in &spreads[ri] {
-                            *link_bytes.entry(l).or_insert(0.0) += size as f64 * w;
-                        }
-                    } else {
-                        for &l in &routes[ri] {
-                            *link_bytes.entry(l).or_insert(0.0) += size as f64;
-                        }
+                    let ri = *route_of
+                        .entry((a, b))
+                        .or_insert_with(|| table.add(net, params, a, b));
+                    for &(l, w) in &table.shared[ri] {
+                        *link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;
                     }
-                    if routes[ri].is_empty() || size == 0 {
+                    if table.plain[ri].is_empty() || size == 0 {
                         // Nothing to move over links: gone at once, there after the latency.
-                        let at = sim.now + route_lat[ri] + route_over[ri];
-                        sim.span(
-                            r,
-                            0,
-                            format!("send to {to}"),
-                            sim.now,
-                            vec![("bytes", json!(size))],
-                        );
+                        let at = sim.now + table.lat[ri] + table.over[ri];
+                        if trace {
+                            let args = vec![("bytes", json!(size))];
+                            sim.span(r, 0, format!("send to {to}"), sim.now, args);
+                        }
                         sim.finished(r, i);
                         sim.push(at, Ev::Arrive(r, to, tag));
                     } else {
-                        flows.push(Flow {
-                            rank: r,
-                            op: i,
-                            to,
-                            tag,
-                            left: size as f64,
-                            route: ri,
-                            rate: 0.0,
-                            start: sim.now,
-                        });
-                        dirty = true;
+                        let links = &table.shared[ri];
+                        flows.add(sim.now, r, i, to, tag, ri, size as f64, links);
                     }
                 }
                 OpKind::Recv { from, tag, .. } => {
@@ -248,7 +208,9 @@ pub fn run(
                     match sim.arrived.get_mut(&key) {
                         Some(k) if *k > 0 => {
                             *k -= 1;
-                            sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
+                            if trace {
+                                sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
+                            }
                             sim.finished(r, i);
                         }
                         _ => sim.posted.entry(key).or_default().push_back(i),
@@ -264,25 +226,8 @@ pub fn run(
                 }
             }
         }
-        if dirty {
-            let rates = if params.spray {
-                let paths: Vec<&[(LinkId, f64)]> =
-                    flows.iter().map(|f| spreads[f.route].as_slice()).collect();
-                fair_rates_spread(&caps, &paths)
-            } else {
-                let paths: Vec<&[LinkId]> =
-                    flows.iter().map(|f| routes[f.route].as_slice()).collect();
-                fair_rates(&caps, &paths)
-            };
-            for (f, r) in flows.iter_mut().zip(rates) {
-                f.rate = r;
-            }
-            dirty = false;
-        }
-        let t_flow = flows
-            .iter()
-            .map(|f| sim.now + f.left / f.rate)
-            .fold(f64::INFINITY, f64::min);
+        flows.refill(sim.now, &caps, &table);
+        let t_flow = flows.next_end();
         let t_ev = sim
             .events
             .peek()
@@ -291,42 +236,21 @@ pub fn run(
         if !next.is_finite() {
             break;
         }
-        let dt = next - sim.now;
         sim.now = next;
         if t_flow <= t_ev {
-            // Every flow that ends now (within rounding) leaves the network, in flow order.
-            let mut ended = Vec::new();
-            let mut kept = Vec::with_capacity(flows.len());
-            for mut f in flows.drain(..) {
-                f.left -= f.rate * dt;
-                if f.left <= f.rate * sim.now * 1e-12 + 1e-9 {
-                    ended.push(f);
-                } else {
-                    kept.push(f);
+            // Every flow that ends now (within rounding) leaves the network, in start order.
+            for f in flows.end_at(sim.now, &table) {
+                let at = sim.now + table.lat[f.route] + table.over[f.route];
+                if trace {
+                    let bytes = match s.ranks[f.rank as usize].ops[f.op as usize].kind {
+                        OpKind::Send { size, .. } => size,
+                        _ => 0,
+                    };
+                    let args = vec![("bytes", json!(bytes))];
+                    sim.span(f.rank, 0, format!("send to {}", f.to), f.start, args);
                 }
-            }
-            flows = kept;
-            for f in ended {
-                let at = sim.now + route_lat[f.route] + route_over[f.route];
-                let op = &s.ranks[f.rank as usize].ops[f.op as usize];
-                let bytes = match op.kind {
-                    OpKind::Send { size, .. } => size,
-                    _ => 0,
-                };
-                sim.span(
-                    f.rank,
-                    0,
-                    format!("send to {}", f.to),
-                    f.start,
-                    vec![("bytes", json!(bytes))],
-                );
                 sim.finished(f.rank, f.op);
                 sim.push(at, Ev::Arrive(f.rank, f.to, f.tag));
-                dirty = true;
-            }
-        } else {
-            for f in &mut flows {
-                f.left -= f.rate * dt;
             }
         }
         while let Some(Reverse((t, _, ev))) = sim.events.peek().copied() {
@@ -339,21 +263,26 @@ pub fn run(
                     let key = (to, from, tag);
                     match sim.posted.get_mut(&key).and_then(VecDeque::pop_front) {
                         Some(op) => {
-                            let posted = sim.started[sim.idx(to, op)];
-                            sim.span(to, 1, format!("recv from {from}"), posted, vec![]);
+                            if trace {
+                                let posted = sim.started[sim.idx(to, op)];
+                                sim.span(to, 1, format!("recv from {from}"), posted, vec![]);
+                            }
                             sim.finished(to, op);
                         }
                         None => *sim.arrived.entry(key).or_insert(0) += 1,
                     }
                 }
                 Ev::CalcDone(r, i) => {
-                    let begin = sim.started[sim.idx(r, i)];
-                    sim.span(r, 2, "calc".into(), begin, vec![]);
+                    if trace {
+                        let begin = sim.started[sim.idx(r, i)];
+                        sim.span(r, 2, "calc".into(), begin, vec![]);
+                    }
                     sim.finished(r, i);
                 }
             }
         }
     }
+    debug_assert_eq!(flows.len(), 0);
     if sim.done_ops < total {
         let rank = (0..s.ranks.len())
             .find(|&r| {
@@ -368,8 +297,55 @@ pub fn run(
     }
     Ok(FlowRun {
         finish: sim.finish,
-        link_bytes: link_bytes.into_iter().collect(),
+        link_bytes: link_bytes
+            .into_iter()
+            .enumerate()
+            .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
+            .collect(),
         messages,
         spans: sim.spans,
     })
+}
+
+/// The routes messages took so far: each route's links (and under `routing: spray` each
+/// link's share), its latency and its per-message overhead.
+struct Routes {
+    plain: Vec<Vec<LinkId>>,
+    shared: Vec<Vec<(LinkId, f64)>>,
+    lat: Vec<f64>,
+    over: Vec<f64>,
+    spray: bool,
+}
+
+impl Routes {
+    /// Adds the route from node `a` to node `b`; returns its index.
+    fn add(&mut self, net: &Net, params: &FlowParams, a: NodeId, b: NodeId) -> usize {
+        let route = net.route(a, b);
+        self.lat
+            .push(route.iter().map(|&l| net.links[l as usize].lat).sum());
+        self.over
+            .push(params.overhead_between(net, a, b).to_f64().unwrap_or(0.0));
+        self.shared.push(if self.spray {
+            net.spread(a, b)
+                .into_iter()
+                .map(|(l, w)| (l, w.to_f64().unwrap_or(0.0)))
+                .collect()
+        } else {
+            route.iter().map(|&l| (l, 1.0)).collect()
+        });
+        self.plain.push(route);
+        self.plain.len() - 1
+    }
+}
+
+impl Paths for Routes {
+    fn links(&self, route: usize) -> &[(LinkId, f64)] {
+        &self.shared[route]
+    }
+    fn plain(&self, route: usize) -> &[LinkId] {
+        &self.plain[route]
+    }
+    fn spray(&self) -> bool {
+        self.spray
+    }
 }

@@ -30,15 +30,21 @@ fn tick() -> BigRational {
 
 /// Lowers, proves and converts `m`'s schedule (any family that lowers to host processes).
 pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>> {
-    let (program, proof) = crate::lower::lower_and_verify(m)?;
+    // The program and proof of this structure, lowered once for every size (`lower::reuse`).
+    let proved = crate::lower::reuse::lowered(m, || crate::lower::lower_and_verify(m))?;
+    let (program, proof) = (&proved.0, &proved.1);
+    let part = m
+        .collective
+        .as_ref()
+        .map_or(program.spec.part_elements, crate::lower::part_elements);
     let opts = GoalOptions {
         tick: tick(),
         reduce_per_byte: params.gamma.clone(),
         ..GoalOptions::default()
     };
     let span = m.build_span(None);
-    let goal =
-        goal::from_verified(&program, &proof, &opts).map_err(|e| vec![e.diagnostic(span)])?;
+    let goal = goal::from_verified_at(program, proof, &opts, part)
+        .map_err(|e| vec![e.diagnostic(span)])?;
     let ranks = m
         .collective
         .as_ref()

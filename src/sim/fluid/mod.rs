@@ -9,6 +9,7 @@
 //! keeping, and IEEE arithmetic in a fixed order gives the same bits on every machine.
 
 pub mod engine;
+mod flows;
 pub mod forest;
 pub mod lowered;
 pub mod outcome;

@@ -1,0 +1,145 @@
+//! Lowering once per structure: what a lowered program depends on besides the collective's
+//! size ([`structure`]), and the programs already lowered and proved in this process by that
+//! key ([`lowered`]), so a sweep over sizes (`collc compare`, `schedule auto`, the size
+//! windows) lowers and proves each family's program once and only converts its bytes per size.
+//!
+//! A program's ops name slots, not elements: the size enters through
+//! [`crate::ir::Spec::part_elements`] alone, which the GOAL conversion reads when it sizes
+//! messages (`goal::from_verified_at`), and the proof is about slots. What a size does change is
+//! the parameters `auto` resolves to (a ring's channels are as many as the elements fill, NCCL's
+//! tree's chunks follow the bytes, `stages: auto` the cost at that size): the key holds them as
+//! resolved, so two sizes share a program exactly when lowering them would build the same ops.
+//! Families whose parameters are costly to resolve without lowering (forests, the all-to-all
+//! optimum's chunks) or that do not lower to host programs have no key and lower per size.
+//!
+//! The cache keeps the programs of the most recent structures up to [`BUDGET`] ops in all
+//! (always the newest one), so a long-lived process (the language server, a Python session)
+//! does not grow with every file it sees. A key being lowered by one thread is waited for by
+//! the others that need it, never lowered twice at once.
+
+use super::{ring_channel_room, ring_slices};
+use crate::diag::Diagnostic;
+use crate::ir::{Program, verify::Proof};
+use crate::sema::model::{AutoOr, Family, Model};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Ops the cache holds at most, summed over its programs (the newest always stays).
+pub const BUDGET: usize = 24 << 20;
+
+/// A program and its proof, shared by the sizes of one structure.
+pub type Proved = Arc<(Program, Proof)>;
+
+/// What `m`'s lowered program depends on besides the collective's size, written out in full,
+/// or None for a family that lowers per size (see the module doc).
+pub fn structure(m: &Model) -> Option<String> {
+    let c = m.collective.as_ref()?;
+    let family = super::family_of(m, c.kind);
+    let resolved = match &family {
+        Family::Ring { slices, channels } => {
+            let slices = ring_slices(c, *slices);
+            let room = ring_channel_room(c, slices);
+            let want = match channels {
+                AutoOr::Fixed(k) if *k > room => return None,
+                AutoOr::Fixed(k) => format!("={k}"),
+                AutoOr::Auto => format!("<={}", room.min(crate::net::rings::MAX_CHANNELS as u64)),
+            };
+            format!("ring {slices} slices {want} channels")
+        }
+        Family::RecursiveDoubling => "recursive_doubling".into(),
+        Family::RecursiveMultiplying { stages, model } => match stages {
+            AutoOr::Fixed(s) => format!("recursive_multiplying {s:?}"),
+            AutoOr::Auto => format!(
+                "recursive_multiplying {:?}",
+                super::auto_stages(m, c, model.as_deref())
+            ),
+        },
+        Family::NcclTree { chunks } => {
+            let boxes = m
+                .topology
+                .as_ref()
+                .map(crate::net::boxes)
+                .unwrap_or_default();
+            let ch = super::nccl_tree::Trees::new(&c.ranks, &boxes).channels();
+            let chunks = super::nccl_tree_chunks(c, *chunks, ch);
+            format!("nccl_tree {ch} channels {chunks} chunks")
+        }
+        Family::Binomial
+        | Family::Pairwise { .. }
+        | Family::Bruck { .. }
+        | Family::Hierarchical => format!("{family:?}"),
+        _ => return None,
+    };
+    let topo = m.topology.as_ref().map(|t| t.key()).unwrap_or_default();
+    Some(format!(
+        "{resolved}|{:?}|{:?}|{:?}|{:?}|{:?}|{:?}|{topo}",
+        c.kind, c.ranks, c.root, c.dtype, c.op, m.limits,
+    ))
+}
+
+struct Entry {
+    key: String,
+    slot: Arc<Mutex<Option<Proved>>>,
+    ops: usize,
+}
+
+static CACHE: OnceLock<Mutex<Vec<Entry>>> = OnceLock::new();
+
+/// `m`'s program and proof: from the cache when a program of the same structure was lowered
+/// before, else lowered and proved by `lower` (and kept when it succeeds). Without a key,
+/// `lower` runs every time.
+pub fn lowered(
+    m: &Model,
+    lower: impl FnOnce() -> Result<(Program, Proof), Vec<Diagnostic>>,
+) -> Result<Proved, Vec<Diagnostic>> {
+    let Some(key) = structure(m) else {
+        return lower().map(Arc::new);
+    };
+    let cache = CACHE.get_or_init(Default::default);
+    let slot = {
+        let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
+        match entries.iter().position(|e| e.key == key) {
+            Some(i) => {
+                // The most recently used last.
+                let e = entries.remove(i);
+                let slot = e.slot.clone();
+                entries.push(e);
+                slot
+            }
+            None => {
+                let slot = Arc::new(Mutex::new(None));
+                entries.push(Entry {
+                    key: key.clone(),
+                    slot: slot.clone(),
+                    ops: 0,
+                });
+                slot
+            }
+        }
+    };
+    // Held while lowering: another thread with the same key waits here for the result.
+    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = held.as_ref() {
+        return Ok(p.clone());
+    }
+    let proved: Proved = match lower() {
+        Ok(p) => Arc::new(p),
+        Err(e) => {
+            drop(held);
+            let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
+            // A failure is not kept: a thread waiting on this slot lowers for itself.
+            entries.retain(|e| !Arc::ptr_eq(&e.slot, &slot));
+            return Err(e);
+        }
+    };
+    *held = Some(proved.clone());
+    drop(held);
+    let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = entries.iter_mut().find(|e| e.key == key) {
+        e.ops = proved.1.ops;
+    }
+    // Oldest first out, until the rest fit the budget (the newest always stays).
+    while entries.len() > 1 && entries.iter().map(|e| e.ops).sum::<usize>() > BUDGET {
+        entries.remove(0);
+    }
+    Ok(proved)
+}

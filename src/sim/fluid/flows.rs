@@ -1,0 +1,260 @@
+//! The flows in the network during a flow-level run ([`super::engine`]) and their rates.
+//!
+//! Max-min fair rates decompose over the connected components of the graph whose edges are
+//! "flow f crosses link l": a flow's rate depends only on the flows it shares a link with,
+//! and theirs, and so on. So when flows start or end, only the components of the links they
+//! touched are filled again ([`crate::net::fair_rates`] on those flows alone, in start order,
+//! which gives the very rates a fill over every flow gives them), and only the flows there
+//! are brought up to date. Each flow keeps the bytes it had left at its last update and its
+//! rate since; its finishing time sits in a min-heap, stamped with the flow's version so an
+//! entry made out of date by a later rate change is skipped.
+//!
+//! On a network where most flows share no link with the flows that change (the rings of
+//! separate boxes, channels on separate rails), a start or an end costs the size of its own
+//! component instead of every flow in flight.
+
+use crate::net::{LinkId, Total, fair_rates, fair_rates_spread};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// One flow: a send in flight.
+pub(super) struct Flow {
+    pub rank: u32,
+    pub op: u32,
+    pub to: u32,
+    pub tag: u32,
+    /// The route's index (into the engine's route table).
+    pub route: usize,
+    /// When the send started.
+    pub start: f64,
+    /// Bytes left at `since`, and the rate since then.
+    left: f64,
+    since: f64,
+    rate: f64,
+    /// Start order: ties and fills go by it.
+    order: u64,
+    /// Bumped at every rate change; kept across a slot's reuse, so an entry of the heap
+    /// names one rate of one flow.
+    version: u32,
+    rated: bool,
+    alive: bool,
+    mark: u32,
+}
+
+/// The flows in flight, per-link lists of them, and their finishing times.
+pub(super) struct Flows {
+    slab: Vec<Flow>,
+    free: Vec<u32>,
+    on_link: Vec<Vec<u32>>,
+    link_mark: Vec<u32>,
+    stamp: u32,
+    touched: Vec<LinkId>,
+    heap: BinaryHeap<Reverse<(Total, u64, u32, u32)>>,
+    next_order: u64,
+    live: usize,
+}
+
+/// A route's links as the fill sees them: each with its share of the flow.
+pub(super) trait Paths {
+    fn links(&self, route: usize) -> &[(LinkId, f64)];
+    fn plain(&self, route: usize) -> &[LinkId];
+    fn spray(&self) -> bool;
+}
+
+impl Flows {
+    pub fn new(links: usize) -> Flows {
+        Flows {
+            slab: Vec::new(),
+            free: Vec::new(),
+            on_link: vec![Vec::new(); links],
+            link_mark: vec![0; links],
+            stamp: 0,
+            touched: Vec::new(),
+            heap: BinaryHeap::new(),
+            next_order: 0,
+            live: 0,
+        }
+    }
+
+    /// Starts a flow of `bytes` at `now` on route `route` (links `links`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn add(
+        &mut self,
+        now: f64,
+        rank: u32,
+        op: u32,
+        to: u32,
+        tag: u32,
+        route: usize,
+        bytes: f64,
+        links: &[(LinkId, f64)],
+    ) {
+        let flow = Flow {
+            rank,
+            op,
+            to,
+            tag,
+            route,
+            start: now,
+            left: bytes,
+            since: now,
+            rate: 0.0,
+            order: self.next_order,
+            version: 0,
+            rated: false,
+            alive: true,
+            mark: 0,
+        };
+        self.next_order += 1;
+        let id = match self.free.pop() {
+            Some(id) => {
+                let version = self.slab[id as usize].version;
+                self.slab[id as usize] = Flow { version, ..flow };
+                id
+            }
+            None => {
+                self.slab.push(flow);
+                (self.slab.len() - 1) as u32
+            }
+        };
+        for &(l, _) in links {
+            self.on_link[l as usize].push(id);
+            self.touched.push(l);
+        }
+        self.live += 1;
+    }
+
+    /// Fills the components of the links touched since the last call again, at `now`.
+    pub fn refill(&mut self, now: f64, caps: &[f64], paths: &impl Paths) {
+        if self.touched.is_empty() {
+            return;
+        }
+        self.stamp = self.stamp.wrapping_add(1).max(1);
+        let stamp = self.stamp;
+        // The components: every flow reachable from a touched link through shared links.
+        let mut stack: Vec<LinkId> = std::mem::take(&mut self.touched);
+        let mut members: Vec<u32> = Vec::new();
+        while let Some(l) = stack.pop() {
+            if self.link_mark[l as usize] == stamp {
+                continue;
+            }
+            self.link_mark[l as usize] = stamp;
+            for &f in &self.on_link[l as usize] {
+                let flow = &mut self.slab[f as usize];
+                if flow.mark == stamp {
+                    continue;
+                }
+                flow.mark = stamp;
+                members.push(f);
+                for &(m, _) in paths.links(flow.route) {
+                    if self.link_mark[m as usize] != stamp {
+                        stack.push(m);
+                    }
+                }
+            }
+        }
+        if members.is_empty() {
+            return;
+        }
+        members.sort_unstable_by_key(|&f| self.slab[f as usize].order);
+        let rates = if paths.spray() {
+            let p: Vec<&[(LinkId, f64)]> = members
+                .iter()
+                .map(|&f| paths.links(self.slab[f as usize].route))
+                .collect();
+            fair_rates_spread(caps, &p)
+        } else {
+            let p: Vec<&[LinkId]> = members
+                .iter()
+                .map(|&f| paths.plain(self.slab[f as usize].route))
+                .collect();
+            fair_rates(caps, &p)
+        };
+        for (&f, r) in members.iter().zip(rates) {
+            let flow = &mut self.slab[f as usize];
+            if flow.rate == r && flow.rated {
+                continue;
+            }
+            flow.rated = true;
+            flow.left -= flow.rate * (now - flow.since);
+            flow.since = now;
+            flow.rate = r;
+            flow.version = flow.version.wrapping_add(1);
+            let end = now + flow.left / r;
+            self.heap
+                .push(Reverse((Total(end), flow.order, f, flow.version)));
+        }
+    }
+
+    /// When the next flow finishes (infinity when none is in flight).
+    pub fn next_end(&mut self) -> f64 {
+        while let Some(&Reverse((Total(t), _, f, v))) = self.heap.peek() {
+            let flow = &self.slab[f as usize];
+            if flow.alive && flow.version == v {
+                return t;
+            }
+            self.heap.pop();
+        }
+        f64::INFINITY
+    }
+
+    /// Removes every flow that has finished by `now` (its bytes left within rounding of zero)
+    /// and returns them in start order.
+    pub fn end_at(&mut self, now: f64, paths: &impl Paths) -> Vec<Ended> {
+        let mut ended = Vec::new();
+        while let Some(&Reverse((Total(_), _, f, v))) = self.heap.peek() {
+            let flow = &self.slab[f as usize];
+            if !flow.alive || flow.version != v {
+                self.heap.pop();
+                continue;
+            }
+            let left = flow.left - flow.rate * (now - flow.since);
+            if left > flow.rate * now * 1e-12 + 1e-9 {
+                break;
+            }
+            self.heap.pop();
+            ended.push((flow.order, f));
+        }
+        ended.sort_unstable();
+        ended
+            .into_iter()
+            .map(|(_, f)| {
+                let flow = &mut self.slab[f as usize];
+                flow.alive = false;
+                let e = Ended {
+                    rank: flow.rank,
+                    op: flow.op,
+                    to: flow.to,
+                    tag: flow.tag,
+                    route: flow.route,
+                    start: flow.start,
+                };
+                for &(l, _) in paths.links(flow.route) {
+                    let list = &mut self.on_link[l as usize];
+                    if let Some(i) = list.iter().position(|&x| x == f) {
+                        list.swap_remove(i);
+                    }
+                    self.touched.push(l);
+                }
+                self.free.push(f);
+                self.live -= 1;
+                e
+            })
+            .collect()
+    }
+
+    /// Flows in flight.
+    pub fn len(&self) -> usize {
+        self.live
+    }
+}
+
+/// A flow that has finished.
+pub(super) struct Ended {
+    pub rank: u32,
+    pub op: u32,
+    pub to: u32,
+    pub tag: u32,
+    pub route: usize,
+    pub start: f64,
+}
