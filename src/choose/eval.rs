@@ -156,11 +156,51 @@ fn forest(
         }
     };
     let refs = forests.forests();
-    let ch = crate::forest::chunking::choose(topo, params, c, chunks, &refs);
+    // The trees' time model does not depend on the size: made once per forest and parameters,
+    // resized per size (the same figures as `chunking::choose` and `run_forest` make).
+    let key = format!("{}|{params:?}", forest_key(topo, c, k));
+    let per_root = crate::forest::chunking::per_root(c);
+    let mut trees = tree_times(&key, || {
+        crate::forest::chunking::trees(topo, params, &per_root, &refs)
+    });
+    crate::forest::chunking::resize(&mut trees, &per_root);
+    let ch = crate::forest::chunking::choose_in(&trees, c, chunks, &refs);
     let net = Net::new(topo);
-    Ok(crate::sim::fluid::run_forest(
-        topo, &net, params, c, &refs, ch.chunks, false,
+    Ok(crate::sim::fluid::run_forest_in(
+        topo, &net, params, &trees, c, &refs, ch.chunks, false,
     ))
+}
+
+/// Trees' time models already made in this process, the most recent last (a few: each is
+/// small, and a sweep uses one per forest).
+type TreeTimes = Vec<(
+    String,
+    std::sync::Arc<Vec<crate::forest::chunking::TreeTime>>,
+)>;
+static TREE_TIMES: std::sync::OnceLock<std::sync::Mutex<TreeTimes>> = std::sync::OnceLock::new();
+
+/// The trees' time model by `key`: cached, else made by `make` and kept.
+fn tree_times(
+    key: &str,
+    make: impl FnOnce() -> Vec<crate::forest::chunking::TreeTime>,
+) -> Vec<crate::forest::chunking::TreeTime> {
+    let cache = TREE_TIMES.get_or_init(Default::default);
+    if let Some(t) = cache
+        .lock()
+        .ok()
+        .and_then(|m| m.iter().find(|e| e.0 == key).map(|e| e.1.clone()))
+    {
+        return (*t).clone();
+    }
+    let made = make();
+    if let Ok(mut m) = cache.lock() {
+        m.retain(|e| e.0 != key);
+        m.push((key.to_string(), std::sync::Arc::new(made.clone())));
+        if m.len() > 8 {
+            m.remove(0);
+        }
+    }
+    made
 }
 
 /// Simulates `family` on the file's network with the collective resized to `bytes` under the

@@ -168,7 +168,10 @@ fn live_tree(
     let marks: Vec<(u64, f64)> = hops
         .into_iter()
         .map(|h| {
-            let share = chunking::pipeline(h, chunks).to_f64().unwrap_or(1.0);
+            // `chunking::pipeline` in f64: both counts are exact and IEEE division rounds
+            // correctly, so this is the rational's nearest f64 without big integers.
+            let c = chunks.max(1);
+            let share = (c + h.max(1) - 1) as f64 / c as f64;
             (h, bytes * share)
         })
         .collect();
