@@ -12,7 +12,8 @@
 //! - A **calc** occupies its CPU for its time; calcs on one CPU run one after another in the
 //!   order they became executable.
 //! - Flow rates are max-min fair over link bandwidths ([`crate::net::fair_rates`]), recomputed
-//!   whenever the set of flows changes. Under `routing: spray` a flow loads every link of its
+//!   whenever the set of flows changes, for the flows that share links with the ones that
+//!   started or ended ([`super::flows`]: the fair rates decompose over those components). Under `routing: spray` a flow loads every link of its
 //!   spread route ([`crate::net::Net::spread`]) by its share; its latency is still its ECMP
 //!   route's (equal-cost paths have equal hop counts).
 //!
