@@ -17,19 +17,28 @@
 //! quick.
 //!
 //! Measured on this 2-core machine, 2026-11-28, release build, with two other agents' builds
-//! and tests sharing it (load 3 to 8, so wall times are noisy; the CPU times less so), medians
-//! of 5 runs of `collc sim` (`/usr/bin/time`, user time; setup is under 0.05 s of it):
+//! and tests sharing it (load 3 to 8), by `collc sim FILE --model congested` under
+//! `/usr/bin/time` (user time; setup is under 0.05 s of it), the binary before and after this
+//! bench's commit run interleaved, medians of 5 (min to max):
 //!
 //! | Fig. 7a congested, seed 1 | events | before | after |
 //! |---|---|---|---|
-//! | Canary | 24.6 M | 2.33 s, 10.5 M/s | see the issue note |
-//! | four static trees | 29.4 M | 2.41 s, 12.2 M/s | see the issue note |
-//! | one static tree | 58.0 M | 4.98 s, 11.6 M/s | see the issue note |
-//! | ring | 99.3 M | 15.7 s, 6.3 M/s (one run) | see the issue note |
+//! | Canary | 24.6 M | 2.73 s (2.56 to 2.81), 9.0 M/s | 2.77 s (2.42 to 3.04), 8.9 M/s |
+//! | four static trees | 29.4 M | 2.81 s (2.74 to 2.99), 10.4 M/s | 2.83 s (2.69 to 3.07), 10.4 M/s |
+//! | one static tree | 58.0 M | 4.98 s (3 runs, load 4), 11.6 M/s | 6.75 s (6.47 to 11.9, 3 runs, a build beside it) |
+//! | ring | 99.3 M | 15.7 s (1 run; lowering its 2 M-message program included), 6.3 M/s | 14.9 to 17.1 s (3 runs, a build beside it) |
 //!
-//! The Fig. 8 in-network sweep before: 819 s of CPU time, 30 min wall under that load (the one-
-//! tree runs at 51 and 102 hosts stop at `--max-events`' 134 M events, E0046, and take most of
-//! it).
+//! Under that load the CPU times of one binary vary by 20% and more from one session to the
+//! next (an earlier session gave 2.11 s and 2.18 s after against 2.33 s and 2.41 s before for
+//! Canary and four trees), so the engine changes of that commit (direct-indexed routing
+//! candidates, queue links apart from packet records) measure as within the noise, at most
+//! about 10%. A profile (perf, frame pointers) puts the time in cache misses on packet records
+//! (about 150,000 live, 32 bytes each): the port's round robin reading its inputs' head packets,
+//! tx_end and arrive reading the packet, linking it into the next queue.
+//!
+//! The Fig. 8 in-network sweep (`collc compare`, before this commit): 819 s of CPU time, 30 min
+//! wall at load 6 to 11, 218 MB; the one-tree runs at 51 and 102 hosts stop at `--max-events`'
+//! 134 M events (E0046) and take much of it. Not yet the issue's "within a minute".
 
 use collc::diag::SourceMap;
 use collc::driver::compare::{CompareRequest, compare};
