@@ -104,6 +104,8 @@ pub(super) struct Sim<'a> {
     pub(super) router: Router<'a>,
     pub(super) msgs: Vec<Msg>,
     pub(super) pkts: Vec<Pkt>,
+    /// Per packet, the next packet in the port input queue it waits in ([`Port::inq`]).
+    pub(super) next: Vec<u32>,
     pub(super) free: Vec<u32>,
     /// Message slots whose packets have all arrived, for reuse.
     pub(super) free_msgs: Vec<u32>,
@@ -197,6 +199,7 @@ pub fn simulate(
         router: Router::new(net, params.routing, params.queue),
         msgs: Vec::new(),
         pkts: Vec::new(),
+        next: Vec::new(),
         free: Vec::new(),
         free_msgs: Vec::new(),
         job_messages: 0,
@@ -478,7 +481,6 @@ impl Sim<'_> {
             hop: 0,
             ch,
             dst,
-            next: NONE,
         })
     }
 
@@ -507,7 +509,6 @@ impl Sim<'_> {
             hop: 0,
             ch,
             dst: NONE,
-            next: NONE,
         })
     }
 
@@ -520,6 +521,7 @@ impl Sim<'_> {
             }
             None => {
                 self.pkts.push(p);
+                self.next.push(NONE);
                 (self.pkts.len() - 1) as u32
             }
         }
@@ -532,7 +534,7 @@ impl Sim<'_> {
         let wire = u64::from(self.pkts[pid as usize].wire);
         let slot = self.inputs.local(at);
         let port = &mut self.ports[l as usize];
-        port.push(slot, pid, &mut self.pkts);
+        port.push(slot, pid, &mut self.next);
         port.held += wire;
         self.try_start(l);
     }
@@ -658,7 +660,7 @@ impl Sim<'_> {
             port.credit -= wire;
         }
         let pid = if let Some(i) = input {
-            port.pop_at(i, &self.pkts).unwrap_or(NONE)
+            port.pop_at(i, &self.next).unwrap_or(NONE)
         } else {
             // Messages waiting at a port take turns packet by packet, as a NIC serves its
             // queue pairs (and a switch its multicast copies): concurrent sends share the link.
@@ -746,20 +748,24 @@ impl Sim<'_> {
             self.try_start(l);
             return;
         }
-        let m = &self.msgs[p.msg as usize];
-        let (dst, hosted, last, owner, op) = (m.dst, m.hosted, p.idx + 1 == m.npk, m.owner, m.op);
-        let delay = if self.switch[to as usize] || to != dst {
+        // The packet carries its message's destination; the message itself is read only as
+        // its packet leaves the host.
+        let delay = if self.switch[to as usize] || to != p.dst {
             self.params.switch_delay
         } else {
             0
         };
         self.push(self.now + lat + delay, Ev::Arrive(pid, l));
-        if hosted && p.hop == 0 && last {
-            if owner == BG {
-                self.next_background(op);
-            } else {
-                self.unit_done(owner, op, 0);
-                self.drain(owner);
+        if p.hop == 0 {
+            let m = &self.msgs[p.msg as usize];
+            if m.hosted && p.idx + 1 == m.npk {
+                let (owner, op) = (m.owner, m.op);
+                if owner == BG {
+                    self.next_background(op);
+                } else {
+                    self.unit_done(owner, op, 0);
+                    self.drain(owner);
+                }
             }
         }
         self.try_start(l);
@@ -778,7 +784,7 @@ impl Sim<'_> {
                 return;
             };
             let slot = self.inputs.slot(l);
-            self.ports[next as usize].push(slot, pid, &mut self.pkts);
+            self.ports[next as usize].push(slot, pid, &mut self.next);
             self.queued[next as usize] += u64::from(p.wire);
             self.try_start(next);
             return;

@@ -29,8 +29,9 @@ pub(super) struct Port {
     /// packets (`active`), one packet each, as a switch's crossbar arbitrates between its input
     /// ports; `npk` counts them. And this host's own messages (packetised as they go). Packets
     /// and messages take turns (`turn`: packets next); the engine's `queued` counts the bytes
-    /// waiting in both. An input's queue is its (first, last) packet, linked by [`Pkt::next`]
-    /// (NONE when empty).
+    /// waiting in both. An input's queue is its (first, last) packet, linked through the
+    /// engine's `next` array, indexed by packet (NONE when empty; apart from [`Pkt`] so that
+    /// linking a packet behind another writes into a small array, not the other's record).
     pub(super) inq: Vec<(u32, u32)>,
     pub(super) active: VecDeque<u16>,
     pub(super) npk: u32,
@@ -48,19 +49,19 @@ pub(super) struct Port {
 }
 
 impl Port {
-    /// Queues packet `pid` from input `slot` (linked through `pkts`).
-    pub(super) fn push(&mut self, slot: u16, pid: u32, pkts: &mut [Pkt]) {
+    /// Queues packet `pid` from input `slot` (linked through `next`).
+    pub(super) fn push(&mut self, slot: u16, pid: u32, next: &mut [u32]) {
         let s = usize::from(slot);
         if self.inq.len() <= s {
             self.inq.resize(s + 1, (NONE, NONE));
         }
-        pkts[pid as usize].next = NONE;
+        next[pid as usize] = NONE;
         let q = &mut self.inq[s];
         if q.0 == NONE {
             self.active.push_back(slot);
             q.0 = pid;
         } else {
-            pkts[q.1 as usize].next = pid;
+            next[q.1 as usize] = pid;
         }
         q.1 = pid;
         self.npk += 1;
@@ -74,11 +75,11 @@ impl Port {
     }
 
     /// Takes the head packet of the `i`-th input in turn; that input goes to the back.
-    pub(super) fn pop_at(&mut self, i: usize, pkts: &[Pkt]) -> Option<u32> {
+    pub(super) fn pop_at(&mut self, i: usize, next: &[u32]) -> Option<u32> {
         let s = self.active.remove(i)?;
         let q = &mut self.inq[usize::from(s)];
         let pid = q.0;
-        q.0 = pkts[pid as usize].next;
+        q.0 = next[pid as usize];
         if q.0 == NONE {
             q.1 = NONE;
         } else {
@@ -129,8 +130,6 @@ pub(super) struct Pkt {
     /// Its message's destination (NONE for a Canary packet: see its header), kept here so
     /// that a port choosing what to send reads the packet alone.
     pub(super) dst: u32,
-    /// The next packet in the port input queue this packet waits in.
-    pub(super) next: u32,
 }
 
 /// One port per directed link of `net`, idle, with a full buffer of credit.

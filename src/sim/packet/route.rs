@@ -34,12 +34,25 @@ pub struct Router<'n> {
     /// For `minimal`: paths by (source, destination), and their ids.
     paths: Vec<Box<[LinkId]>>,
     path_of: rustc_hash::FxHashMap<(u32, u32), u32>,
-    /// Candidates by (node, destination), as ranges of `flat`, when first asked for.
+    /// Candidates by (node, destination), as ranges of `flat`, when first asked for: on
+    /// networks of at most [`DENSE_NODES`] nodes in `dense` (per node, once it routes, a row
+    /// indexed by destination, [`UNKNOWN`] until asked), else in `cands`.
     cands: rustc_hash::FxHashMap<(u32, u32), (u32, u32)>,
+    dense: Vec<Vec<(u32, u32)>>,
+    /// Whether every node reaches every other (no failure yet): then a node with one out-link
+    /// has that link as its only candidate towards any other node.
+    connected: bool,
     flat: Vec<LinkId>,
     /// Links of a failed switch (empty until one fails): never chosen again.
     dead: Vec<bool>,
 }
+
+/// The most nodes whose candidates [`Router`] keeps in direct-indexed rows (a row of 8 bytes
+/// per node for each node that routes).
+const DENSE_NODES: usize = 2048;
+
+/// A candidate range not computed yet.
+const UNKNOWN: (u32, u32) = (u32::MAX, 0);
 
 /// A fixed 64-bit mix (splitmix64's finaliser of a combination): the same on every machine.
 pub fn mix(a: u64, b: u64) -> u64 {
@@ -61,6 +74,7 @@ impl<'n> Router<'n> {
             out[l.from].push(i as LinkId);
             into[l.to].push(i as LinkId);
         }
+        let connected = n > 0 && reaches_all(&out, net) && reaches_all(&into, net);
         Router {
             net,
             routing,
@@ -71,6 +85,12 @@ impl<'n> Router<'n> {
             paths: Vec::new(),
             path_of: Default::default(),
             cands: Default::default(),
+            dense: if n <= DENSE_NODES {
+                vec![Vec::new(); n]
+            } else {
+                Vec::new()
+            },
+            connected,
             flat: Vec::new(),
             dead: Vec::new(),
         }
@@ -94,7 +114,11 @@ impl<'n> Router<'n> {
         for d in &mut self.dist {
             *d = None;
         }
+        self.connected = false;
         self.cands.clear();
+        for row in &mut self.dense {
+            *row = Vec::new();
+        }
         self.flat.clear();
     }
 
@@ -137,6 +161,42 @@ impl<'n> Router<'n> {
             }
         }
         self.dist[dst] = Some(d.into_boxed_slice());
+    }
+
+    /// The candidates at `at` towards `dst` as a range (start, length) of `flat`, computed
+    /// when first asked for; None when no distances to `dst` can be had.
+    fn candidates(&mut self, at: usize, dst: usize) -> Option<(u32, u32)> {
+        let known = if self.dense.is_empty() {
+            self.cands.get(&(at as u32, dst as u32)).copied()
+        } else {
+            self.dense[at].get(dst).copied().filter(|&r| r != UNKNOWN)
+        };
+        if let Some(r) = known {
+            return Some(r);
+        }
+        self.ensure(dst);
+        let d = self.dist[dst].as_deref()?;
+        let here = d[at];
+        let start = self.flat.len() as u32;
+        if here != u32::MAX && here > 0 {
+            let links = &self.net.links;
+            self.flat.extend(
+                self.out[at]
+                    .iter()
+                    .copied()
+                    .filter(|&l| d[links[l as usize].to] == here - 1),
+            );
+        }
+        let r = (start, self.flat.len() as u32 - start);
+        if self.dense.is_empty() {
+            self.cands.insert((at as u32, dst as u32), r);
+        } else {
+            if self.dense[at].is_empty() {
+                self.dense[at] = vec![UNKNOWN; self.out.len()];
+            }
+            self.dense[at][dst] = r;
+        }
+        Some(r)
     }
 
     /// True when `dst` can be reached from `src`.
@@ -184,31 +244,18 @@ impl<'n> Router<'n> {
         pick: u64,
         queued: impl Fn(LinkId) -> u64,
     ) -> Option<LinkId> {
-        let (start, len) = match self.cands.get(&(at as u32, dst as u32)) {
-            Some(&r) => r,
-            None => {
-                self.ensure(dst);
-                let d = self.dist[dst].as_deref()?;
-                let here = d[at];
-                let start = self.flat.len() as u32;
-                if here != u32::MAX && here > 0 {
-                    let links = &self.net.links;
-                    self.flat.extend(
-                        self.out[at]
-                            .iter()
-                            .copied()
-                            .filter(|&l| d[links[l as usize].to] == here - 1),
-                    );
-                }
-                let r = (start, self.flat.len() as u32 - start);
-                self.cands.insert((at as u32, dst as u32), r);
-                r
+        let one;
+        let all = if self.connected && at != dst && self.out[at].len() == 1 {
+            // The only way out is one hop closer to every other node.
+            one = [self.out[at][0]];
+            &one[..]
+        } else {
+            let (start, len) = self.candidates(at, dst)?;
+            if len == 0 {
+                return None;
             }
+            &self.flat[start as usize..(start + len) as usize]
         };
-        if len == 0 {
-            return None;
-        }
-        let all = &self.flat[start as usize..(start + len) as usize];
         let alive: Vec<LinkId>;
         let cand = if self.dead.is_empty() {
             all
@@ -220,7 +267,12 @@ impl<'n> Router<'n> {
             &alive
         };
         let len = cand.len() as u32;
-        let default = cand[(pick % u64::from(len)) as usize];
+        let default = cand[if len.is_power_of_two() {
+            // The same as the remainder, without a division.
+            (pick & u64::from(len - 1)) as usize
+        } else {
+            (pick % u64::from(len)) as usize
+        }];
         if self.routing != Routing::Adaptive || len == 1 || queued(default) <= self.half {
             return Some(default);
         }
@@ -233,6 +285,27 @@ impl<'n> Router<'n> {
         }
         Some(best.1)
     }
+}
+
+/// Whether every node is reached from node 0 along `adj` (out-links, or in-links read
+/// backwards).
+fn reaches_all(adj: &[Vec<LinkId>], net: &Net) -> bool {
+    let mut seen = vec![false; adj.len()];
+    let mut stack = vec![0usize];
+    seen[0] = true;
+    let mut count = 1;
+    while let Some(v) = stack.pop() {
+        for &l in &adj[v] {
+            let link = &net.links[l as usize];
+            let u = if link.from == v { link.to } else { link.from };
+            if !seen[u] {
+                seen[u] = true;
+                count += 1;
+                stack.push(u);
+            }
+        }
+    }
+    count == adj.len()
 }
 
 #[cfg(test)]
