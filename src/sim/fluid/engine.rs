@@ -20,7 +20,7 @@
 //! Events at the same instant are handled in a fixed order (flows finishing by flow number,
 //! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
 
-use super::flows::{Flows, Paths};
+use super::flows::{Flows, Paths, Sent};
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
 use crate::net::{FlowParams, LinkId, Net, Total};
@@ -200,8 +200,15 @@ pub fn run(
                         sim.finished(r, i);
                         sim.push(at, Ev::Arrive(r, to, tag));
                     } else {
-                        let links = &table.shared[ri];
-                        flows.add(sim.now, r, i, to, tag, ri, size as f64, links);
+                        let sent = Sent {
+                            rank: r,
+                            op: i,
+                            to,
+                            tag,
+                            route: ri,
+                            start: sim.now,
+                        };
+                        flows.add(sent, size as f64, &table.shared[ri]);
                     }
                 }
                 OpKind::Recv { from, tag, .. } => {

@@ -17,8 +17,9 @@ use crate::net::{LinkId, Total, fair_rates, fair_rates_spread};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// One flow: a send in flight.
-pub(super) struct Flow {
+/// A send in flight: whose op it is, where it goes, on which route and since when.
+#[derive(Clone, Copy)]
+pub(super) struct Sent {
     pub rank: u32,
     pub op: u32,
     pub to: u32,
@@ -27,6 +28,11 @@ pub(super) struct Flow {
     pub route: usize,
     /// When the send started.
     pub start: f64,
+}
+
+/// One flow: a send in flight and its progress.
+struct Flow {
+    sent: Sent,
     /// Bytes left at `since`, and the rate since then.
     left: f64,
     since: f64,
@@ -76,26 +82,11 @@ impl Flows {
         }
     }
 
-    /// Starts a flow of `bytes` at `now` on route `route` (links `links`).
-    #[allow(clippy::too_many_arguments)]
-    pub fn add(
-        &mut self,
-        now: f64,
-        rank: u32,
-        op: u32,
-        to: u32,
-        tag: u32,
-        route: usize,
-        bytes: f64,
-        links: &[(LinkId, f64)],
-    ) {
+    /// Starts `sent` (at `sent.start`), `bytes` over its route's `links`.
+    pub fn add(&mut self, sent: Sent, bytes: f64, links: &[(LinkId, f64)]) {
+        let now = sent.start;
         let flow = Flow {
-            rank,
-            op,
-            to,
-            tag,
-            route,
-            start: now,
+            sent,
             left: bytes,
             since: now,
             rate: 0.0,
@@ -146,7 +137,7 @@ impl Flows {
                 }
                 flow.mark = stamp;
                 members.push(f);
-                for &(m, _) in paths.links(flow.route) {
+                for &(m, _) in paths.links(flow.sent.route) {
                     if self.link_mark[m as usize] != stamp {
                         stack.push(m);
                     }
@@ -160,13 +151,13 @@ impl Flows {
         let rates = if paths.spray() {
             let p: Vec<&[(LinkId, f64)]> = members
                 .iter()
-                .map(|&f| paths.links(self.slab[f as usize].route))
+                .map(|&f| paths.links(self.slab[f as usize].sent.route))
                 .collect();
             fair_rates_spread(caps, &p)
         } else {
             let p: Vec<&[LinkId]> = members
                 .iter()
-                .map(|&f| paths.plain(self.slab[f as usize].route))
+                .map(|&f| paths.plain(self.slab[f as usize].sent.route))
                 .collect();
             fair_rates(caps, &p)
         };
@@ -200,7 +191,7 @@ impl Flows {
 
     /// Removes every flow that has finished by `now` (its bytes left within rounding of zero)
     /// and returns them in start order.
-    pub fn end_at(&mut self, now: f64, paths: &impl Paths) -> Vec<Ended> {
+    pub fn end_at(&mut self, now: f64, paths: &impl Paths) -> Vec<Sent> {
         let mut ended = Vec::new();
         while let Some(&Reverse((Total(_), _, f, v))) = self.heap.peek() {
             let flow = &self.slab[f as usize];
@@ -221,15 +212,8 @@ impl Flows {
             .map(|(_, f)| {
                 let flow = &mut self.slab[f as usize];
                 flow.alive = false;
-                let e = Ended {
-                    rank: flow.rank,
-                    op: flow.op,
-                    to: flow.to,
-                    tag: flow.tag,
-                    route: flow.route,
-                    start: flow.start,
-                };
-                for &(l, _) in paths.links(flow.route) {
+                let e = flow.sent;
+                for &(l, _) in paths.links(flow.sent.route) {
                     let list = &mut self.on_link[l as usize];
                     if let Some(i) = list.iter().position(|&x| x == f) {
                         list.swap_remove(i);
@@ -247,14 +231,4 @@ impl Flows {
     pub fn len(&self) -> usize {
         self.live
     }
-}
-
-/// A flow that has finished.
-pub(super) struct Ended {
-    pub rank: u32,
-    pub op: u32,
-    pub to: u32,
-    pub tag: u32,
-    pub route: usize,
-    pub start: f64,
 }
