@@ -7,9 +7,16 @@
 //! `cargo test --benches` runs each file once on a small case (the DGX file at 32 GPUs with
 //! `--param boxes=4`; the fat tree's recursive doubling at three sizes).
 //!
-//! Measured on this 2-core machine (2026-11-28), with two other agents compiling on both cores
-//! (load 4 to 6), so wall times are high; see the closing note of the session for the figures
-//! and the idle re-measure.
+//! Measured on this 2-core machine (2026-11-28), the whole command by hand, one run each (the
+//! full bench takes over 10 minutes), release build:
+//!
+//! | file | before (start of the day) | after, load 4-6 | after, idle |
+//! |---|---|---|---|
+//! | dgx_a100_fat_tree_1024 | > 12 min, killed unfinished | 497 s (328 s CPU) | 135 s (232 s CPU), 4.4 GB |
+//! | fat_tree_1024 | 113 s (the figure) | 93 s (70.5 s CPU) | 44 s (64.6 s CPU), 4.0 GB |
+//!
+//! The target is 10 s; what is left is the ring over channels simulated message by message
+//! (4 M messages per size at 1,024 ranks with 4 channels).
 
 mod common;
 
