@@ -51,29 +51,16 @@ class Session:
         """The lowered program as IR text and lowering's warnings; raises :class:`Failure`."""
     def declared_targets(self) -> List[str]:
         """The targets the file declares that a build without a target makes."""
-    def report(
-        self,
-        proto: Optional[str] = None,
-        channels: Optional[int] = None,
-        instances: Optional[int] = None,
-        inplace: Optional[bool] = None,
-        min_bytes: Optional[int] = None,
-        max_bytes: Optional[int] = None,
-        max_steps: Optional[int] = None,
-    ) -> Dict[str, Any]:
-        """The report: ``sections`` as ``(title, lines, warnings)``, ``warnings``, ``text``."""
+    def report(self, msccl: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """The report under the MSCCL options (``proto``, ``channels``, ``instances``,
+        ``inplace``, ``min_bytes``, ``max_bytes``, ``max_steps``; absent for the file's own):
+        ``sections`` as ``(title, lines, warnings)``, ``warnings``, ``text``."""
     def build(
         self,
         target: Optional[str] = None,
         out: Optional[str] = None,
         name: Optional[str] = None,
-        proto: Optional[str] = None,
-        channels: Optional[int] = None,
-        instances: Optional[int] = None,
-        inplace: Optional[bool] = None,
-        min_bytes: Optional[int] = None,
-        max_bytes: Optional[int] = None,
-        max_steps: Optional[int] = None,
+        msccl: Optional[Dict[str, Any]] = None,
     ) -> Dict[str, Any]:
         """A target's artifact: ``target``, ``artifact`` (bytes, a list of ``(path, bytes)``, or
         ``None`` when written to ``out``) and ``warnings``."""

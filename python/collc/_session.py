@@ -172,6 +172,29 @@ class AutoPick:
         return self.description
 
 
+
+def _msccl(
+    proto: Optional[str],
+    channels: Optional[int],
+    instances: Optional[int],
+    inplace: Optional[bool],
+    min_bytes: Optional[int],
+    max_bytes: Optional[int],
+    max_steps: Optional[int],
+) -> Dict[str, Any]:
+    """The MSCCL options of :meth:`Session.report` and :meth:`Session.build` as the native
+    layer takes them: one dict, the options given by name (``None``: the file's own)."""
+    given = {
+        "proto": proto,
+        "channels": channels,
+        "instances": instances,
+        "inplace": inplace,
+        "min_bytes": min_bytes,
+        "max_bytes": max_bytes,
+        "max_steps": max_steps,
+    }
+    return {k: v for k, v in given.items() if v is not None}
+
 class Session:
     """A checked ``.coll`` file with ``schedule auto`` resolved (made by :func:`load`).
 
@@ -238,13 +261,7 @@ class Session:
         over the file's ``target msccl`` block."""
         with _raising():
             d = self._native.report(
-                proto=proto,
-                channels=channels,
-                instances=instances,
-                inplace=inplace,
-                min_bytes=min_bytes,
-                max_bytes=max_bytes,
-                max_steps=max_steps,
+                msccl=_msccl(proto, channels, instances, inplace, min_bytes, max_bytes, max_steps)
             )
         return Report._from_native(d)
 
@@ -279,13 +296,7 @@ class Session:
                 target=target,
                 out=None if out is None else os.fspath(out),
                 name=name,
-                proto=proto,
-                channels=channels,
-                instances=instances,
-                inplace=inplace,
-                min_bytes=min_bytes,
-                max_bytes=max_bytes,
-                max_steps=max_steps,
+                msccl=_msccl(proto, channels, instances, inplace, min_bytes, max_bytes, max_steps),
             )
         _warn(d["warnings"])
         artifact = d["artifact"]

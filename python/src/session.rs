@@ -141,17 +141,37 @@ fn target_kind(name: &str) -> PyResult<TargetKind> {
         })
 }
 
-/// The MSCCL options as keyword arguments name them (the command line's flags).
-#[allow(clippy::too_many_arguments)]
-fn msccl(
-    proto: Option<String>,
-    channels: Option<u32>,
-    instances: Option<u32>,
-    inplace: Option<bool>,
-    min_bytes: Option<u64>,
-    max_bytes: Option<u64>,
-    max_steps: Option<u32>,
-) -> PyResult<MscclOverrides> {
+/// The MSCCL options (`MscclOverrides`) from the dict the Python layer passes: the command
+/// line's flags by name (`proto`, `channels`, `instances`, `inplace`, `min_bytes`,
+/// `max_bytes`, `max_steps`), each absent or `None` for the file's own.
+fn msccl(d: Option<&Bound<'_, PyDict>>) -> PyResult<MscclOverrides> {
+    fn get<'py, T: FromPyObjectOwned<'py>>(
+        d: Option<&Bound<'py, PyDict>>,
+        key: &str,
+    ) -> PyResult<Option<T>> {
+        match d.map(|d| d.get_item(key)).transpose()?.flatten() {
+            Some(v) if !v.is_none() => Ok(Some(v.extract().map_err(Into::into)?)),
+            _ => Ok(None),
+        }
+    }
+    if let Some(d) = d {
+        const KNOWN: [&str; 7] = [
+            "proto",
+            "channels",
+            "instances",
+            "inplace",
+            "min_bytes",
+            "max_bytes",
+            "max_steps",
+        ];
+        for k in d.keys() {
+            let k: String = k.extract()?;
+            if !KNOWN.contains(&k.as_str()) {
+                return Err(PyValueError::new_err(format!("no MSCCL option {k:?}")));
+            }
+        }
+    }
+    let proto: Option<String> = get(d, "proto")?;
     if let Some(p) = &proto
         && !["simple", "ll", "ll128"].contains(&p.as_str())
     {
@@ -161,12 +181,12 @@ fn msccl(
     }
     Ok(MscclOverrides {
         proto,
-        channels,
-        instances,
-        inplace,
-        min_bytes,
-        max_bytes,
-        max_steps,
+        channels: get(d, "channels")?,
+        instances: get(d, "instances")?,
+        inplace: get(d, "inplace")?,
+        min_bytes: get(d, "min_bytes")?,
+        max_bytes: get(d, "max_bytes")?,
+        max_steps: get(d, "max_steps")?,
     })
 }
 
@@ -225,24 +245,16 @@ impl Session {
         Ok((text, self.diagnostics(py, &warnings)?))
     }
 
-    /// The report (`collc build --emit report`) under the MSCCL options: a dict with
-    /// `sections` (a list of `(title, lines, warnings)`), `warnings` and `text`.
-    #[pyo3(signature = (proto=None, channels=None, instances=None, inplace=None, min_bytes=None, max_bytes=None, max_steps=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// The report (`collc build --emit report`) under the MSCCL options (a dict, see
+    /// `msccl`): a dict with `sections` (a list of `(title, lines, warnings)`), `warnings` and
+    /// `text`.
+    #[pyo3(signature = (msccl=None))]
     fn report<'py>(
         &self,
         py: Python<'py>,
-        proto: Option<String>,
-        channels: Option<u32>,
-        instances: Option<u32>,
-        inplace: Option<bool>,
-        min_bytes: Option<u64>,
-        max_bytes: Option<u64>,
-        max_steps: Option<u32>,
+        msccl: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        let o = msccl(
-            proto, channels, instances, inplace, min_bytes, max_bytes, max_steps,
-        )?;
+        let o = self::msccl(msccl)?;
         let r = self.try_job(py, move |s| s.report(&o))?;
         let sections = r
             .sections
@@ -259,27 +271,18 @@ impl Session {
     /// Builds `target` (else the one the file declares): into memory, a dict with `target`,
     /// `artifact` (bytes for a file, a list of `(path, bytes)` for a directory) and `warnings`;
     /// or, with `out`, written there atomically (`artifact` is then `None`). `name` is the artifact's name in memory (an MPI project is named after it).
-    #[pyo3(signature = (target=None, out=None, name=None, proto=None, channels=None, instances=None, inplace=None, min_bytes=None, max_bytes=None, max_steps=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (target=None, out=None, name=None, msccl=None))]
     fn build<'py>(
         &self,
         py: Python<'py>,
         target: Option<&str>,
         out: Option<PathBuf>,
         name: Option<String>,
-        proto: Option<String>,
-        channels: Option<u32>,
-        instances: Option<u32>,
-        inplace: Option<bool>,
-        min_bytes: Option<u64>,
-        max_bytes: Option<u64>,
-        max_steps: Option<u32>,
+        msccl: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let target = target.map(target_kind).transpose()?;
         let req = BuildRequest {
-            msccl: msccl(
-                proto, channels, instances, inplace, min_bytes, max_bytes, max_steps,
-            )?,
+            msccl: self::msccl(msccl)?,
             output_name: name,
         };
         if let Some(path) = out {
