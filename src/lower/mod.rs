@@ -362,14 +362,7 @@ pub fn lower_with(
             Ok(b.finish())
         }
         Family::NcclTree { chunks } => {
-            let boxes = model
-                .topology
-                .as_ref()
-                .map(crate::net::boxes)
-                .unwrap_or_default();
-            let trees = nccl_tree::Trees::new(&c.ranks, &boxes);
-            let ch = trees.channels();
-            let chunks = nccl_tree_chunks(c, *chunks, ch);
+            let (trees, ch, chunks) = nccl_tree_plan(model, c, *chunks);
             let name = format!("nccl_tree {ch} channels {chunks} chunks");
             let mut b = Builder::new(name, spec(c, 2 * ch * chunks));
             b.reserve_per_rank(per_rank);
@@ -496,21 +489,8 @@ fn ring_orders(
     channels: AutoOr<u64>,
     slices: u32,
 ) -> Result<Vec<Vec<u32>>, String> {
-    let room = ring_channel_room(c, slices);
+    let (want, fixed) = ring_channels(c, channels, slices)?;
     let first = || vec![crate::net::rings::node_order(&c.ranks)];
-    let (want, fixed) = match channels {
-        AutoOr::Fixed(k) if k > room => {
-            return Err(format!(
-                "{k} channels cut the data into chunks of less than one element ({room} channel(s) at most for {} elements)",
-                c.count
-            ));
-        }
-        AutoOr::Fixed(k) => (k as usize, true),
-        AutoOr::Auto => (
-            room.min(crate::net::rings::MAX_CHANNELS as u64) as usize,
-            false,
-        ),
-    };
     let Some(topo) = model.topology.as_ref() else {
         return Ok(first());
     };
@@ -518,6 +498,46 @@ fn ring_orders(
         return Ok(first());
     }
     Ok(crate::net::rings::cached(topo, &c.ranks, want, fixed).rings)
+}
+
+/// The channels a ring lays for `channels` (exactly, or at most for `auto`) and whether the
+/// count is fixed: at most as many as `c`'s elements fill, and for `auto` at most
+/// [`crate::net::rings::MAX_CHANNELS`]; an error for a fixed count the elements do not fill.
+pub(crate) fn ring_channels(
+    c: &Collective,
+    channels: AutoOr<u64>,
+    slices: u32,
+) -> Result<(usize, bool), String> {
+    let room = ring_channel_room(c, slices);
+    match channels {
+        AutoOr::Fixed(k) if k > room => Err(format!(
+            "{k} channels cut the data into chunks of less than one element ({room} channel(s) at most for {} elements)",
+            c.count
+        )),
+        AutoOr::Fixed(k) => Ok((k as usize, true)),
+        AutoOr::Auto => Ok((
+            room.min(crate::net::rings::MAX_CHANNELS as u64) as usize,
+            false,
+        )),
+    }
+}
+
+/// NCCL's tree on `model`'s topology for `c`: the trees, their channels and the chunks per
+/// tree `chunks` resolves to.
+pub(crate) fn nccl_tree_plan(
+    model: &Model,
+    c: &Collective,
+    chunks: AutoOr<u64>,
+) -> (nccl_tree::Trees, u32, u32) {
+    let boxes = model
+        .topology
+        .as_ref()
+        .map(crate::net::boxes)
+        .unwrap_or_default();
+    let trees = nccl_tree::Trees::new(&c.ranks, &boxes);
+    let ch = trees.channels();
+    let chunks = nccl_tree_chunks(c, chunks, ch);
+    (trees, ch, chunks)
 }
 
 fn rm(

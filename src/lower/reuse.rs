@@ -17,7 +17,7 @@
 //! does not grow with every file it sees. A key being lowered by one thread is waited for by
 //! the others that need it, never lowered twice at once.
 
-use super::{ring_channel_room, ring_slices};
+use super::{ring_channels, ring_slices};
 use crate::diag::Diagnostic;
 use crate::ir::{Program, verify::Proof};
 use crate::sema::model::{AutoOr, Family, Model};
@@ -37,13 +37,8 @@ pub fn structure(m: &Model) -> Option<String> {
     let resolved = match &family {
         Family::Ring { slices, channels } => {
             let slices = ring_slices(c, *slices);
-            let room = ring_channel_room(c, slices);
-            let want = match channels {
-                AutoOr::Fixed(k) if *k > room => return None,
-                AutoOr::Fixed(k) => format!("={k}"),
-                AutoOr::Auto => format!("<={}", room.min(crate::net::rings::MAX_CHANNELS as u64)),
-            };
-            format!("ring {slices} slices {want} channels")
+            let (want, fixed) = ring_channels(c, *channels, slices).ok()?;
+            format!("ring {slices} slices {want} channels fixed {fixed}")
         }
         Family::RecursiveDoubling => "recursive_doubling".into(),
         Family::RecursiveMultiplying { stages, model } => match stages {
@@ -54,13 +49,7 @@ pub fn structure(m: &Model) -> Option<String> {
             ),
         },
         Family::NcclTree { chunks } => {
-            let boxes = m
-                .topology
-                .as_ref()
-                .map(crate::net::boxes)
-                .unwrap_or_default();
-            let ch = super::nccl_tree::Trees::new(&c.ranks, &boxes).channels();
-            let chunks = super::nccl_tree_chunks(c, *chunks, ch);
+            let (_, ch, chunks) = super::nccl_tree_plan(m, c, *chunks);
             format!("nccl_tree {ch} channels {chunks} chunks")
         }
         Family::Binomial
