@@ -3,15 +3,18 @@
 //! as XML with one line per family, and the command line's errors for bad flags.
 //!
 //! Nothing here depends on the figures' exact values (`choose::evaluate` is a stand-in until
-//! the flow-level simulation lands) except the table snapshot `compare__quickstart_table`,
-//! which is regenerated when the figures change.
+//! the flow-level simulation lands) except the quickstart's table and chart snapshots, which
+//! are regenerated when the figures change. The packet model's table and chart are made from
+//! figures written here: they pin the layout (panels within the width, wrapped subtitles).
 
 use collc::choose::candidates;
 use collc::compare::{self, Cell, Comparison, chart, render};
-use collc::diag::{SourceMap, render as diag_render};
+use collc::diag::{Code, SourceMap, render as diag_render};
 use collc::net::{FlowParams, for_file};
 use collc::progress::{Phase, Progress, Quiet};
-use collc::sema::{Options, check, model::Model};
+use collc::sema::model::{CollectiveKind, Dtype, Model};
+use collc::sema::{Options, check};
+use collc::sim::packet::PacketParams;
 use quick_xml::events::Event;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -166,43 +169,122 @@ fn output_is_deterministic_and_names_the_model() {
     assert_eq!(json["sizes"].as_array().map(Vec::len), Some(a.sizes.len()));
 }
 
-/// The chart parses as XML; each family's colour strokes exactly one polyline (its line: the
-/// axes and ticks are black, the legend's swatches are rectangles), and the legend and title
-/// name the families, collective, topology and model.
-#[test]
-fn the_chart_is_xml_with_one_line_per_family_and_a_legend() {
-    let c = sweep("examples/quickstart.coll", "1KiB..1GiB");
-    let svg = chart::svg(&c).expect("svg");
-    let mut reader = quick_xml::Reader::from_str(&svg);
-    let mut strokes: Vec<String> = Vec::new();
-    let mut texts: Vec<String> = Vec::new();
+/// What a chart draws, read back from its SVG: each polyline's stroke and point count, and
+/// each text with where it starts.
+struct Drawn {
+    polylines: Vec<(String, usize)>,
+    texts: Vec<(String, String, String)>,
+}
+
+fn drawn(svg: &str) -> Drawn {
+    let mut reader = quick_xml::Reader::from_str(svg);
+    let mut d = Drawn {
+        polylines: Vec::new(),
+        texts: Vec::new(),
+    };
+    let mut at = (String::new(), String::new());
+    let attr = |e: &quick_xml::events::BytesStart, key: &[u8]| -> String {
+        e.attributes()
+            .map(|a| a.expect("attribute"))
+            .find(|a| a.key.as_ref() == key)
+            .map(|a| String::from_utf8_lossy(&a.value).into_owned())
+            .unwrap_or_default()
+    };
     loop {
         match reader.read_event().expect("well-formed XML") {
             Event::Eof => break,
             Event::Start(e) | Event::Empty(e) if e.name().as_ref() == b"polyline" => {
-                for a in e.attributes() {
-                    let a = a.expect("attribute");
-                    if a.key.as_ref() == b"stroke" {
-                        strokes.push(String::from_utf8_lossy(&a.value).into_owned());
-                    }
+                let points = attr(&e, b"points").split_whitespace().count();
+                d.polylines.push((attr(&e, b"stroke"), points));
+            }
+            Event::Start(e) if e.name().as_ref() == b"text" => {
+                at = (attr(&e, b"x"), attr(&e, b"y"));
+            }
+            Event::Text(t) => {
+                let text = t.decode().expect("utf-8").trim().to_string();
+                if !text.is_empty() {
+                    d.texts.push((at.0.clone(), at.1.clone(), text));
                 }
             }
-            Event::Text(t) => texts.push(t.decode().expect("utf-8").trim().to_string()),
             _ => {}
         }
     }
+    d
+}
+
+/// A chart's texts (title and subtitle lines, axis labels, legend entries) with where each
+/// starts, and per family how its line is drawn: solid (one polyline through its points) or
+/// dashed.
+fn digest(c: &Comparison) -> String {
+    let d = drawn(&chart::svg(c).expect("svg"));
+    let mut out = String::new();
+    for (x, y, t) in &d.texts {
+        out.push_str(&format!("text {x},{y}: {t}\n"));
+    }
+    for (i, f) in c
+        .families
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| c.evaluated(*i))
+    {
+        let (r, g, b) = collc::plot::COLORS[i];
+        let hex = format!("#{r:02X}{g:02X}{b:02X}");
+        let n = c
+            .cells
+            .iter()
+            .filter(|row| matches!(row[i], Cell::Done { .. }))
+            .count();
+        // Polylines through all its points: its line when solid (less the legend sample's
+        // three two-point pieces when it has two points).
+        let whole = d
+            .polylines
+            .iter()
+            .filter(|p| p.0 == hex && p.1 == n)
+            .count();
+        let solid = if n == 2 { whole > 3 } else { whole > 0 };
+        out.push_str(&format!(
+            "line {}: {}\n",
+            compare::short(f),
+            if solid { "solid" } else { "dashed" }
+        ));
+    }
+    out
+}
+
+/// The chart parses as XML; each family's line is drawn in its colour: one polyline through
+/// every size, or dashes where it overlaps an earlier family, which its legend entry then
+/// names (the axes and ticks are black; the legend's samples are three short pieces); the
+/// legend and title name the families, collective, topology and model.
+#[test]
+fn the_chart_is_xml_with_one_line_per_family_and_a_legend() {
+    let c = sweep("examples/quickstart.coll", "1KiB..1GiB");
+    let d = drawn(&chart::svg(&c).expect("svg"));
+    let texts: Vec<&str> = d.texts.iter().map(|t| t.2.as_str()).collect();
     for (i, f) in c.families.iter().enumerate() {
         let (r, g, b) = collc::plot::COLORS[i];
         let hex = format!("#{r:02X}{g:02X}{b:02X}");
-        assert_eq!(
-            strokes.iter().filter(|s| **s == hex).count(),
-            1,
-            "{}",
-            f.name()
-        );
         let name = compare::label(f);
-        assert!(texts.contains(&name), "legend lacks {name}: {texts:?}");
+        let entry = texts
+            .iter()
+            .find(|t| t.starts_with(&name))
+            .unwrap_or_else(|| panic!("legend lacks {name}: {texts:?}"));
+        let whole = d
+            .polylines
+            .iter()
+            .filter(|p| p.0 == hex && p.1 == c.sizes.len())
+            .count();
+        if entry.contains("(overlaps ") {
+            assert_eq!(whole, 0, "{name} is dashed");
+        } else {
+            assert_eq!(whole, 1, "{name}: one line through every size");
+        }
     }
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("(overlaps recursive_doubling")),
+        "recursive multiplying coincides with doubling at large sizes: {texts:?}"
+    );
     assert!(
         texts
             .iter()
@@ -212,12 +294,121 @@ fn the_chart_is_xml_with_one_line_per_family_and_a_legend() {
     assert!(texts.iter().any(|t| t.starts_with("flow-level model:")));
 }
 
+/// A x8 sweep's chart: the x axis labels every size swept (not powers of 4, which left 8 KiB,
+/// 512 KiB and 32 MiB unlabelled), and a line that coincides with an earlier one is dashed
+/// with a marker of its own and its legend entry says where it overlaps.
+#[test]
+fn quickstart_chart_x8() {
+    let c = sweep("examples/quickstart.coll", "1KiB..1GiB*8");
+    let svg = chart::svg(&c).expect("svg");
+    let texts: Vec<String> = drawn(&svg).texts.into_iter().map(|t| t.2).collect();
+    for s in &c.sizes {
+        let label = compare::sizes::show(*s);
+        assert!(texts.contains(&label), "{label} is labelled: {texts:?}");
+    }
+    insta::assert_snapshot!(digest(&c));
+}
+
 /// The table of the README's quickstart file. Its figures come from `choose::evaluate`: this
 /// snapshot is regenerated when they change.
 #[test]
 fn quickstart_table() {
     let c = sweep("examples/quickstart.coll", "1KiB..1GiB*8");
     insta::assert_snapshot!(render::table(&c));
+}
+
+/// A small fat tree under a packet model: its comparison adds the in-network families,
+/// eight in all.
+const PACKET: &str = "import fat_tree;
+topology t = fat_tree(leaves: 2, hosts_per_leaf: 4, spines: 2, host_bw: 100 Gbps, spine_bw: 100 Gbps);
+collective allreduce { size: 64 KiB; dtype: i32; op: sum; }
+schedule canary { }
+model pkt: packet { placement: random; }
+";
+
+/// [`PACKET`]'s comparison under its packet model with figures made up here (what is tested
+/// is the layout, not the simulator): recursive multiplying takes recursive doubling's time,
+/// and recursive doubling fails at the largest size.
+fn packet_comparison() -> Comparison {
+    let mut sources = SourceMap::new();
+    let id = sources.add("packet.coll".to_string(), PACKET.to_string());
+    let checked = check(&mut sources, id, &Options::default());
+    assert!(checked.diagnostics.is_empty());
+    let m = checked.model.expect("a model");
+    let model = m.models.iter().find(|x| x.name == "pkt").expect("pkt");
+    let engine = compare::Engine::Packet {
+        params: PacketParams::from_model(model).expect("a packet model"),
+        seed: 1,
+        runs: 1,
+    };
+    let families = compare::families_for(&m, &engine);
+    assert_eq!(families.len(), 8, "{families:?}");
+    let sizes: Vec<u64> = vec![16 << 10, 64 << 10, 256 << 10];
+    let us = [
+        [6.80, 10.35, 39.40],
+        [8.66, 26.34, 91.54],
+        [8.66, 26.34, 91.54],
+        [10.33, 30.74, 113.73],
+        [4.85, 11.45, 43.51],
+        [2.04, 6.19, 22.80],
+        [2.42, 6.57, 23.17],
+        [5.52, 9.83, 28.51],
+    ];
+    let cells = sizes
+        .iter()
+        .enumerate()
+        .map(|(s, &bytes)| {
+            (0..families.len())
+                .map(|f| {
+                    if (f, s) == (1, 2) {
+                        return Cell::Failed {
+                            code: Code::ProgramTooLarge,
+                            message: "the packet simulation stopped at its limit: the run did not finish within 134217728 events (at 4648659920 ps of simulated time): packets and timers keep coming without the collective completing".into(),
+                        };
+                    }
+                    let seconds = us[f][s] * 1e-6;
+                    let algbw = bytes as f64 / seconds;
+                    Cell::Done {
+                        seconds,
+                        algbw,
+                        busbw: algbw * 1.75,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    Comparison {
+        topology: "t".into(),
+        kind: CollectiveKind::Allreduce,
+        ranks: 8,
+        dtype: Dtype::I32,
+        engine,
+        families,
+        sizes,
+        cells,
+        axis: compare::Axis::Size,
+    }
+}
+
+/// The packet model's table of eight families, once 276 columns wide: every line fits the
+/// table's width, the families in panels one below the other, the winner after the last;
+/// the model line, the schedules and the notes wrap.
+#[test]
+fn packet_table() {
+    let c = packet_comparison();
+    let table = render::table(&c);
+    for line in table.lines() {
+        assert!(line.len() <= compare::table::WIDTH, "too wide: {line}");
+    }
+    insta::assert_snapshot!(table);
+}
+
+/// The packet model's chart: its long subtitle (the model and every parameter) wraps over
+/// lines instead of running off the chart's edge.
+#[test]
+fn packet_chart() {
+    let c = packet_comparison();
+    insta::assert_snapshot!(digest(&c));
 }
 
 fn collc(args: &[&str]) -> (i32, String, String) {

@@ -13,13 +13,14 @@
 //! [`Cell::Failed`] there; one that fails everywhere is reported as skipped, never dropped.
 //! A sweep whose cancel flag is set ([`shard::Split::cancel`]) evaluates no further cell and
 //! ends with E0061 ([`cancelled`]).
-//! [`render`] writes the comparison as a table, CSV or JSON, [`chart`] as an SVG line chart,
-//! [`sizes`] parses `--sizes`.
+//! [`render`] writes the comparison as a table ([`table`]), CSV or JSON, [`chart`] as an SVG
+//! line chart, [`sizes`] parses `--sizes`.
 
 pub mod chart;
 pub mod render;
 pub mod shard;
 pub mod sizes;
+pub mod table;
 
 use crate::diag::{Code, Diagnostic, Span};
 use crate::net::FlowParams;

@@ -1,14 +1,14 @@
-//! A [`Comparison`] as text: a table for people, CSV and JSON for tools. Each says which model
-//! and parameters made its figures: the table in its header, CSV in columns of every row, JSON in
-//! its `model` object. Numbers are formatted by Rust's exact float formatting, so the same
+//! A [`Comparison`] as text: a table for people ([`super::table`]), CSV and JSON for tools.
+//! Each says which model and parameters made its figures: the table in its header, CSV in
+//! columns of every row, JSON in its `model` object. Numbers are formatted by Rust's exact float formatting, so the same
 //! comparison gives the same bytes.
 
-use super::{Axis, Cell, Comparison, label, short, sizes::show};
+use super::{Axis, Cell, Comparison, label, sizes::show};
 use serde::Serialize;
 
 /// The sweep's sizes as `1 KiB to 1 GiB (21 sizes)`, or the varied `param`'s values as
 /// `hosts = 51, 102, 256 (3 values), 4 MiB`.
-fn span_of(c: &Comparison) -> String {
+pub(super) fn span_of(c: &Comparison) -> String {
     if let Axis::Param { names, points } = &c.axis {
         let same = c.sizes.iter().all(|&b| Some(&b) == c.sizes.first());
         let size = match c.sizes.first() {
@@ -71,133 +71,8 @@ pub fn gbs(bps: f64) -> String {
     format!("{v:.decimals$}")
 }
 
-/// The table `collc compare` prints by default.
-pub fn table(c: &Comparison) -> String {
-    let mut out = format!("compare: {}, {}\n", subject(c), span_of(c));
-    out.push_str(&model_line(c));
-    out.push('\n');
-    let points: &[super::Point] = match &c.axis {
-        Axis::Param { points, .. } => points,
-        Axis::Size => &[],
-    };
-    let first = c.engine.describe();
-    for (s, p) in points.iter().enumerate() {
-        let here = p.engine.describe();
-        if here != first {
-            out.push_str(&format!("at {}: {here}\n", c.row_label(s)));
-        }
-    }
-    // nccl-tests' factor counts what hosts must move between them; a reduction in the switches
-    // moves less, so its busbw can pass the links' rate.
-    let in_network = if c
-        .families
-        .iter()
-        .any(crate::sema::model::Family::in_network)
-    {
-        "; in-network schedules reduce in the switches and move less than the factor assumes, so their busbw can exceed the link rate"
-    } else {
-        ""
-    };
-    if points.iter().any(|p| p.ranks != c.ranks) {
-        let ranks: Vec<String> = points
-            .iter()
-            .enumerate()
-            .map(|(s, p)| format!("{} at {}", p.ranks, c.row_label(s)))
-            .collect();
-        out.push_str(&format!(
-            "algbw = size / time, busbw = algbw x nccl-tests' factor for {} on each row's ranks ({}), both in GB/s{in_network}\n\n",
-            c.kind.name(),
-            ranks.join(", ")
-        ));
-    } else {
-        out.push_str(&format!(
-            "algbw = size / time, busbw = algbw x {:.4} (nccl-tests' factor for {} on {} ranks), both in GB/s{in_network}\n\n",
-            c.bus_factor(),
-            c.kind.name(),
-            c.ranks
-        ));
-    }
-    let width = (0..c.cells.len())
-        .map(|s| c.row_label(s).len())
-        .max()
-        .unwrap_or(0)
-        .max(10);
-    let mut head = format!("{:<width$}", "");
-    let mut cols = format!(
-        "{:<width$}",
-        match &c.axis {
-            Axis::Size => "size",
-            Axis::Param { .. } => "value",
-        }
-    );
-    for f in &c.families {
-        head.push_str(&format!("   {:-^28}", format!(" {} ", short(f))));
-        cols.push_str(&format!("   {:>10} {:>8} {:>8}", "time", "algbw", "busbw"));
-    }
-    head.push('\n');
-    cols.push_str("   winner\n");
-    out.push_str(&head);
-    out.push_str(&cols);
-    for (s, row) in c.cells.iter().enumerate() {
-        out.push_str(&format!("{:<width$}", c.row_label(s)));
-        for cell in row {
-            match cell {
-                Cell::Done {
-                    seconds,
-                    algbw,
-                    busbw,
-                } => out.push_str(&format!(
-                    "   {:>10} {:>8} {:>8}",
-                    time(*seconds),
-                    gbs(*algbw),
-                    gbs(*busbw)
-                )),
-                Cell::Failed { .. } => {
-                    out.push_str(&format!("   {:>10} {:>8} {:>8}", "-", "-", "-"))
-                }
-            }
-        }
-        let w = c
-            .winner(s)
-            .map_or("-".to_string(), |w| short(&c.families[w]));
-        out.push_str(&format!("   {w}\n"));
-    }
-    out.push('\n');
-    let schedules: Vec<String> = c.families.iter().map(label).collect();
-    out.push_str(&format!("schedules: {}\n", schedules.join("; ")));
-    let cross = c.crossovers();
-    if cross.is_empty() {
-        let only = (0..c.sizes.len()).find_map(|s| c.winner(s));
-        match only {
-            Some(w) => out.push_str(&format!(
-                "crossovers: none; {} is fastest at every {}\n",
-                short(&c.families[w]),
-                match &c.axis {
-                    Axis::Size => "size".to_string(),
-                    Axis::Param { names, .. } => format!("value of {}", names.join(" and ")),
-                }
-            )),
-            None => out.push_str("crossovers: none\n"),
-        }
-    } else {
-        let list: Vec<String> = cross
-            .iter()
-            .map(|x| {
-                format!(
-                    "{} -> {} at {}",
-                    short(&c.families[x.from]),
-                    short(&c.families[x.to]),
-                    c.row_label(x.row)
-                )
-            })
-            .collect();
-        out.push_str(&format!("crossovers: {}\n", list.join(", ")));
-    }
-    for n in c.notes() {
-        out.push_str(&format!("note: {n}\n"));
-    }
-    out
-}
+/// The table `collc compare` prints by default ([`super::table`]).
+pub use super::table::table;
 
 /// One field of a CSV row, quoted when it needs to be (RFC 4180).
 fn field(s: &str) -> String {

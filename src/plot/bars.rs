@@ -7,7 +7,7 @@
 //! - [`Bars`]: one bar per item with a whisker from its minimum to its maximum, as the paper's
 //!   goodput over five runs (Fig. 7a).
 
-use super::{SIZE, color};
+use super::{Area, Failure, SIZE, color, heading};
 use plotters::prelude::*;
 
 /// A distribution: `series` of sample counts per bin (as many as `bins`).
@@ -28,47 +28,6 @@ pub struct Bars {
     pub y_desc: String,
     /// (label, median, min, max)
     pub items: Vec<(String, f64, f64, f64)>,
-}
-
-type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
-type Failure<'a> = DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>;
-
-/// Characters of subtitle per line (the chart is 1000 px wide, at about 9 px a character).
-const LINE: usize = 105;
-
-/// `text` in lines of at most [`LINE`] characters, broken at spaces.
-fn wrap(text: &str) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    for word in text.split(' ') {
-        match lines.last_mut() {
-            Some(l) if l.len() + 1 + word.len() <= LINE => {
-                l.push(' ');
-                l.push_str(word);
-            }
-            _ => lines.push(word.to_string()),
-        }
-    }
-    lines
-}
-
-/// Draws a title and a subtitle (wrapped over as many lines as it needs); the area below.
-fn heading<'a>(root: &Area<'a>, title: &str, subtitle: &str) -> Result<Area<'a>, Failure<'a>> {
-    root.fill(&WHITE)?;
-    let lines = wrap(subtitle);
-    let (head, body) = root.split_vertically(50 + 22 * lines.len().max(1) as u32);
-    head.draw(&Text::new(
-        title.to_string(),
-        (24, 12),
-        ("sans-serif", 26).into_font().color(&BLACK),
-    ))?;
-    for (i, line) in lines.into_iter().enumerate() {
-        head.draw(&Text::new(
-            line,
-            (24, 44 + 22 * i as i32),
-            ("sans-serif", 16).into_font().color(&RGBColor(80, 80, 80)),
-        ))?;
-    }
-    Ok(body)
 }
 
 /// A share as the y axis shows it: `25%`.

@@ -1,35 +1,21 @@
-//! SVG line charts of a rate against a message size, with `plotters`' SVG backend (no system
-//! fonts: text is written as SVG `<text>` for the viewer to render, and the naive font metrics
-//! only place it). Log-log axes: sizes on a base-2 axis labelled in binary units, rates in GB/s
-//! on a base-10 axis; one line with a marker per point for each series, a legend, a title and a
-//! subtitle (say there which model made the figures). Everything is integer pixel coordinates
-//! and fixed colours, so the same chart gives the same bytes. [`bars`] draws distributions and
-//! bars with ranges in the same style.
+//! SVG charts with `plotters`' SVG backend (no system fonts: text is written as SVG `<text>`
+//! for the viewer to render, and the naive font metrics only place it). Everything is integer
+//! pixel coordinates and fixed colours, so the same chart gives the same bytes.
+//!
+//! - [`lines`]: a rate against a message size on log-log axes, one line per series ([`svg`]),
+//!   told apart by [`marks`] (colours, markers, dashes and notes where lines overlap).
+//! - [`bars`]: distributions and bars with ranges, in the same style.
+//!
+//! Every chart opens with a title and a subtitle ([`heading`]; say there which model made the
+//! figures), both wrapped over as many lines as they need, so neither is cut at the edge.
 
 pub mod bars;
+pub mod lines;
+pub mod marks;
 
-use plotters::coord::combinators::IntoLogRange;
+pub use lines::{Chart, Series, svg};
+
 use plotters::prelude::*;
-
-/// One line: its legend name and its (bytes, GB/s) points in size order; points whose rate is
-/// not positive are left out (a log axis cannot show them).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Series {
-    pub name: String,
-    pub points: Vec<(f64, f64)>,
-}
-
-/// A chart of rates against sizes.
-#[derive(Debug, Clone)]
-pub struct Chart {
-    pub title: String,
-    pub subtitle: String,
-    /// The y axis's description, e.g. `algbw (GB/s)`.
-    pub y_desc: String,
-    /// Writes a size (bytes) as the x axis labels it, e.g. `1 KiB`.
-    pub size_label: fn(u64) -> String,
-    pub series: Vec<Series>,
-}
 
 /// Width and height in pixels.
 pub const SIZE: (u32, u32) = (1000, 640);
@@ -54,119 +40,91 @@ pub fn color(i: usize) -> RGBColor {
     RGBColor(r, g, b)
 }
 
-/// The largest power of ten at most `v`, and the smallest at least `w` (multiplications only).
-fn decades(v: f64, w: f64) -> (f64, f64) {
-    let mut lo = 1.0;
-    while lo > v {
-        lo /= 10.0;
-    }
-    while lo * 10.0 <= v {
-        lo *= 10.0;
-    }
-    let mut hi = lo;
-    while hi < w {
-        hi *= 10.0;
-    }
-    (lo, hi.max(lo * 10.0))
-}
-
-/// A rate as the y axis shows it: `0.01`, `10`, `100`.
-fn rate_label(v: f64) -> String {
-    let s = format!("{v:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// The chart as SVG text.
-pub fn svg(chart: &Chart) -> Result<String, String> {
-    let shown = |p: &&(f64, f64)| p.0 > 0.0 && p.1 > 0.0 && p.1.is_finite();
-    let all: Vec<(f64, f64)> = chart
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().filter(shown).copied())
-        .collect();
-    let (mut x0, mut x1) = all
-        .iter()
-        .fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.0), b.max(p.0)));
-    if all.is_empty() {
-        (x0, x1) = (1024.0, 1024.0 * 1024.0);
-    }
-    if x0 >= x1 {
-        (x0, x1) = (x0 / 2.0, x1 * 2.0);
-    }
-    let (y0, y1) = all
-        .iter()
-        .fold((f64::MAX, 0.0f64), |(a, b), p| (a.min(p.1), b.max(p.1)));
-    let (y0, y1) = if all.is_empty() {
-        (0.1, 10.0)
-    } else {
-        decades(y0, y1)
-    };
-    let mut text = String::new();
-    {
-        let root = SVGBackend::with_string(&mut text, SIZE).into_drawing_area();
-        draw(&root, chart, (x0, x1), (y0, y1)).map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
-    }
-    Ok(text)
-}
-
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 type Failure<'a> = DrawingAreaErrorKind<<SVGBackend<'a> as DrawingBackend>::ErrorType>;
 
-fn draw<'a>(
-    root: &Area<'a>,
-    chart: &Chart,
-    (x0, x1): (f64, f64),
-    (y0, y1): (f64, f64),
-) -> Result<(), Failure<'a>> {
-    root.fill(&WHITE)?;
-    let (head, body) = root.split_vertically(72);
-    head.draw(&Text::new(
-        chart.title.clone(),
-        (24, 12),
-        ("sans-serif", 26).into_font().color(&BLACK),
-    ))?;
-    head.draw(&Text::new(
-        chart.subtitle.clone(),
-        (24, 44),
-        ("sans-serif", 18).into_font().color(&RGBColor(80, 80, 80)),
-    ))?;
-    let mut c = ChartBuilder::on(&body)
-        .margin(20)
-        .x_label_area_size(56)
-        .y_label_area_size(72)
-        .build_cartesian_2d((x0..x1).log_scale().base(2.0), (y0..y1).log_scale())?;
-    c.configure_mesh()
-        // At most 9 labels keep the log axes free of labels between powers (plotters adds
-        // them only when it has room for ten times more labels than powers).
-        .x_labels(9)
-        .y_labels(9)
-        .max_light_lines(0)
-        .x_label_formatter(&|v| (chart.size_label)(v.round().max(1.0) as u64))
-        .y_label_formatter(&|v| rate_label(*v))
-        .x_desc("message size")
-        .y_desc(chart.y_desc.clone())
-        .label_style(("sans-serif", 16))
-        .axis_desc_style(("sans-serif", 18))
-        .draw()?;
-    for (i, s) in chart.series.iter().enumerate() {
-        let col = color(i);
-        let pts: Vec<(f64, f64)> = s
-            .points
-            .iter()
-            .filter(|p| p.0 > 0.0 && p.1 > 0.0 && p.1.is_finite())
-            .copied()
-            .collect();
-        c.draw_series(LineSeries::new(pts.clone(), col.stroke_width(2)))?
-            .label(s.name.clone())
-            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], col.filled()));
-        c.draw_series(pts.into_iter().map(|p| Circle::new(p, 3, col.filled())))?;
+/// Characters of title per line: the chart is 1000 px wide, less 24 px on each side, at
+/// about 14.5 px a character of the 26 px font.
+const TITLE_LINE: usize = 65;
+/// Characters of subtitle per line, at about 9 px a character of the 16 px font.
+const SUBTITLE_LINE: usize = 105;
+
+/// True for a word that is a number, such as `512`, `(1024` or `x4`: the word after it (its
+/// unit) stays on its line.
+fn number(word: &str) -> bool {
+    let w = word.trim_start_matches(['(', 'x']);
+    !w.is_empty() && w.chars().all(|c| c.is_ascii_digit() || c == '.')
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces but not after a number
+/// (`512 KiB`, `100 ns` stay whole; a longer piece keeps a line of its own). Charts' headings
+/// and `collc compare`'s table wrap their prose with it.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut pieces: Vec<String> = Vec::new();
+    let mut glue = false;
+    for word in text.split(' ') {
+        match pieces.last_mut() {
+            Some(last) if glue => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => pieces.push(word.to_string()),
+        }
+        glue = number(word);
     }
-    c.configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(RGBColor(160, 160, 160))
-        .label_font(("sans-serif", 18))
-        .draw()?;
-    Ok(())
+    let mut lines: Vec<String> = Vec::new();
+    for piece in pieces {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + piece.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(&piece);
+            }
+            _ => lines.push(piece),
+        }
+    }
+    lines
+}
+
+/// Draws a title and a subtitle on white, each wrapped over as many lines as it needs; the
+/// area below them.
+fn heading<'a>(root: &Area<'a>, title: &str, subtitle: &str) -> Result<Area<'a>, Failure<'a>> {
+    root.fill(&WHITE)?;
+    let titles = wrap(title, TITLE_LINE);
+    let subtitles = wrap(subtitle, SUBTITLE_LINE);
+    let below_title = 12 + 32 * titles.len() as i32;
+    let height = below_title + 6 + 22 * subtitles.len().max(1) as i32;
+    let (head, body) = root.split_vertically(height as u32);
+    for (i, line) in titles.into_iter().enumerate() {
+        head.draw(&Text::new(
+            line,
+            (24, 12 + 32 * i as i32),
+            ("sans-serif", 26).into_font().color(&BLACK),
+        ))?;
+    }
+    for (i, line) in subtitles.into_iter().enumerate() {
+        head.draw(&Text::new(
+            line,
+            (24, below_title + 22 * i as i32),
+            ("sans-serif", 16).into_font().color(&RGBColor(80, 80, 80)),
+        ))?;
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap;
+
+    #[test]
+    fn long_text_wraps_at_spaces_but_not_inside_a_quantity() {
+        let text = ["model"; 40].join(" ");
+        let lines = wrap(&text, 30);
+        assert!(lines.iter().all(|l| l.len() <= 30), "{lines:?}");
+        assert_eq!(lines.join(" "), text);
+        assert_eq!(wrap("short", 30), ["short"]);
+        let word = "w".repeat(40);
+        assert_eq!(wrap(&format!("a {word} b"), 30), ["a", word.as_str(), "b"]);
+        let unit = format!("{} at 512 KiB", "w".repeat(24));
+        assert_eq!(wrap(&unit, 30)[1], "512 KiB", "a size stays whole");
+    }
 }
