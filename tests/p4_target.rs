@@ -5,8 +5,10 @@
 //!   the files as written).
 //! - The host program is built with cargo and run, one process per rank with `--check`, against
 //!   collc's own execution of the switch program over UDP ([`collc::backend::p4::emulate`]):
-//!   plain, with a lost packet (the retransmission path), with a one-descriptor table (every
-//!   block collides: tree restoration), with f32 data as fixed point, and on static trees.
+//!   plain, with a lost packet (the retransmission path, with a fixed timeout and with
+//!   `retransmit: auto`, where each host estimates its timeout from the round trips it
+//!   measures), with a one-descriptor table (every block collides: tree restoration), with f32
+//!   data as fixed point, and on static trees.
 //! - Limits are E0050.
 
 mod cli_support;
@@ -343,6 +345,63 @@ fn a_lost_packet_is_recovered_by_retransmission() {
         failed >= 2,
         "the leaders failed the blocks' first generation: {outs:?}"
     );
+    for o in &outs {
+        assert!(o.contains("retransmission timeout 100ms (fixed)"), "{o}");
+    }
+}
+
+/// `retransmit: auto`: the plan says the hosts adapt the timeout collc planned (2 RTT on the
+/// declared network) and each host estimates it from its blocks' round trips as TCP does and
+/// as the packet simulator does (RFC 6298: SRTT + 4 RTTVAR, Karn's rule, back-off per block),
+/// never below the planned value; a lost packet is still recovered.
+#[test]
+fn under_retransmit_auto_the_hosts_estimate_their_timeout() {
+    let text = std::fs::read_to_string(root().join(EXAMPLE))
+        .expect("example")
+        .replace("retransmit: 1 s;", "retransmit: auto;");
+    let dir = build("p4-auto-plan", &text, &[]);
+    let plan = std::fs::read_to_string(dir.join("host/plan.txt")).expect("the plan");
+    let line = plan
+        .lines()
+        .find(|l| l.starts_with("retransmit_us "))
+        .expect("a timeout");
+    let planned: u64 = line
+        .split(' ')
+        .nth(1)
+        .and_then(|x| x.parse().ok())
+        .expect("microseconds");
+    assert!(line.ends_with(" auto") && planned > 0, "{plan}");
+    let readme = std::fs::read_to_string(dir.join("README.md")).expect("the README");
+    assert!(readme.contains("SRTT + 4 RTTVAR"), "{readme}");
+    // The target's own `retransmit` fixes it.
+    let own = text.replace(
+        "clock_period: 2 ms;",
+        "clock_period: 2 ms;\n    retransmit: 5 ms;",
+    );
+    let fixed = build("p4-auto-fixed", &own, &[]);
+    let plan = std::fs::read_to_string(fixed.join("host/plan.txt")).expect("the plan");
+    assert!(plan.contains("retransmit_us 5000\n"), "{plan}");
+
+    // Rank 1 loses its packet of blocks 0 and 2.
+    let (_, outs) = run_udp("p4-udp-auto", &text, &[], |r| {
+        if r == 1 {
+            vec!["--drop".into(), "0,2".into()]
+        } else {
+            Vec::new()
+        }
+    });
+    passed(&outs);
+    let from = format!("(auto from {:?}: ", Duration::from_micros(planned));
+    let mut sampled = 0;
+    for o in &outs {
+        let at = o.find(&from).unwrap_or_else(|| panic!("{from}: {o}"));
+        sampled += o[at + from.len()..]
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("round trips sampled");
+    }
+    assert!(sampled > 0, "the hosts measured round trips: {outs:?}");
 }
 
 #[test]

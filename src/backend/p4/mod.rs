@@ -54,17 +54,20 @@ struct Built {
     /// Per switch of the fabric, in order: its entries.
     entries: Vec<Vec<Entry>>,
     about: String,
-    /// Elements per packet, and the hosts' retransmission timeout (microseconds).
+    /// Elements per packet, and the hosts' retransmission timeout (microseconds): where it
+    /// starts when `adaptive` (`retransmit: auto`, the hosts estimate it as TCP does), else
+    /// fixed.
     lanes: u64,
     retransmit_us: u64,
+    adaptive: bool,
 }
 
 /// Elements per packet of the static-trees program: a Tofino's 32 four-byte elements.
 pub const TREE_LANES: u32 = 32;
 
 /// The hosts' retransmission timeout and the switches' reclaim age, microseconds: the target's
-/// `retransmit` or the schedule's (2 RTT on the declared network by default), and
-/// `retransmit x (retries + 2)`.
+/// `retransmit` or the schedule's (2 RTT on the declared network by default, where the hosts
+/// start from when they adapt it, [`adaptive`]), and `retransmit x (retries + 2)`.
 fn timers(m: &Model, o: &P4Options, cp: &CanaryParams) -> (u64, u64) {
     let retransmit = o
         .retransmit_us
@@ -73,6 +76,13 @@ fn timers(m: &Model, o: &P4Options, cp: &CanaryParams) -> (u64, u64) {
         retransmit,
         crate::cost::canary::reclaim_after(retransmit, cp),
     )
+}
+
+/// True when the hosts adapt their retransmission timeout (the schedule's `retransmit: auto`
+/// and no `retransmit` of the target's): as collc's packet simulator does, each estimates it
+/// from its blocks' round trips as TCP does (RFC 6298), from the planned value up.
+fn adaptive(o: &P4Options, cp: &CanaryParams) -> bool {
+    o.retransmit_us.is_none() && matches!(cp.retransmit, crate::sema::model::AutoOr::Auto)
 }
 
 /// The schedule, topology and collective the target needs, or why `m` has none to emit.
@@ -181,9 +191,16 @@ fn build_canary(m: &Model, o: &P4Options, cp: &CanaryParams, fabric: &Fabric) ->
         entries.push(es);
     }
     let scan = shape.slots.saturating_mul(o.clock_period_us);
+    let hosts = if adaptive(o, cp) {
+        format!(
+            "the hosts retransmit after {retransmit} us at first, then each after SRTT + 4 RTTVAR of the round trips of its blocks, never sooner, doubling per timeout of a block (`retransmit: auto`, as TCP, RFC 6298)"
+        )
+    } else {
+        format!("the hosts retransmit after {retransmit} us")
+    };
     let about = format!(
         "Frames: Ethernet (EtherType 0x{:04X}), the 19-byte Canary header, {} 32-bit elements.\n\
-Timers: a switch scans one descriptor per clock packet (kind {}) arriving on its clock port (its last port); with a clock packet every {} us, a timeout of {timeout} us fires up to {scan} us late. Descriptors older than {reclaim} us are reclaimed (the hosts retransmit after {retransmit} us).\n\
+Timers: a switch scans one descriptor per clock packet (kind {}) arriving on its clock port (its last port); with a clock packet every {} us, a timeout of {timeout} us fires up to {scan} us late. Descriptors older than {reclaim} us are reclaimed ({hosts}).\n\
 Multicast: groups of up to {} ports ({} per switch at most); a children bitmap over several shards is sent one shard per pass, recirculating the rest.\n",
         canary::ETHERTYPE,
         shape.lanes,
@@ -195,6 +212,7 @@ Multicast: groups of up to {} ports ({} per switch at most); a children bitmap o
     Built {
         lanes: cp.elements_per_packet,
         retransmit_us: retransmit,
+        adaptive: adaptive(o, cp),
         stem: "canary",
         source: canary::program(&Protocol::paper(), &shape, &title),
         schema,
@@ -255,6 +273,7 @@ fn build_trees(
     Ok(Built {
         lanes: u64::from(TREE_LANES),
         retransmit_us: 0,
+        adaptive: false,
         stem: "static_trees",
         source: trees::program(
             TREE_LANES,
@@ -318,7 +337,8 @@ pub fn emit(m: &Model, o: &P4Options) -> Result<Vec<(String, Vec<u8>)>, P4Error>
         ));
     }
     files.push(("wiring.txt".into(), wiring.into_bytes()));
-    let plan = project::plan(m, &fabric, built.lanes, built.retransmit_us).map_err(|e| {
+    let timer = (built.retransmit_us, built.adaptive);
+    let plan = project::plan(m, &fabric, built.lanes, timer).map_err(|e| {
         err(
             e,
             "the host program cannot be planned",
@@ -401,6 +421,12 @@ pub const MARK: &str = "# collc P4 target";
 #[allow(dead_code)]
 mod host_plan;
 
+/// The host program's retransmission timeout, compiled here too so a test can hold it to the
+/// simulator's.
+#[cfg(test)]
+#[path = "host/rto.rs"]
+mod host_rto;
+
 #[cfg(test)]
 mod tests {
     use super::host_plan;
@@ -467,5 +493,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_host_program_estimates_its_timeout_as_the_simulator_does() {
+        use std::time::Duration;
+        let floor = 28_000;
+        let mut sim = crate::sim::packet::Rto::new(floor);
+        let mut host = super::host_rto::Rto::new(Duration::from_nanos(floor), true);
+        // Round trips growing as the links fill, then settling, then short again.
+        let rtts = (0..200u64).map(|i| match i {
+            0..50 => 20_000 + 3_000 * i,
+            50..150 => 170_000 + (i * 7_919) % 40_000,
+            _ => 9_000,
+        });
+        for rtt in rtts {
+            sim.sample(rtt);
+            host.sample(Duration::from_nanos(rtt));
+            assert_eq!(host.timeout(), Duration::from_nanos(sim.rto), "after {rtt}");
+        }
+        let plan =
+            "family canary\nhost 0 0 2\nhost 1 1 2\nelements 64\nlanes 32\nroots in_turn 2\n";
+        let auto = host_plan::Plan::parse(&format!("{plan}retransmit_us 28 auto\n")).expect("auto");
+        assert_eq!(
+            (auto.retransmit, auto.adaptive),
+            (Duration::from_micros(28), true)
+        );
+        let fixed = host_plan::Plan::parse(&format!("{plan}retransmit_us 300\n")).expect("fixed");
+        assert_eq!(
+            (fixed.retransmit, fixed.adaptive),
+            (Duration::from_micros(300), false)
+        );
     }
 }

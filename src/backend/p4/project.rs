@@ -2,7 +2,8 @@
 //! fixed text (the sources in `host/` beside this module, the same for every schedule) and whose
 //! schedule is `plan.txt`: the ranks' hosts and the switch each is linked to, the blocks, the
 //! leader policy and roots (computed as collc's packet simulator computes them), the
-//! retransmission timeout, the shard width of restoration packets and the fixed-point scale.
+//! retransmission timeout (and whether the hosts adapt it: `retransmit: auto`), the shard
+//! width of restoration packets and the fixed-point scale.
 
 use super::fabric::Fabric;
 use crate::canary::protocol::Protocol;
@@ -11,12 +12,13 @@ use crate::sim::packet::PacketParams;
 use std::fmt::Write;
 
 /// The program's sources.
-pub const RUNTIME: [(&str, &str); 6] = [
+pub const RUNTIME: [(&str, &str); 7] = [
     ("src/main.rs", include_str!("host/main.rs")),
     ("src/plan.rs", include_str!("host/plan.rs")),
     ("src/frame.rs", include_str!("host/frame.rs")),
     ("src/net.rs", include_str!("host/net.rs")),
     ("src/canary.rs", include_str!("host/canary.rs")),
+    ("src/rto.rs", include_str!("host/rto.rs")),
     ("src/trees.rs", include_str!("host/trees.rs")),
 ];
 
@@ -27,8 +29,15 @@ pub fn package(dir: &str) -> String {
     crate::backend::mpi::package_name(&format!("{dir}-host"))
 }
 
-/// `plan.txt` for `m`, whose schedule is Canary or static trees; Err says why not.
-pub fn plan(m: &Model, fabric: &Fabric, lanes: u64, retransmit_us: u64) -> Result<String, String> {
+/// `plan.txt` for `m`, whose schedule is Canary or static trees, with the hosts' retransmission
+/// timeout in microseconds and whether they adapt it (`retransmit_us 28 auto`, from 28 us);
+/// Err says why not.
+pub fn plan(
+    m: &Model,
+    fabric: &Fabric,
+    lanes: u64,
+    (retransmit_us, adaptive): (u64, bool),
+) -> Result<String, String> {
     let (Some(s), Some(c)) = (&m.schedule, &m.collective) else {
         return Err("no collective".into());
     };
@@ -67,9 +76,10 @@ pub fn plan(m: &Model, fabric: &Fabric, lanes: u64, retransmit_us: u64) -> Resul
                 LeaderPolicy::Hash => "hash",
             };
             let roots: Vec<String> = job.plan.roots.iter().map(|r| r.to_string()).collect();
+            let auto = if adaptive { " auto" } else { "" };
             let _ = writeln!(
                 o,
-                "leader {policy}\nroots {} {}\nretransmit_us {retransmit_us}\nretries {}\nshard_width {}",
+                "leader {policy}\nroots {} {}\nretransmit_us {retransmit_us}{auto}\nretries {}\nshard_width {}",
                 if job.plan.leader_roots {
                     "per_leader"
                 } else {

@@ -45,16 +45,16 @@ const TIMED_OUT: u8 = 0x80;
 /// One host's retransmission timeout (ps), estimated as TCP's (RFC 6298, Section 2) from
 /// its blocks' round trips, never below `floor` (the `auto` value, 2 RTT on the idle network).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Rto {
+pub(crate) struct Rto {
     srtt: u64,
     rttvar: u64,
-    pub(super) rto: u64,
+    pub(crate) rto: u64,
     floor: u64,
     sampled: bool,
 }
 
 impl Rto {
-    pub(super) fn new(floor: u64) -> Rto {
+    pub(crate) fn new(floor: u64) -> Rto {
         Rto {
             srtt: 0,
             rttvar: 0,
@@ -65,7 +65,7 @@ impl Rto {
     }
 
     /// A measured round trip `rtt` (ps): RFC 6298's update (alpha 1/8, beta 1/4, K = 4).
-    pub(super) fn sample(&mut self, rtt: u64) {
+    pub(crate) fn sample(&mut self, rtt: u64) {
         if self.sampled {
             self.rttvar = (3 * self.rttvar + self.srtt.abs_diff(rtt)) / 4;
             self.srtt = (7 * self.srtt + rtt) / 8;

@@ -41,6 +41,10 @@ pub mod report;
 pub mod route;
 pub mod traffic;
 
+/// The hosts' retransmission timeout under `retransmit: auto` (a test holds the P4 target's
+/// host program to it).
+#[cfg(test)]
+pub(crate) use canary_faults::Rto;
 pub use engine::simulate;
 pub use file::{run_file, run_file_with};
 pub use params::{Background, Failure, PacketParams, Routing};

@@ -4,11 +4,13 @@
 //! with every contribution in, sends the result to the root and one restoration packet per
 //! collided switch and shard. Without a result a retransmission timeout after sending, a worker
 //! asks the leader, which answers with the result or fails the block's generation; after
-//! `retries` failures the block falls back to the hosts.
+//! `retries` failures the block falls back to the hosts. The timeout is the host's [`Rto`]:
+//! with `retransmit: auto`, estimated from its blocks' round trips, with back-off per block.
 
 use crate::frame::{DATA, FAILURE, Header, Packet, RETRANSMIT};
 use crate::net::Link;
 use crate::plan::Plan;
+use crate::rto::Rto;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,8 @@ pub struct Stats {
     pub failures: u64,
     pub collisions: u64,
     pub elapsed: Duration,
+    /// The retransmission timeout at the end, and how it was reached.
+    pub timeout: String,
 }
 
 struct Lead {
@@ -38,6 +42,8 @@ struct Lead {
 struct Work {
     generation: u32,
     sent_at: Instant,
+    /// Times the block's timer fired in this generation (its back-off; Karn's rule).
+    fired: u32,
 }
 
 pub struct Rank<'p> {
@@ -49,6 +55,7 @@ pub struct Rank<'p> {
     leads: BTreeMap<u32, Lead>,
     work: BTreeMap<u32, Work>,
     pub stats: Stats,
+    rto: Rto,
     src: [u8; 6],
 }
 
@@ -66,6 +73,7 @@ impl<'p> Rank<'p> {
             leads: BTreeMap::new(),
             work: BTreeMap::new(),
             stats: Stats::default(),
+            rto: Rto::new(plan.retransmit, plan.adaptive),
             src,
         }
     }
@@ -131,7 +139,8 @@ impl<'p> Rank<'p> {
 
     /// Runs the allreduce over `link`; `drop` lists blocks whose first packet this rank loses
     /// (to exercise the fault path). Returns once every block's result is here and the link
-    /// has been quiet for `linger`.
+    /// has been quiet for `linger`, or twice the host's timeout when that is longer (others
+    /// may still ask this rank for the results it leads).
     pub fn run(
         &mut self,
         link: &mut dyn Link,
@@ -182,6 +191,7 @@ impl<'p> Rank<'p> {
                     Work {
                         generation: 0,
                         sent_at: Instant::now(),
+                        fired: 0,
                     },
                 );
                 if !drop.contains(&b) {
@@ -204,7 +214,8 @@ impl<'p> Rank<'p> {
                 .work
                 .iter()
                 .filter(|(b, w)| {
-                    self.results[**b as usize].is_none() && now >= w.sent_at + p.retransmit
+                    self.results[**b as usize].is_none()
+                        && now >= w.sent_at + self.rto.wait(w.fired)
                 })
                 .map(|(b, w)| (*b, w.generation))
                 .collect();
@@ -215,6 +226,7 @@ impl<'p> Rank<'p> {
                 self.send(link, &ask)?;
                 if let Some(w) = self.work.get_mut(&b) {
                     w.sent_at = now;
+                    w.fired = w.fired.saturating_add(1);
                 }
             }
             let complete = next == mine.len() && self.results.iter().all(|r| r.is_some());
@@ -223,8 +235,9 @@ impl<'p> Rank<'p> {
                 self.stats.elapsed = now - start;
             }
             if let Some(d) = done_at
-                && now >= d.max(quiet) + linger
+                && now >= d.max(quiet) + linger.max(self.rto.timeout() * 2)
             {
+                self.stats.timeout = self.rto.describe();
                 return Ok(());
             }
             if now >= start + deadline {
@@ -247,6 +260,15 @@ impl<'p> Rank<'p> {
         match pkt.h.kind {
             DATA if pkt.h.multicast => {
                 if !leads && self.results[b as usize].is_none() && pkt.data.len() == p.lanes {
+                    // A round trip: the result came down the tree (not a leader's answer to a
+                    // request) for the generation last sent, and no timer fired since.
+                    if let Some(w) = self.work.get(&b)
+                        && !pkt.h.bypass
+                        && w.generation == g
+                        && w.fired == 0
+                    {
+                        self.rto.sample(w.sent_at.elapsed());
+                    }
                     self.results[b as usize] = Some(pkt.data);
                 }
             }
@@ -291,11 +313,13 @@ impl<'p> Rank<'p> {
                 if stale {
                     return Ok(());
                 }
+                // A new generation is a new send: its back-off starts again.
                 self.work.insert(
                     b,
                     Work {
                         generation: g,
                         sent_at: Instant::now(),
+                        fired: 0,
                     },
                 );
                 let pkt = self.contribution(b, g, fallen);
@@ -324,7 +348,9 @@ impl<'p> Rank<'p> {
             } else {
                 vec![asker]
             }
-        } else if current && lead.since.elapsed() < p.retransmit {
+        } else if current && lead.since.elapsed() < self.rto.timeout() {
+            // The generation is younger than this host's timeout: its packets may still be on
+            // their way.
             Vec::new()
         } else if current {
             lead.generation += 1;

@@ -15,6 +15,7 @@ mod canary;
 mod frame;
 mod net;
 mod plan;
+mod rto;
 mod trees;
 
 use net::Link;
@@ -249,14 +250,19 @@ fn run(a: &Args) -> Result<(), String> {
             Family::Trees => trees::run(&q, a.rank, &data, l.as_mut(), a.deadline)?,
         };
         eprintln!(
-            "rank {}: {} packets sent, {} received, {} requests, {} failed generations, {} collisions, {:?}",
+            "rank {}: {} packets sent, {} received, {} requests, {} failed generations, {} collisions, {:?}{}",
             a.rank,
             stats.sent,
             stats.received,
             stats.requests,
             stats.failures,
             stats.collisions,
-            stats.elapsed
+            stats.elapsed,
+            if stats.timeout.is_empty() {
+                String::new()
+            } else {
+                format!(", retransmission timeout {}", stats.timeout)
+            }
         );
         times.push(stats.elapsed);
         last = results;

@@ -1,5 +1,6 @@
 //! The schedule this program runs (`plan.txt`, written by collc): the ranks' hosts, how the
-//! data is cut into blocks, and which host leads and which switch roots each block.
+//! data is cut into blocks, which host leads and which switch roots each block, and the
+//! retransmission timeout (`retransmit_us 28 auto` when the hosts adapt it, from 28 us).
 
 use std::time::Duration;
 
@@ -31,7 +32,10 @@ pub struct Plan {
     /// it leads.
     pub roots: Vec<u32>,
     pub leader_roots: bool,
+    /// The hosts' retransmission timeout as collc planned it, and whether each host adapts it
+    /// to the round trips it measures (`retransmit: auto`, rto.rs) or keeps it fixed.
     pub retransmit: Duration,
+    pub adaptive: bool,
     pub retries: u32,
     /// Ports per shard of the `children` field (restoration packets).
     pub shard_width: u32,
@@ -57,6 +61,7 @@ impl Plan {
             roots: Vec::new(),
             leader_roots: false,
             retransmit: Duration::from_millis(100),
+            adaptive: false,
             retries: 3,
             shard_width: 16,
             fixed_point: None,
@@ -97,7 +102,10 @@ impl Plan {
                     p.leader_roots = w.get(1) == Some(&"per_leader");
                     p.roots = w[2..].iter().filter_map(|x| x.parse().ok()).collect();
                 }
-                "retransmit_us" => p.retransmit = Duration::from_micros(num(1)?),
+                "retransmit_us" => {
+                    p.retransmit = Duration::from_micros(num(1)?);
+                    p.adaptive = w.get(2) == Some(&"auto");
+                }
                 "retries" => p.retries = num(1)? as u32,
                 "shard_width" => p.shard_width = num(1)? as u32,
                 "fixed_point" => p.fixed_point = Some(num(1)? as u32),
