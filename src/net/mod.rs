@@ -233,10 +233,32 @@ impl Net {
     /// 4 TB of distances), with the same routes.
     pub fn route(&self, a: NodeId, b: NodeId) -> Vec<LinkId> {
         let mut path = Vec::new();
+        self.routes_to(b, &[a], |_, r| path.extend_from_slice(r));
+        path
+    }
+
+    /// [`Net::route`] from each of `sources` to `b`, handed to `f` with the source's index,
+    /// with `b`'s distances looked up once.
+    pub fn routes_to(&self, b: NodeId, sources: &[NodeId], mut f: impl FnMut(usize, &[LinkId])) {
         let (last, dist) = self.hops_to(b);
-        if dist(a) == u32::MAX {
-            return path;
+        let mut path = Vec::new();
+        for (i, &a) in sources.iter().enumerate() {
+            path.clear();
+            if dist(a) != u32::MAX {
+                self.walk(a, b, last, &dist, &mut path);
+            }
+            f(i, &path);
         }
+    }
+
+    fn walk(
+        &self,
+        a: NodeId,
+        b: NodeId,
+        last: Option<(LinkId, NodeId)>,
+        dist: &impl Fn(NodeId) -> u32,
+        path: &mut Vec<LinkId>,
+    ) {
         let mut at = a;
         while at != b {
             // `b`'s one link in is the only hop from `p` that gets closer to `b`.
@@ -246,13 +268,20 @@ impl Net {
                 path.push(l);
                 break;
             }
-            let next = self.closer(at, &dist);
-            let pick =
-                next[(mix(a as u64, b as u64, path.len() as u64) % next.len() as u64) as usize];
+            let goal = dist(at) - 1;
+            let closer = |l: &&LinkId| dist(self.links[**l as usize].to) == goal;
+            let count = self.out[at].iter().filter(closer).count() as u64;
+            // A node at a finite distance always has a hop closer; none is left only on a
+            // network that changed under the distances, where the route stops short.
+            let Some(&pick) = (count > 0)
+                .then(|| mix(a as u64, b as u64, path.len() as u64) % count)
+                .and_then(|k| self.out[at].iter().filter(closer).nth(k as usize))
+            else {
+                break;
+            };
             path.push(pick);
             at = self.links[pick as usize].to;
         }
-        path
     }
 
     /// The links out of `at` one hop closer to the destination `dist` measures: the

@@ -23,6 +23,12 @@
 //!   alike both ways it uses the other direction of each; a 4x4 torus then gets its two
 //!   edge-disjoint Hamiltonian cycles both ways round). The weights use no transcendental
 //!   function, so the search gives the same rings on every machine.
+//! - **Each channel's ring is then repaired** ([`unclash`]): hops are priced one by one, so
+//!   two hops of one ring whose ECMP routes meet on a link (a fat tree's uplinks) are invisible
+//!   to the search; exchanging or moving the ranks at such a hop's ends re-routes it, until no
+//!   move lowers the most loaded link's load or the number of links at it.
+//! - **Routes** between every pair of ranks are computed once into one table on up to 1,024
+//!   ranks (a destination's distances looked up once for all sources).
 //! - **The channel count** is the one whose rings bound the time best: with `C` channels each
 //!   ring carries `1/C` of the data, so a bandwidth-bound ring collective's time is
 //!   proportional to `max over links (hops on the link / capacity) / C` ([`Channels::load`],
@@ -127,6 +133,8 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
     } else {
         first
     };
+    let mut first = first;
+    unclash::unclash(net, &mut routes, &hops, &mut first);
     add(&mut hops, &mut routes, &first);
     let mut rings = vec![first];
     let mut best = (load(net, hosts, &rings), 1usize);
@@ -155,6 +163,8 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
         } else {
             cheapest_ring(&mut routes, &weights, start as u32)
         };
+        let mut ring = ring;
+        unclash::unclash(net, &mut routes, &hops, &mut ring);
         add(&mut hops, &mut routes, &ring);
         rings.push(ring);
         let l = load_of(net, &hops, rings.len());
@@ -190,37 +200,50 @@ fn load_of(net: &Net, hops: &[u32], channels: usize) -> BigRational {
     worst / BigRational::from_integer(channels.max(1).into())
 }
 
-/// Routes between ranks, computed once per pair.
+/// Routes between ranks: on up to [`TABLE_RANKS`] ranks all computed at once into one table
+/// (a destination's distances looked up once for every source), else per call.
 struct Routes<'a> {
     net: &'a Net,
     hosts: &'a [NodeId],
-    cache: BTreeMap<(u32, u32), Vec<LinkId>>,
-    /// Cache only while it stays small (ranks up to a few hundred).
-    keep: bool,
+    /// Per pair (destination-major: `b * n + a`), where its links start in `links`.
+    start: Vec<u32>,
+    links: Vec<LinkId>,
 }
+
+/// Ranks up to which every pair's route is kept (1,024 ranks: about 30 MB on a fat tree).
+const TABLE_RANKS: usize = 1024;
 
 impl<'a> Routes<'a> {
     fn new(net: &'a Net, hosts: &'a [NodeId]) -> Routes<'a> {
+        let n = hosts.len();
+        let mut start = Vec::new();
+        let mut links = Vec::new();
+        if n <= TABLE_RANKS {
+            start.reserve(n * n + 1);
+            for &b in hosts {
+                net.routes_to(b, hosts, |_, r| {
+                    start.push(links.len() as u32);
+                    links.extend_from_slice(r);
+                });
+            }
+            start.push(links.len() as u32);
+        }
         Routes {
             net,
             hosts,
-            cache: BTreeMap::new(),
-            keep: hosts.len() <= 256,
+            start,
+            links,
         }
     }
 
     fn with<T>(&mut self, a: u32, b: u32, f: impl FnOnce(&[LinkId]) -> T) -> T {
-        if let Some(r) = self.cache.get(&(a, b)) {
-            return f(r);
+        if !self.start.is_empty() {
+            let i = b as usize * self.hosts.len() + a as usize;
+            return f(&self.links[self.start[i] as usize..self.start[i + 1] as usize]);
         }
-        let r = self
+        f(&self
             .net
-            .route(self.hosts[a as usize], self.hosts[b as usize]);
-        let out = f(&r);
-        if self.keep {
-            self.cache.insert((a, b), r);
-        }
-        out
+            .route(self.hosts[a as usize], self.hosts[b as usize]))
     }
 
     fn cost(&mut self, w: &[f64], a: u32, b: u32) -> f64 {
@@ -426,3 +449,4 @@ fn improve(cost: &Costs, tour: &mut Vec<u32>) {
 
 #[cfg(test)]
 mod tests;
+mod unclash;

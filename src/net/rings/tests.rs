@@ -127,3 +127,30 @@ fn a_fixed_count_lays_exactly_that_many() {
     }
     let _ = BigRational::one();
 }
+
+/// `boxes` boxes of `gpus` GPUs (NVSwitch at 300 GB/s, a 25 GB/s NIC per GPU) on a two-level
+/// fat tree of 25 GB/s links: `per_leaf` boxes on each leaf, every leaf on `spines` spines.
+fn fat_tree(boxes: usize, gpus: usize, per_leaf: usize, spines: usize) -> String {
+    format!(
+        "topology t {{ compute gpu[{boxes}][{gpus}]; switch nvs[{boxes}]; \
+         switch nic[{boxes}][{gpus}]; switch leaf[{leaves}]; switch spine[{spines}]; \
+         for b in 0..{boxes} {{ for i in 0..{gpus} {{ link gpu[b][i] <-> nvs[b] : 300 GB/s; \
+         link gpu[b][i] <-> nic[b][i] : 25 GB/s; \
+         link nic[b][i] <-> leaf[floor(b / {per_leaf})] : 25 GB/s; }} }} \
+         for l in 0..{leaves} {{ for s in 0..{spines} {{ link leaf[l] <-> spine[s] : 25 GB/s; }} }} }} \
+         collective allgather {{ size: 1 MiB; dtype: f32; }} schedule ring;",
+        leaves = boxes / per_leaf
+    )
+}
+
+#[test]
+fn rings_crossing_a_fat_tree_do_not_share_an_uplink() {
+    // 256 GPUs on the 1,024-GPU example's fat tree (four boxes per leaf, 32 spines): the
+    // rings cross between leaves 32 times per channel and hash onto the spines; the repair
+    // re-pairs the GPUs that cross so that no two crossings share a link, and four channels
+    // load every link they use once: the rails' 4 x 25 GB/s x 256/255.
+    let (t, ranks) = topology(&fat_tree(32, 8, 4, 32));
+    let ch = search_exactly(&Net::new(&t), &ranks, 4);
+    every_ring_visits_every_rank(&ch, 256);
+    assert_eq!(algbw(256, &ch.load), int(100 * 256) / int(255));
+}

@@ -1,0 +1,256 @@
+//! Rings rid of their own collisions: a repair pass after a channel's ring is searched.
+//!
+//! The ring search ([`super::cheapest_ring`]) prices each hop on its own, under weights from
+//! the channels laid before it, so it cannot see two hops of the same ring whose routes meet on
+//! one link. On a switched network with hash-based ECMP they do: on a two-level fat tree a
+//! ring crosses from leaf to leaf many times, every crossing hashes onto one of the spines, and
+//! with a few dozen crossings two of them nearly always share an uplink. A ring goes as fast
+//! as its slowest hop, so one shared uplink halves the whole channel (256 DGX A100 GPUs on the
+//! 1,024-GPU example's fat tree, four channels: 30 GB/s where the rails allow 100).
+//!
+//! The repair lowers the rings' own bound, `max over links (hops on the link / capacity)`
+//! (what [`super::Channels::load`] divides by the channel count), counting the channels before
+//! this one and this ring together. While a link at that maximum carries one of this ring's
+//! hops, it tries, for either end of such a hop, exchanging it with every other rank of the
+//! ring (which re-routes the four hops around the two) and moving it between every other pair
+//! of neighbours (three hops), and makes the first move that lowers the pair (maximum, links
+//! at the maximum), lexicographically; it stops when no move lowers it, or after a bounded
+//! number of moves. Only strict improvements are made, so a ring without collisions is left
+//! as it is. Moves rather than NCCL's own remedy (NCCL does not
+//! see inside the fabric; operators give InfiniBand fat trees routes that spread a shift
+//! permutation, and RoCE fabrics several queue pairs per connection): collc's routes are the
+//! file's minimal-hop ECMP, and which pair of GPUs crosses between two boxes decides the hash.
+//! The arithmetic is on `f64` quotients of integers and capacities, compared exactly, so the
+//! same rings come out on every machine.
+
+use super::Routes;
+use crate::net::{LinkId, Net, NetLink};
+use std::collections::BTreeMap;
+
+/// Moves made at most per ring, as a multiple of its ranks.
+const MOVES_PER_RANK: usize = 4;
+
+/// Repairs `ring` against `base` (the hops the channels before it put on each link).
+pub(super) fn unclash(net: &Net, routes: &mut Routes, base: &[u32], ring: &mut Vec<u32>) {
+    let n = ring.len();
+    if n < 4 {
+        return;
+    }
+    let first = ring[0];
+    let mut s = State::new(net, routes, base, ring);
+    for _ in 0..MOVES_PER_RANK * n {
+        let Some(m) = s.first_gain(routes, ring) else {
+            break;
+        };
+        s.apply(routes, ring, m);
+    }
+    // The ring still begins where the search began it.
+    if let Some(p) = ring.iter().position(|&r| r == first) {
+        ring.rotate_left(p);
+    }
+}
+
+/// A utilisation as an ordered key (non-negative `f64`s order as their bits).
+fn key(hops: u32, l: &NetLink) -> u64 {
+    (f64::from(hops) / l.bw).to_bits()
+}
+
+/// A change of the ring: the hops (by position) it removes, the hops (rank pairs) it adds and
+/// the ring after it.
+struct Move {
+    removed: Vec<usize>,
+    added: Vec<(u32, u32)>,
+    ring: Vec<u32>,
+}
+
+/// Exchanging the ranks at positions `i` and `j`.
+fn exchange(ring: &[u32], i: usize, j: usize) -> Move {
+    let n = ring.len();
+    let mut removed = vec![(i + n - 1) % n, i, (j + n - 1) % n, j];
+    removed.sort_unstable();
+    removed.dedup();
+    let mut after = ring.to_vec();
+    after.swap(i, j);
+    let added = removed
+        .iter()
+        .map(|&h| (after[h], after[(h + 1) % n]))
+        .collect();
+    Move {
+        removed,
+        added,
+        ring: after,
+    }
+}
+
+/// Moving the rank at position `i` to between the ranks at `j` and `j + 1` (neither `i` nor
+/// its predecessor).
+fn relocate(ring: &[u32], i: usize, j: usize) -> Move {
+    let n = ring.len();
+    let (p, x, q) = (ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]);
+    let (a, b) = (ring[j], ring[(j + 1) % n]);
+    let mut after = ring.to_vec();
+    after.remove(i);
+    let at = after.iter().position(|&r| r == a).map_or(0, |k| k + 1);
+    after.insert(at, x);
+    Move {
+        removed: vec![(i + n - 1) % n, i, j],
+        added: vec![(p, q), (a, x), (x, b)],
+        ring: after,
+    }
+}
+
+struct State<'a> {
+    net: &'a Net,
+    /// Hops per link: the channels before and this ring.
+    hops: Vec<u32>,
+    /// Utilisation keys of links with hops, and how many links have each.
+    levels: BTreeMap<u64, u32>,
+    /// The route of each of this ring's hops (position i: ring[i] -> ring[i + 1]).
+    hop_routes: Vec<Vec<LinkId>>,
+}
+
+impl<'a> State<'a> {
+    fn new(net: &'a Net, routes: &mut Routes, base: &[u32], ring: &[u32]) -> State<'a> {
+        let mut s = State {
+            net,
+            hops: base.to_vec(),
+            levels: BTreeMap::new(),
+            hop_routes: hop_routes(routes, ring),
+        };
+        for r in &s.hop_routes {
+            for &l in r {
+                s.hops[l as usize] += 1;
+            }
+        }
+        for (l, &h) in net.links.iter().zip(&s.hops) {
+            if h > 0 && l.bw > 0.0 {
+                *s.levels.entry(key(h, l)).or_insert(0) += 1;
+            }
+        }
+        s
+    }
+
+    fn top(&self) -> (u64, u32) {
+        self.levels
+            .last_key_value()
+            .map_or((0, 0), |(&k, &c)| (k, c))
+    }
+
+    /// Positions whose hop crosses a link at the maximum.
+    fn hot_hops(&self) -> Vec<usize> {
+        let (max, _) = self.top();
+        let hot = |l: LinkId| {
+            let link = &self.net.links[l as usize];
+            link.bw > 0.0 && key(self.hops[l as usize], link) == max
+        };
+        (0..self.hop_routes.len())
+            .filter(|&i| self.hop_routes[i].iter().any(|&l| hot(l)))
+            .collect()
+    }
+
+    /// (maximum, links at it) after `m`.
+    fn score(&self, routes: &mut Routes, m: &Move) -> (u64, u32) {
+        let mut delta: Vec<(LinkId, i64)> = Vec::new();
+        for &h in &m.removed {
+            delta.extend(self.hop_routes[h].iter().map(|&l| (l, -1)));
+        }
+        for &(a, b) in &m.added {
+            routes.with(a, b, |r| delta.extend(r.iter().map(|&l| (l, 1))));
+        }
+        delta.sort_unstable();
+        // Old levels of the changed links, which the unchanged links' top must not count,
+        // and their new ones.
+        let mut gone: BTreeMap<u64, u32> = BTreeMap::new();
+        let mut fresh: Vec<u64> = Vec::new();
+        for run in delta.chunk_by(|x, y| x.0 == y.0) {
+            let l = run[0].0;
+            let d: i64 = run.iter().map(|x| x.1).sum();
+            let link = &self.net.links[l as usize];
+            if d == 0 || link.bw <= 0.0 {
+                continue;
+            }
+            let h = self.hops[l as usize];
+            if h > 0 {
+                *gone.entry(key(h, link)).or_insert(0) += 1;
+            }
+            let nh = (i64::from(h) + d) as u32;
+            if nh > 0 {
+                fresh.push(key(nh, link));
+            }
+        }
+        let kept = self.levels.iter().rev().find_map(|(&k, &c)| {
+            let left = c - gone.get(&k).copied().unwrap_or(0);
+            (left > 0).then_some((k, left))
+        });
+        let max = kept
+            .map_or(0, |k| k.0)
+            .max(fresh.iter().copied().max().unwrap_or(0));
+        let count = kept.filter(|k| k.0 == max).map_or(0, |k| k.1)
+            + fresh.iter().filter(|&&k| k == max).count() as u32;
+        (max, count)
+    }
+
+    /// The first move, in a fixed order, that lowers (maximum, links at it): for each end of
+    /// each hot hop, exchanges with every other position, then moves between every other
+    /// pair of neighbours.
+    fn first_gain(&self, routes: &mut Routes, ring: &[u32]) -> Option<Move> {
+        let n = ring.len();
+        let now = self.top();
+        for h in self.hot_hops() {
+            for i in [h, (h + 1) % n] {
+                let swaps = (0..n).filter(|&j| j != i).map(|j| exchange(ring, i, j));
+                let moves = (0..n)
+                    .filter(|&j| j != i && j != (i + n - 1) % n)
+                    .map(|j| relocate(ring, i, j));
+                for m in swaps.chain(moves) {
+                    if self.score(routes, &m) < now {
+                        return Some(m);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    fn apply(&mut self, routes: &mut Routes, ring: &mut Vec<u32>, m: Move) {
+        for &h in &m.removed {
+            for l in self.hop_routes[h].clone() {
+                self.bump(l, -1);
+            }
+        }
+        for &(a, b) in &m.added {
+            for l in routes.with(a, b, <[LinkId]>::to_vec) {
+                self.bump(l, 1);
+            }
+        }
+        *ring = m.ring;
+        self.hop_routes = hop_routes(routes, ring);
+    }
+
+    fn bump(&mut self, l: LinkId, d: i32) {
+        let link = &self.net.links[l as usize];
+        let h = self.hops[l as usize];
+        if link.bw > 0.0 && h > 0 {
+            let k = key(h, link);
+            if let Some(c) = self.levels.get_mut(&k) {
+                *c -= 1;
+                if *c == 0 {
+                    self.levels.remove(&k);
+                }
+            }
+        }
+        let nh = (i64::from(h) + i64::from(d)) as u32;
+        self.hops[l as usize] = nh;
+        if link.bw > 0.0 && nh > 0 {
+            *self.levels.entry(key(nh, link)).or_insert(0) += 1;
+        }
+    }
+}
+
+/// The route of each hop of `ring`, by position.
+fn hop_routes(routes: &mut Routes, ring: &[u32]) -> Vec<Vec<LinkId>> {
+    let n = ring.len();
+    (0..n)
+        .map(|i| routes.with(ring[i], ring[(i + 1) % n], <[LinkId]>::to_vec))
+        .collect()
+}
