@@ -55,12 +55,19 @@ fn key(hops: u32, l: &NetLink) -> u64 {
     (f64::from(hops) / l.bw).to_bits()
 }
 
-/// A change of the ring: the hops (by position) it removes, the hops (rank pairs) it adds and
-/// the ring after it.
+/// A change of the ring: the hops (by position) it removes, the hops (rank pairs) it adds,
+/// and how to make it.
 struct Move {
     removed: Vec<usize>,
     added: Vec<(u32, u32)>,
-    ring: Vec<u32>,
+    kind: Kind,
+}
+
+enum Kind {
+    /// Exchanging the ranks at two positions.
+    Exchange(usize, usize),
+    /// Moving the rank at a position to after another rank.
+    Relocate(usize, u32),
 }
 
 /// Exchanging the ranks at positions `i` and `j`.
@@ -69,16 +76,20 @@ fn exchange(ring: &[u32], i: usize, j: usize) -> Move {
     let mut removed = vec![(i + n - 1) % n, i, (j + n - 1) % n, j];
     removed.sort_unstable();
     removed.dedup();
-    let mut after = ring.to_vec();
-    after.swap(i, j);
-    let added = removed
-        .iter()
-        .map(|&h| (after[h], after[(h + 1) % n]))
-        .collect();
+    let at = |p: usize| {
+        ring[if p == i {
+            j
+        } else if p == j {
+            i
+        } else {
+            p
+        }]
+    };
+    let added = removed.iter().map(|&h| (at(h), at((h + 1) % n))).collect();
     Move {
         removed,
         added,
-        ring: after,
+        kind: Kind::Exchange(i, j),
     }
 }
 
@@ -88,14 +99,23 @@ fn relocate(ring: &[u32], i: usize, j: usize) -> Move {
     let n = ring.len();
     let (p, x, q) = (ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]);
     let (a, b) = (ring[j], ring[(j + 1) % n]);
-    let mut after = ring.to_vec();
-    after.remove(i);
-    let at = after.iter().position(|&r| r == a).map_or(0, |k| k + 1);
-    after.insert(at, x);
     Move {
         removed: vec![(i + n - 1) % n, i, j],
         added: vec![(p, q), (a, x), (x, b)],
-        ring: after,
+        kind: Kind::Relocate(i, a),
+    }
+}
+
+impl Move {
+    fn make(&self, ring: &mut Vec<u32>) {
+        match self.kind {
+            Kind::Exchange(i, j) => ring.swap(i, j),
+            Kind::Relocate(i, a) => {
+                let x = ring.remove(i);
+                let at = ring.iter().position(|&r| r == a).map_or(0, |k| k + 1);
+                ring.insert(at, x);
+            }
+        }
     }
 }
 
@@ -223,7 +243,7 @@ impl<'a> State<'a> {
                 self.bump(l, 1);
             }
         }
-        *ring = m.ring;
+        m.make(ring);
         self.hop_routes = hop_routes(routes, ring);
     }
 
