@@ -247,6 +247,12 @@ impl<'a> Routes<'a> {
             .route(self.hosts[a as usize], self.hosts[b as usize]))
     }
 
+    /// Whether ranks `a` and `b` are in different boxes.
+    fn crosses(&self, a: u32, b: u32) -> bool {
+        self.net
+            .crosses(self.hosts[a as usize], self.hosts[b as usize])
+    }
+
     fn cost(&mut self, w: &[f64], a: u32, b: u32) -> f64 {
         self.with(a, b, |r| r.iter().map(|&l| w[l as usize]).sum())
     }

@@ -154,3 +154,14 @@ fn rings_crossing_a_fat_tree_do_not_share_an_uplink() {
     every_ring_visits_every_rank(&ch, 256);
     assert_eq!(algbw(256, &ch.load), int(100 * 256) / int(255));
 }
+
+#[test]
+fn rings_on_a_fat_tree_take_every_rail() {
+    // 128 GPUs, eight NICs per box: eight channels, each crossing between boxes through its
+    // own NIC and no uplink shared, reach the boxes' 8 x 25 GB/s x 128/127.
+    let (t, ranks) = topology(&fat_tree(16, 8, 4, 32));
+    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+    every_ring_visits_every_rank(&ch, 128);
+    assert_eq!(ch.rings.len(), 8);
+    assert_eq!(algbw(128, &ch.load), int(200 * 128) / int(127));
+}

@@ -11,11 +11,20 @@
 //! The repair lowers the rings' own bound, `max over links (hops on the link / capacity)`
 //! (what [`super::Channels::load`] divides by the channel count), counting the channels before
 //! this one and this ring together. While a link at that maximum carries one of this ring's
-//! hops, it tries, for either end of such a hop, exchanging it with every other rank of the
-//! ring (which re-routes the four hops around the two) and moving it between every other pair
-//! of neighbours (three hops), and makes the first move that lowers the pair (maximum, links
-//! at the maximum), lexicographically; it stops when no move lowers it, or after a bounded
-//! number of moves. Only strict improvements are made, so a ring without collisions is left
+//! hops, it tries, in a fixed order, for that hop:
+//! - exchanging either end of it with every other rank of the ring (four hops re-routed) and
+//!   moving either end between every other pair of neighbours (three);
+//! - moving a stretch of up to 64 positions that ends at the hop or begins after it, in its
+//!   order, to elsewhere in the ring (or-opt of a stretch, three hops), where both the
+//!   stretch's ends and where it goes are hops between boxes: a box's GPUs move together and
+//!   the ring crosses between other boxes, which a single exchange cannot change once the free
+//!   NICs fix which GPUs may cross;
+//! - reversing a stretch of up to 64 positions that begins or ends at the hop (2-opt; every
+//!   hop inside it re-routed, since routes need not be alike both ways);
+//!
+//! and makes the first move that lowers the pair (maximum, links at the maximum),
+//! lexicographically; it stops when no move lowers it, or after a bounded number of moves.
+//! Only strict improvements are made, so a ring without collisions is left
 //! as it is. Moves rather than NCCL's own remedy (NCCL does not
 //! see inside the fabric; operators give InfiniBand fat trees routes that spread a shift
 //! permutation, and RoCE fabrics several queue pairs per connection): collc's routes are the
@@ -29,6 +38,9 @@ use std::collections::BTreeMap;
 
 /// Moves made at most per ring, as a multiple of its ranks.
 const MOVES_PER_RANK: usize = 4;
+
+/// Longest stretch a move shifts or reverses (positions): a few boxes of GPUs.
+const STRETCH: usize = 64;
 
 /// Repairs `ring` against `base` (the hops the channels before it put on each link).
 pub(super) fn unclash(net: &Net, routes: &mut Routes, base: &[u32], ring: &mut Vec<u32>) {
@@ -68,6 +80,28 @@ enum Kind {
     Exchange(usize, usize),
     /// Moving the rank at a position to after another rank.
     Relocate(usize, u32),
+    /// Reversing the stretch of positions `i + 1 ..= j`.
+    Reverse(usize, usize),
+    /// Moving the stretch of positions `s ..= e`, in its order, to after a rank.
+    Shift(usize, usize, u32),
+}
+
+/// Moving the stretch `s ..= e` (`s <= e`, shorter than the ring less one), in its order, to
+/// between the ranks at `j` and `j + 1` (`j` neither in it nor just before it): or-opt of a
+/// stretch, which changes the ranks either side of it (a box's GPUs moved together change the
+/// boxes the ring crosses between) without re-routing its own hops.
+fn shift(ring: &[u32], s: usize, e: usize, j: usize) -> Move {
+    let n = ring.len();
+    let before = (s + n - 1) % n;
+    Move {
+        removed: vec![before, e, j],
+        added: vec![
+            (ring[before], ring[(e + 1) % n]),
+            (ring[j], ring[s]),
+            (ring[e], ring[(j + 1) % n]),
+        ],
+        kind: Kind::Shift(s, e, ring[j]),
+    }
 }
 
 /// Exchanging the ranks at positions `i` and `j`.
@@ -106,9 +140,30 @@ fn relocate(ring: &[u32], i: usize, j: usize) -> Move {
     }
 }
 
+/// Reversing the stretch `i + 1 ..= j` (`i + 2 <= j < n`): 2-opt, which sends the ring from
+/// `ring[i]` to `ring[j]` and from `ring[i + 1]` to `ring[j + 1]`, and every hop between them the
+/// other way round (each re-routed: routes need not be alike both ways).
+fn reverse(ring: &[u32], i: usize, j: usize) -> Move {
+    let n = ring.len();
+    let mut added = vec![(ring[i], ring[j])];
+    added.extend((i + 1..j).map(|k| (ring[k + 1], ring[k])));
+    added.push((ring[i + 1], ring[(j + 1) % n]));
+    Move {
+        removed: (i..=j).collect(),
+        added,
+        kind: Kind::Reverse(i, j),
+    }
+}
+
 impl Move {
     fn make(&self, ring: &mut Vec<u32>) {
         match self.kind {
+            Kind::Reverse(i, j) => ring[i + 1..=j].reverse(),
+            Kind::Shift(s, e, a) => {
+                let stretch: Vec<u32> = ring.drain(s..=e).collect();
+                let at = ring.iter().position(|&r| r == a).map_or(0, |k| k + 1);
+                ring.splice(at..at, stretch);
+            }
             Kind::Exchange(i, j) => ring.swap(i, j),
             Kind::Relocate(i, a) => {
                 let x = ring.remove(i);
@@ -216,6 +271,9 @@ impl<'a> State<'a> {
     fn first_gain(&self, routes: &mut Routes, ring: &[u32]) -> Option<Move> {
         let n = ring.len();
         let now = self.top();
+        let cross: Vec<bool> = (0..n)
+            .map(|k| routes.crosses(ring[k], ring[(k + 1) % n]))
+            .collect();
         for h in self.hot_hops() {
             for i in [h, (h + 1) % n] {
                 let swaps = (0..n).filter(|&j| j != i).map(|j| exchange(ring, i, j));
@@ -226,6 +284,36 @@ impl<'a> State<'a> {
                     if self.score(routes, &m) < now {
                         return Some(m);
                     }
+                }
+            }
+            // Stretches ending at the hot hop or starting after it, moved anywhere else; both
+            // their ends and where they go at hops between boxes (a box's GPUs move together).
+            let edge = |k: usize| cross[k % n];
+            let ending = (h.saturating_sub(STRETCH - 1)..=h).map(|s| (s, h));
+            let starting = (h + 1..n.min(h + 1 + STRETCH)).map(|e| (h + 1, e));
+            for (s, e) in ending.chain(starting) {
+                if e + 2 >= n + s || !edge(s + n - 1) || !edge(e) {
+                    continue;
+                }
+                let outside = (0..n).filter(|&j| (j + 1 < s || j > e) && edge(j));
+                let outside = outside.filter(|&j| !(s == 0 && j == n - 1));
+                for j in outside {
+                    let m = shift(ring, s, e, j);
+                    if self.score(routes, &m) < now {
+                        return Some(m);
+                    }
+                }
+            }
+            // 2-opt with the hot hop at either end of the reversed stretch.
+            let after = (h + 2..n.min(h + STRETCH + 1)).map(|j| (h, j));
+            let before = (h.saturating_sub(STRETCH)..h.saturating_sub(1)).map(|i| (i, h));
+            for (i, j) in after.chain(before) {
+                if ring[(j + 1) % n] == ring[i] {
+                    continue;
+                }
+                let m = reverse(ring, i, j);
+                if self.score(routes, &m) < now {
+                    return Some(m);
                 }
             }
         }
