@@ -51,8 +51,8 @@ use std::collections::BTreeMap;
 pub const MAX_CHANNELS: usize = 32;
 
 /// Rank pairs priced over all channels at most (N^2 per channel): keeps large networks to a
-/// few channels (1,024 ranks: 8, of which the 1,024-GPU DGX fat tree keeps 6; each channel is
-/// a million messages per size to simulate there).
+/// few channels (1,024 ranks: 8, one per NIC rail on the 1,024-GPU DGX fat tree; each channel
+/// is a million messages per size to simulate there).
 pub const PAIR_BUDGET: usize = 8 << 20;
 
 /// Rings, one per channel: each a visiting order of the ranks (ring position to rank).
