@@ -17,6 +17,12 @@
 //!
 //! The target is 10 s; what is left is the ring over channels simulated message by message
 //! (4 M messages per size at 1,024 ranks with 4 channels).
+//!
+//! Later the same day the ring search was repaired against ECMP collisions and lays one ring per
+//! NIC rail on the DGX fat tree (8 channels, 8 M messages per size; its busbw at 1 GiB went from
+//! 38.6 to 172 GB/s): `compare` on dgx_a100_fat_tree_1024 then took 249 s wall (432 s CPU),
+//! 6.5 GB, one run, nearly idle. A right figure first; the simulation of repeated ring steps is
+//! what would bring it back down.
 
 mod common;
 
