@@ -10,6 +10,7 @@ use super::{Engine, Figures, SimOutcome, SimRequest};
 use crate::diag::{Code, Diagnostic};
 use crate::driver::figures::{gbs, pct};
 use crate::net::{FlowParams, Net};
+use crate::progress::{Phase, Progress};
 use crate::sema::model::Model;
 use crate::sim::fluid::{self, FlowRun, show_seconds};
 use crate::sim::packet::report as chart;
@@ -21,13 +22,17 @@ pub(super) fn run(
     m: &Model,
     asked: Option<&str>,
     req: &SimRequest,
+    progress: &dyn Progress,
 ) -> Result<SimOutcome, Vec<Diagnostic>> {
     let Some(topo) = m.topology.as_ref() else {
         return Err(vec![no_network()]);
     };
     let params = crate::net::for_file(m, asked);
     let net = Net::new(topo);
+    // Lowering includes proving the program (and a ring's channel search).
+    progress.phase(Phase::Lower, None);
     let lowered = fluid::lower(m, &params)?;
+    progress.phase(Phase::Simulate, None);
     let run = lowered.simulate(&net, &params, req.trace)?;
     let plot_svg = match req.plot {
         true => Some(plot(m, &net, &params, &run)?),

@@ -211,7 +211,7 @@ pub(crate) fn flow_run(m: &crate::sema::model::Model) -> Result<SimOutcome, Vec<
         Some(crate::sema::model::Family::Forest { .. }) => {
             forest::run(m, None, &req, &crate::progress::Quiet)
         }
-        _ => fluid::run(m, None, &req),
+        _ => fluid::run(m, None, &req, &crate::progress::Quiet),
     }
 }
 
@@ -276,7 +276,7 @@ impl Session {
             Route::Flow | Route::Forest if req.loggp.any() => {
                 Err(vec![route::loggp_on_flow(&mut files)])
             }
-            Route::Flow => fluid::run(m, asked, req),
+            Route::Flow => fluid::run(m, asked, req, progress),
             Route::Forest => forest::run(m, asked, req, progress),
             Route::Goal => {
                 goal::run_coll(m, &mut files, req, self.opts.limits.max_events, progress)

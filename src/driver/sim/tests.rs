@@ -78,3 +78,36 @@ fn a_goal_file_takes_no_model() {
     let f = goal("num_ranks 1\nrank 0 {\ncalc 1\n}\n", &req).expect_err("refused");
     assert_eq!(f.diagnostics[0].code, Code::CommandLine);
 }
+
+/// Phases a job enters, in order.
+#[derive(Default)]
+struct Phases(std::sync::Mutex<Vec<crate::progress::Phase>>);
+
+impl crate::progress::Progress for Phases {
+    fn phase(&self, p: crate::progress::Phase, _: Option<u64>) {
+        if let Ok(mut v) = self.0.lock() {
+            v.push(p);
+        }
+    }
+}
+
+#[test]
+fn a_flow_simulation_says_when_it_lowers_and_when_it_simulates() {
+    // `-v` charged a ring's channel search, lowering and simulation to "parse/check".
+    use crate::progress::Phase;
+    let src = "topology t { compute gpu[4]; switch s; for i in 0..4 { link gpu[i] <-> s : 10 GB/s; } } \
+               collective allgather { size: 1 MiB; dtype: f32; } schedule ring;";
+    let session = crate::driver::load(&Input::text("t.coll", src), &LoadOptions::default())
+        .unwrap_or_else(|_| panic!("loads"));
+    let log = Phases::default();
+    let o = session
+        .sim(&SimRequest::default(), &log)
+        .unwrap_or_else(|_| panic!("runs"));
+    assert_eq!(o.kind, Engine::Flow);
+    let seen = log.0.lock().map(|v| v.clone()).unwrap_or_default();
+    let at = |p: Phase| seen.iter().position(|&x| x == p);
+    assert!(
+        at(Phase::Lower).is_some() && at(Phase::Lower) < at(Phase::Simulate),
+        "{seen:?}"
+    );
+}
