@@ -25,8 +25,9 @@
 //!   function, so the search gives the same rings on every machine.
 //! - **Each channel's ring is then repaired** ([`unclash`]): hops are priced one by one, so
 //!   two hops of one ring whose ECMP routes meet on a link (a fat tree's uplinks) are invisible
-//!   to the search; exchanging or moving the ranks at such a hop's ends re-routes it, until no
-//!   move lowers the most loaded link's load or the number of links at it.
+//!   to the search; exchanging or moving ranks or whole boxes' stretches around such a hop
+//!   re-routes it, until no move lowers the most loaded link's load or the number of links at
+//!   it.
 //! - **Routes** between every pair of ranks are computed once into one table on up to 1,024
 //!   ranks (a destination's distances looked up once for all sources).
 //! - **The channel count** is the one whose rings bound the time best: with `C` channels each
@@ -40,6 +41,8 @@
 //! Deviation from NCCL: NCCL also fixes each channel's speed from a table of per-GPU figures
 //! and duplicates rings to fill SMs; here the rings' speed is what the simulator gives them
 //! on the links, and the GPU runtime's per-channel limits are the cost model's (`net::gpu`).
+
+mod unclash;
 
 use super::{LinkId, Net};
 use crate::sema::model::{NodeId, Topology};
@@ -121,28 +124,26 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
             .min((PAIR_BUDGET / (n * n)).max(1))
             .max(1)
     };
-    let mut routes = Routes::new(net, hosts);
+    let routes = Routes::new(net, hosts);
     let mut hops = vec![0u32; net.links.len()];
     // Channel 0: the node-order ring, unless a searched ring is cheaper on the bare links.
     let unit = weights(net, &hops);
-    let searched = cheapest_ring(&mut routes, &unit, first[0]);
-    let first = if gains(
-        tour_cost(&mut routes, &None, &unit, &searched),
-        tour_cost(&mut routes, &None, &unit, &first),
+    let searched = cheapest_ring(&routes, &unit, first[0]);
+    let mut first = if gains(
+        tour_cost(&routes, &None, &unit, &searched),
+        tour_cost(&routes, &None, &unit, &first),
     ) {
         searched
     } else {
         first
     };
-    let mut first = first;
-    unclash::unclash(net, &mut routes, &hops, &mut first);
-    add(&mut hops, &mut routes, &first);
+    unclash::unclash(&routes, &mut hops, &mut first);
     let mut rings = vec![first];
-    let mut best = (load(net, hosts, &rings), 1usize);
+    let mut best = (load_of(net, &hops, 1), 1usize);
     while rings.len() < max {
         let weights = weights(net, &hops);
         let start = rings.len() % n;
-        let ring = if n < 3 {
+        let mut ring = if n < 3 {
             rings[0].clone()
         } else if rings.len() % 2 == 1 {
             // The ring before, backwards: on links that are alike both ways it loads the
@@ -152,21 +153,19 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
             let mut back = rings[rings.len() - 1].clone();
             back.reverse();
             let mut trial = hops.clone();
-            add(&mut trial, &mut routes, &back);
-            let other = cheapest_ring(&mut routes, &weights, start as u32);
+            add(&mut trial, &routes, &back);
+            let other = cheapest_ring(&routes, &weights, start as u32);
             let mut trial2 = hops.clone();
-            add(&mut trial2, &mut routes, &other);
+            add(&mut trial2, &routes, &other);
             if load_of(net, &trial2, rings.len() + 1) < load_of(net, &trial, rings.len() + 1) {
                 other
             } else {
                 back
             }
         } else {
-            cheapest_ring(&mut routes, &weights, start as u32)
+            cheapest_ring(&routes, &weights, start as u32)
         };
-        let mut ring = ring;
-        unclash::unclash(net, &mut routes, &hops, &mut ring);
-        add(&mut hops, &mut routes, &ring);
+        unclash::unclash(&routes, &mut hops, &mut ring);
         rings.push(ring);
         let l = load_of(net, &hops, rings.len());
         if l < best.0 || fixed {
@@ -182,10 +181,10 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
 
 /// [`Channels::load`] of `rings` (ring positions to ranks on `hosts`).
 pub fn load(net: &Net, hosts: &[NodeId], rings: &[Vec<u32>]) -> BigRational {
-    let mut routes = Routes::new(net, hosts);
+    let routes = Routes::direct(net, hosts);
     let mut hops = vec![0u32; net.links.len()];
     for r in rings {
-        add(&mut hops, &mut routes, r);
+        add(&mut hops, &routes, r);
     }
     load_of(net, &hops, rings.len())
 }
@@ -215,6 +214,16 @@ struct Routes<'a> {
 const TABLE_RANKS: usize = 1024;
 
 impl<'a> Routes<'a> {
+    /// Routes looked up per call, for a few rings' hops.
+    fn direct(net: &'a Net, hosts: &'a [NodeId]) -> Routes<'a> {
+        Routes {
+            net,
+            hosts,
+            start: Vec::new(),
+            links: Vec::new(),
+        }
+    }
+
     fn new(net: &'a Net, hosts: &'a [NodeId]) -> Routes<'a> {
         let n = hosts.len();
         let mut start = Vec::new();
@@ -237,7 +246,7 @@ impl<'a> Routes<'a> {
         }
     }
 
-    fn with<T>(&mut self, a: u32, b: u32, f: impl FnOnce(&[LinkId]) -> T) -> T {
+    fn with<T>(&self, a: u32, b: u32, f: impl FnOnce(&[LinkId]) -> T) -> T {
         if !self.start.is_empty() {
             let i = b as usize * self.hosts.len() + a as usize;
             return f(&self.links[self.start[i] as usize..self.start[i + 1] as usize]);
@@ -253,13 +262,13 @@ impl<'a> Routes<'a> {
             .crosses(self.hosts[a as usize], self.hosts[b as usize])
     }
 
-    fn cost(&mut self, w: &[f64], a: u32, b: u32) -> f64 {
+    fn cost(&self, w: &[f64], a: u32, b: u32) -> f64 {
         self.with(a, b, |r| r.iter().map(|&l| w[l as usize]).sum())
     }
 }
 
 /// Adds one crossing per ring hop's link to `hops`.
-fn add(hops: &mut [u32], routes: &mut Routes, ring: &[u32]) {
+fn add(hops: &mut [u32], routes: &Routes, ring: &[u32]) {
     let n = ring.len();
     for i in 0..n {
         let (a, b) = (ring[i], ring[(i + 1) % n]);
@@ -299,7 +308,7 @@ const PASSES: usize = 16;
 
 /// A cheap ring under `w`: nearest neighbour from `start` (from every rank on small networks),
 /// then local search; the cheapest tour, rotated to begin at `start`.
-fn cheapest_ring(routes: &mut Routes, w: &[f64], start: u32) -> Vec<u32> {
+fn cheapest_ring(routes: &Routes, w: &[f64], start: u32) -> Vec<u32> {
     let n = routes.hosts.len();
     let cost = Costs::new(routes, w);
     let starts: Vec<u32> = if n <= ALL_STARTS {
@@ -329,7 +338,7 @@ fn cheapest_ring(routes: &mut Routes, w: &[f64], start: u32) -> Vec<u32> {
 struct Costs(Vec<Vec<f64>>);
 
 impl Costs {
-    fn new(routes: &mut Routes, w: &[f64]) -> Option<Costs> {
+    fn new(routes: &Routes, w: &[f64]) -> Option<Costs> {
         let n = routes.hosts.len();
         if !(4..=LOCAL_RANKS).contains(&n) {
             return None;
@@ -350,21 +359,21 @@ impl Costs {
     }
 }
 
-fn hop(routes: &mut Routes, cost: &Option<Costs>, w: &[f64], a: u32, b: u32) -> f64 {
+fn hop(routes: &Routes, cost: &Option<Costs>, w: &[f64], a: u32, b: u32) -> f64 {
     match cost {
         Some(c) => c.c(a, b),
         None => routes.cost(w, a, b),
     }
 }
 
-fn tour_cost(routes: &mut Routes, cost: &Option<Costs>, w: &[f64], tour: &[u32]) -> f64 {
+fn tour_cost(routes: &Routes, cost: &Option<Costs>, w: &[f64], tour: &[u32]) -> f64 {
     let n = tour.len();
     (0..n)
         .map(|i| hop(routes, cost, w, tour[i], tour[(i + 1) % n]))
         .sum()
 }
 
-fn nearest_neighbour(routes: &mut Routes, cost: &Option<Costs>, w: &[f64], start: u32) -> Vec<u32> {
+fn nearest_neighbour(routes: &Routes, cost: &Option<Costs>, w: &[f64], start: u32) -> Vec<u32> {
     let n = routes.hosts.len() as u32;
     let mut left: Vec<u32> = (0..n).filter(|&r| r != start).collect();
     let mut tour = vec![start];
@@ -456,4 +465,3 @@ fn improve(cost: &Costs, tour: &mut Vec<u32>) {
 
 #[cfg(test)]
 mod tests;
-mod unclash;

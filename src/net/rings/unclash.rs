@@ -24,16 +24,17 @@
 //!
 //! and makes the first move that lowers the pair (maximum, links at the maximum),
 //! lexicographically; it stops when no move lowers it, or after a bounded number of moves.
-//! Only strict improvements are made, so a ring without collisions is left
-//! as it is. Moves rather than NCCL's own remedy (NCCL does not
-//! see inside the fabric; operators give InfiniBand fat trees routes that spread a shift
-//! permutation, and RoCE fabrics several queue pairs per connection): collc's routes are the
-//! file's minimal-hop ECMP, and which pair of GPUs crosses between two boxes decides the hash.
+//! Only strict improvements are made, so a ring without collisions is left as it is.
+//!
+//! Moves rather than NCCL's own remedy (NCCL does not see inside the fabric; operators give
+//! InfiniBand fat trees routes that spread a shift permutation, and RoCE fabrics several queue
+//! pairs per connection): collc's routes are the file's minimal-hop ECMP, and which pair of
+//! GPUs crosses between two boxes decides the hash.
 //! The arithmetic is on `f64` quotients of integers and capacities, compared exactly, so the
 //! same rings come out on every machine.
 
 use super::Routes;
-use crate::net::{LinkId, Net, NetLink};
+use crate::net::{LinkId, NetLink};
 use std::collections::BTreeMap;
 
 /// Moves made at most per ring, as a multiple of its ranks.
@@ -42,20 +43,23 @@ const MOVES_PER_RANK: usize = 4;
 /// Longest stretch a move shifts or reverses (positions): a few boxes of GPUs.
 const STRETCH: usize = 64;
 
-/// Repairs `ring` against `base` (the hops the channels before it put on each link).
-pub(super) fn unclash(net: &Net, routes: &mut Routes, base: &[u32], ring: &mut Vec<u32>) {
+/// Repairs `ring` against `hops` (what the channels before it put on each link) and adds the
+/// repaired ring's hops to them.
+pub(super) fn unclash(routes: &Routes, hops: &mut [u32], ring: &mut Vec<u32>) {
     let n = ring.len();
     if n < 4 {
+        super::add(hops, routes, ring);
         return;
     }
     let first = ring[0];
-    let mut s = State::new(net, routes, base, ring);
+    let mut s = State::new(routes, hops, ring);
     for _ in 0..MOVES_PER_RANK * n {
-        let Some(m) = s.first_gain(routes, ring) else {
+        let Some(m) = s.first_gain(ring) else {
             break;
         };
-        s.apply(routes, ring, m);
+        s.apply(ring, m);
     }
+    hops.copy_from_slice(&s.hops);
     // The ring still begins where the search began it.
     if let Some(p) = ring.iter().position(|&r| r == first) {
         ring.rotate_left(p);
@@ -175,7 +179,7 @@ impl Move {
 }
 
 struct State<'a> {
-    net: &'a Net,
+    routes: &'a Routes<'a>,
     /// Hops per link: the channels before and this ring.
     hops: Vec<u32>,
     /// Utilisation keys of links with hops, and how many links have each.
@@ -185,9 +189,9 @@ struct State<'a> {
 }
 
 impl<'a> State<'a> {
-    fn new(net: &'a Net, routes: &mut Routes, base: &[u32], ring: &[u32]) -> State<'a> {
+    fn new(routes: &'a Routes<'a>, base: &[u32], ring: &[u32]) -> State<'a> {
         let mut s = State {
-            net,
+            routes,
             hops: base.to_vec(),
             levels: BTreeMap::new(),
             hop_routes: hop_routes(routes, ring),
@@ -197,7 +201,7 @@ impl<'a> State<'a> {
                 s.hops[l as usize] += 1;
             }
         }
-        for (l, &h) in net.links.iter().zip(&s.hops) {
+        for (l, &h) in routes.net.links.iter().zip(&s.hops) {
             if h > 0 && l.bw > 0.0 {
                 *s.levels.entry(key(h, l)).or_insert(0) += 1;
             }
@@ -215,7 +219,7 @@ impl<'a> State<'a> {
     fn hot_hops(&self) -> Vec<usize> {
         let (max, _) = self.top();
         let hot = |l: LinkId| {
-            let link = &self.net.links[l as usize];
+            let link = &self.routes.net.links[l as usize];
             link.bw > 0.0 && key(self.hops[l as usize], link) == max
         };
         (0..self.hop_routes.len())
@@ -224,13 +228,14 @@ impl<'a> State<'a> {
     }
 
     /// (maximum, links at it) after `m`.
-    fn score(&self, routes: &mut Routes, m: &Move) -> (u64, u32) {
+    fn score(&self, m: &Move) -> (u64, u32) {
         let mut delta: Vec<(LinkId, i64)> = Vec::new();
         for &h in &m.removed {
             delta.extend(self.hop_routes[h].iter().map(|&l| (l, -1)));
         }
         for &(a, b) in &m.added {
-            routes.with(a, b, |r| delta.extend(r.iter().map(|&l| (l, 1))));
+            self.routes
+                .with(a, b, |r| delta.extend(r.iter().map(|&l| (l, 1))));
         }
         delta.sort_unstable();
         // Old levels of the changed links, which the unchanged links' top must not count,
@@ -240,7 +245,7 @@ impl<'a> State<'a> {
         for run in delta.chunk_by(|x, y| x.0 == y.0) {
             let l = run[0].0;
             let d: i64 = run.iter().map(|x| x.1).sum();
-            let link = &self.net.links[l as usize];
+            let link = &self.routes.net.links[l as usize];
             if d == 0 || link.bw <= 0.0 {
                 continue;
             }
@@ -268,11 +273,11 @@ impl<'a> State<'a> {
     /// The first move, in a fixed order, that lowers (maximum, links at it): for each end of
     /// each hot hop, exchanges with every other position, then moves between every other
     /// pair of neighbours.
-    fn first_gain(&self, routes: &mut Routes, ring: &[u32]) -> Option<Move> {
+    fn first_gain(&self, ring: &[u32]) -> Option<Move> {
         let n = ring.len();
         let now = self.top();
         let cross: Vec<bool> = (0..n)
-            .map(|k| routes.crosses(ring[k], ring[(k + 1) % n]))
+            .map(|k| self.routes.crosses(ring[k], ring[(k + 1) % n]))
             .collect();
         for h in self.hot_hops() {
             for i in [h, (h + 1) % n] {
@@ -281,7 +286,7 @@ impl<'a> State<'a> {
                     .filter(|&j| j != i && j != (i + n - 1) % n)
                     .map(|j| relocate(ring, i, j));
                 for m in swaps.chain(moves) {
-                    if self.score(routes, &m) < now {
+                    if self.score(&m) < now {
                         return Some(m);
                     }
                 }
@@ -299,7 +304,7 @@ impl<'a> State<'a> {
                 let outside = outside.filter(|&j| !(s == 0 && j == n - 1));
                 for j in outside {
                     let m = shift(ring, s, e, j);
-                    if self.score(routes, &m) < now {
+                    if self.score(&m) < now {
                         return Some(m);
                     }
                 }
@@ -312,7 +317,7 @@ impl<'a> State<'a> {
                     continue;
                 }
                 let m = reverse(ring, i, j);
-                if self.score(routes, &m) < now {
+                if self.score(&m) < now {
                     return Some(m);
                 }
             }
@@ -320,23 +325,23 @@ impl<'a> State<'a> {
         None
     }
 
-    fn apply(&mut self, routes: &mut Routes, ring: &mut Vec<u32>, m: Move) {
+    fn apply(&mut self, ring: &mut Vec<u32>, m: Move) {
         for &h in &m.removed {
             for l in self.hop_routes[h].clone() {
                 self.bump(l, -1);
             }
         }
         for &(a, b) in &m.added {
-            for l in routes.with(a, b, <[LinkId]>::to_vec) {
+            for l in self.routes.with(a, b, <[LinkId]>::to_vec) {
                 self.bump(l, 1);
             }
         }
         m.make(ring);
-        self.hop_routes = hop_routes(routes, ring);
+        self.hop_routes = hop_routes(self.routes, ring);
     }
 
     fn bump(&mut self, l: LinkId, d: i32) {
-        let link = &self.net.links[l as usize];
+        let link = &self.routes.net.links[l as usize];
         let h = self.hops[l as usize];
         if link.bw > 0.0 && h > 0 {
             let k = key(h, link);
@@ -356,7 +361,7 @@ impl<'a> State<'a> {
 }
 
 /// The route of each hop of `ring`, by position.
-fn hop_routes(routes: &mut Routes, ring: &[u32]) -> Vec<Vec<LinkId>> {
+fn hop_routes(routes: &Routes, ring: &[u32]) -> Vec<Vec<LinkId>> {
     let n = ring.len();
     (0..n)
         .map(|i| routes.with(ring[i], ring[(i + 1) % n], <[LinkId]>::to_vec))
