@@ -29,6 +29,7 @@ use num_traits::ToPrimitive;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
 use std::cmp::Reverse;
+use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A run that could not finish: ops that never became executable or receives never matched.
@@ -213,15 +214,19 @@ pub fn run(
                 }
                 OpKind::Recv { from, tag, .. } => {
                     let key = (r, from, tag);
-                    match sim.arrived.get_mut(&key) {
-                        Some(k) if *k > 0 => {
-                            *k -= 1;
+                    match sim.arrived.entry(key) {
+                        Entry::Occupied(mut k) => {
+                            // Entries leave once used: the maps hold only messages in flight.
+                            *k.get_mut() -= 1;
+                            if *k.get() == 0 {
+                                k.remove();
+                            }
                             if trace {
                                 sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
                             }
                             sim.finished(r, i);
                         }
-                        _ => sim.posted.entry(key).or_default().push_back(i),
+                        Entry::Vacant(_) => sim.posted.entry(key).or_default().push_back(i),
                     }
                 }
                 OpKind::Calc { time } => {
@@ -269,7 +274,17 @@ pub fn run(
             match ev {
                 Ev::Arrive(from, to, tag) => {
                     let key = (to, from, tag);
-                    match sim.posted.get_mut(&key).and_then(VecDeque::pop_front) {
+                    let waiting = match sim.posted.entry(key) {
+                        Entry::Occupied(mut q) => {
+                            let op = q.get_mut().pop_front();
+                            if q.get().is_empty() {
+                                q.remove();
+                            }
+                            op
+                        }
+                        Entry::Vacant(_) => None,
+                    };
+                    match waiting {
                         Some(op) => {
                             if trace {
                                 let posted = sim.started[sim.idx(to, op)];

@@ -7,7 +7,8 @@
 //! which gives the very rates a fill over every flow gives them), and only the flows there
 //! are brought up to date. Each flow keeps the bytes it had left at its last update and its
 //! rate since; its finishing time sits in a min-heap, stamped with the flow's version so an
-//! entry made out of date by a later rate change is skipped.
+//! entry made out of date by a later rate change is skipped (and such entries are dropped all
+//! at once when they outnumber the live ones four to one).
 //!
 //! On a network where most flows share no link with the flows that change (the rings of
 //! separate boxes, channels on separate rails), a start or an end costs the size of its own
@@ -174,6 +175,16 @@ impl Flows {
             let end = now + flow.left / r;
             self.heap
                 .push(Reverse((Total(end), flow.order, f, flow.version)));
+        }
+        // Entries made stale by later rate changes wait in the heap until they reach its top;
+        // when they outnumber the live ones, drop them all at once (the live entries' order
+        // is total, so the pops that follow are the same).
+        if self.heap.len() > 4 * self.live + 1024 {
+            let slab = &self.slab;
+            self.heap.retain(|Reverse((_, _, f, v))| {
+                let flow = &slab[*f as usize];
+                flow.alive && flow.version == *v
+            });
         }
     }
 
