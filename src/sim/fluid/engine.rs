@@ -63,6 +63,7 @@ struct Sim {
     cpu_free: HashMap<(u32, u8), f64>,
     finish: Vec<f64>,
     done_ops: usize,
+    /// When each op started (calcs: when their CPU took them); kept for the trace only.
     started: Vec<f64>,
     spans: Option<Vec<LaneSpan>>,
 }
@@ -146,7 +147,7 @@ pub fn run(
         cpu_free: HashMap::default(),
         finish: vec![0.0; s.ranks.len()],
         done_ops: 0,
-        started: vec![0.0; total],
+        started: if trace { vec![0.0; total] } else { Vec::new() },
         spans: trace.then(Vec::new),
     };
     for (r, rank) in s.ranks.iter().enumerate() {
@@ -176,7 +177,9 @@ pub fn run(
         while let Some((r, i)) = sim.ready.pop_front() {
             let op = &s.ranks[r as usize].ops[i as usize];
             let gi = sim.idx(r, i);
-            sim.started[gi] = sim.now;
+            if trace {
+                sim.started[gi] = sim.now;
+            }
             sim.release(r, i, false);
             match op.kind {
                 OpKind::Send { size, to, tag } => {
@@ -234,7 +237,9 @@ pub fn run(
                     let begin = free.max(sim.now);
                     let end = begin + time as f64 * sim.tick;
                     sim.cpu_free.insert((r, op.cpu), end);
-                    sim.started[gi] = begin;
+                    if trace {
+                        sim.started[gi] = begin;
+                    }
                     sim.push(end, Ev::CalcDone(r, i));
                 }
             }
