@@ -20,10 +20,12 @@
 //! Per-message costs that the topology does not say (software and NIC start-up, the time to
 //! reduce a byte) come from a `flow` model declaration, or its documented defaults: [`FlowParams`].
 
+mod fill;
 pub mod gpu;
 pub mod params;
 pub mod rings;
 
+pub use fill::Filler;
 pub use params::{FlowParams, fmt_ns, for_file};
 
 use crate::sema::model::{NodeId, Topology};
@@ -388,85 +390,17 @@ impl Ord for Total {
 /// is link l's bandwidth; a flow with an empty route gets `f64::INFINITY`. Ties go to the
 /// lowest link index, so the result is the same on every run.
 pub fn fair_rates(caps: &[f64], flows: &[&[LinkId]]) -> Vec<f64> {
-    fill(caps, flows, |p| p.iter().map(|&l| (l, 1.0)))
+    Filler::default()
+        .fill(caps, flows.len(), |f| flows[f].iter().map(|&l| (l, 1.0)))
+        .to_vec()
 }
 
 /// [`fair_rates`] of spread flows ([`Net::spread`]): a flow at rate r loads each of its links
 /// by r times the link's share. With every share 1 it is [`fair_rates`].
 pub fn fair_rates_spread(caps: &[f64], flows: &[&[(LinkId, f64)]]) -> Vec<f64> {
-    fill(caps, flows, |p| p.iter().copied())
-}
-
-fn fill<P, I>(caps: &[f64], flows: &[P], links: impl Fn(&P) -> I) -> Vec<f64>
-where
-    I: Iterator<Item = (LinkId, f64)>,
-{
-    let mut rate = vec![f64::INFINITY; flows.len()];
-    // Per link used: remaining capacity, unfrozen crossings and their shares, and the flows
-    // crossing it (CSR).
-    let mut used: Vec<LinkId> = flows.iter().flat_map(|p| links(p).map(|x| x.0)).collect();
-    used.sort_unstable();
-    used.dedup();
-    let slot = |l: LinkId| used.binary_search(&l).unwrap_or(0);
-    let mut left: Vec<f64> = used.iter().map(|&l| caps[l as usize]).collect();
-    let mut count = vec![0u32; used.len()];
-    let mut weight = vec![0.0f64; used.len()];
-    let mut start = vec![0usize; used.len() + 1];
-    let slots: Vec<Vec<(usize, f64)>> = flows
-        .iter()
-        .map(|p| links(p).map(|(l, w)| (slot(l), w)).collect())
-        .collect();
-    for p in &slots {
-        for &(k, w) in p {
-            count[k] += 1;
-            weight[k] += w;
-            start[k + 1] += 1;
-        }
-    }
-    for k in 0..used.len() {
-        start[k + 1] += start[k];
-    }
-    let mut fill = start.clone();
-    let mut through = vec![0usize; start[used.len()]];
-    for (f, p) in slots.iter().enumerate() {
-        for &(k, _) in p {
-            through[fill[k]] = f;
-            fill[k] += 1;
-        }
-    }
-    // Progressive filling with a lazy min-heap of link shares: freezing flows at the smallest
-    // share only raises the other links' shares, so an entry whose share is out of date is
-    // pushed again with its current value.
-    let share = |k: usize, left: &[f64], weight: &[f64]| left[k].max(0.0) / weight[k];
-    let mut heap: std::collections::BinaryHeap<std::cmp::Reverse<(Total, usize)>> = (0..used.len())
-        .filter(|&k| count[k] > 0)
-        .map(|k| std::cmp::Reverse((Total(share(k, &left, &weight)), k)))
-        .collect();
-    let mut frozen = vec![false; flows.len()];
-    while let Some(std::cmp::Reverse((Total(s), k))) = heap.pop() {
-        if count[k] == 0 {
-            continue;
-        }
-        let now = share(k, &left, &weight);
-        if now != s {
-            heap.push(std::cmp::Reverse((Total(now), k)));
-            continue;
-        }
-        for &f in &through[start[k]..start[k + 1]] {
-            if frozen[f] {
-                continue;
-            }
-            frozen[f] = true;
-            rate[f] = s;
-            for &(m, w) in &slots[f] {
-                left[m] -= s * w;
-                count[m] -= 1;
-                // The last crossing leaves no share behind (no rounding residue).
-                weight[m] = if count[m] == 0 { 0.0 } else { weight[m] - w };
-            }
-        }
-    }
-    rate
+    Filler::default()
+        .fill(caps, flows.len(), |f| flows[f].iter().copied())
+        .to_vec()
 }
 
 #[cfg(test)]

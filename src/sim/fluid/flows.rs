@@ -3,9 +3,9 @@
 //! Max-min fair rates decompose over the connected components of the graph whose edges are
 //! "flow f crosses link l": a flow's rate depends only on the flows it shares a link with,
 //! and theirs, and so on. So when flows start or end, only the components of the links they
-//! touched are filled again ([`crate::net::fair_rates`] on those flows alone, in start order,
-//! which gives the very rates a fill over every flow gives them), and only the flows there
-//! are brought up to date. Each flow keeps the bytes it had left at its last update and its
+//! touched are filled again (by a [`crate::net::Filler`] kept from fill to fill, on those
+//! flows alone, in start order, which gives the very rates a fill over every flow gives them),
+//! and only the flows there are brought up to date. Each flow keeps the bytes it had left at its last update and its
 //! rate since; its finishing time sits in a min-heap, stamped with the flow's version so an
 //! entry made out of date by a later rate change is skipped (and such entries are dropped all
 //! at once when they outnumber the live ones four to one).
@@ -14,7 +14,7 @@
 //! separate boxes, channels on separate rails), a start or an end costs the size of its own
 //! component instead of every flow in flight.
 
-use crate::net::{LinkId, Total, fair_rates, fair_rates_spread};
+use crate::net::{Filler, LinkId, Total};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -59,6 +59,7 @@ pub(super) struct Flows {
     heap: BinaryHeap<Reverse<(Total, u64, u32, u32)>>,
     next_order: u64,
     live: usize,
+    filler: Filler,
 }
 
 /// A route's links as the fill sees them: each with its share of the flow.
@@ -80,6 +81,7 @@ impl Flows {
             heap: BinaryHeap::new(),
             next_order: 0,
             live: 0,
+            filler: Filler::default(),
         }
     }
 
@@ -149,20 +151,18 @@ impl Flows {
             return;
         }
         members.sort_unstable_by_key(|&f| self.slab[f as usize].order);
+        let slab = &self.slab;
+        let route = |i: usize| slab[members[i] as usize].sent.route;
         let rates = if paths.spray() {
-            let p: Vec<&[(LinkId, f64)]> = members
-                .iter()
-                .map(|&f| paths.links(self.slab[f as usize].sent.route))
-                .collect();
-            fair_rates_spread(caps, &p)
+            self.filler.fill(caps, members.len(), |i| {
+                paths.links(route(i)).iter().copied()
+            })
         } else {
-            let p: Vec<&[LinkId]> = members
-                .iter()
-                .map(|&f| paths.plain(self.slab[f as usize].sent.route))
-                .collect();
-            fair_rates(caps, &p)
+            self.filler.fill(caps, members.len(), |i| {
+                paths.plain(route(i)).iter().map(|&l| (l, 1.0))
+            })
         };
-        for (&f, r) in members.iter().zip(rates) {
+        for (&f, &r) in members.iter().zip(rates) {
             let flow = &mut self.slab[f as usize];
             if flow.rate == r && flow.rated {
                 continue;

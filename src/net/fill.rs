@@ -1,0 +1,136 @@
+//! Max-min fair rates by progressive filling ([`Filler`]), with the scratch space kept from one
+//! fill to the next: the flow engine fills small components millions of times a run, and a
+//! fill that allocates a dozen vectors each time spends more on the allocator than on the
+//! arithmetic. [`super::fair_rates`] and [`super::fair_rates_spread`] are one-off fills.
+//!
+//! The arithmetic is done in one fixed order (links by index, flows in the order given), so a
+//! fill gives the same bits whether its scratch space is fresh or reused.
+
+use super::{LinkId, Total};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Scratch space for fills; see the module doc.
+#[derive(Default)]
+pub struct Filler {
+    /// The links the flows use, ascending, and each one's place in that list (by link id).
+    used: Vec<LinkId>,
+    slot_of: Vec<u32>,
+    /// Per used link: capacity left, unfrozen crossings and their summed shares, and where
+    /// its crossings start in `through` (CSR).
+    left: Vec<f64>,
+    count: Vec<u32>,
+    weight: Vec<f64>,
+    start: Vec<usize>,
+    next: Vec<usize>,
+    through: Vec<usize>,
+    /// Per flow: where its crossings start in `slots`, which hold (used link, share).
+    first: Vec<usize>,
+    slots: Vec<(usize, f64)>,
+    frozen: Vec<bool>,
+    heap: Vec<Reverse<(Total, usize)>>,
+    rate: Vec<f64>,
+}
+
+impl Filler {
+    /// Max-min fair rates of `flows` flows, flow i crossing `links(i)` (link, share) pairs, on
+    /// links of bandwidth `caps[l]`; see [`super::fair_rates`]. The rates are flow by flow.
+    pub fn fill<I>(&mut self, caps: &[f64], flows: usize, links: impl Fn(usize) -> I) -> &[f64]
+    where
+        I: Iterator<Item = (LinkId, f64)>,
+    {
+        self.used.clear();
+        for f in 0..flows {
+            self.used.extend(links(f).map(|x| x.0));
+        }
+        self.used.sort_unstable();
+        self.used.dedup();
+        if self.slot_of.len() < caps.len() {
+            self.slot_of.resize(caps.len(), 0);
+        }
+        for (k, &l) in self.used.iter().enumerate() {
+            self.slot_of[l as usize] = k as u32;
+        }
+        let n = self.used.len();
+        self.left.clear();
+        self.left
+            .extend(self.used.iter().map(|&l| caps[l as usize]));
+        reset(&mut self.count, n, 0);
+        reset(&mut self.weight, n, 0.0);
+        reset(&mut self.start, n + 1, 0);
+        self.first.clear();
+        self.slots.clear();
+        for f in 0..flows {
+            self.first.push(self.slots.len());
+            for (l, w) in links(f) {
+                let k = self.slot_of[l as usize] as usize;
+                self.slots.push((k, w));
+                self.count[k] += 1;
+                self.weight[k] += w;
+                self.start[k + 1] += 1;
+            }
+        }
+        self.first.push(self.slots.len());
+        for k in 0..n {
+            self.start[k + 1] += self.start[k];
+        }
+        self.next.clear();
+        self.next.extend_from_slice(&self.start);
+        reset(&mut self.through, self.start[n], 0);
+        for f in 0..flows {
+            for &(k, _) in &self.slots[self.first[f]..self.first[f + 1]] {
+                self.through[self.next[k]] = f;
+                self.next[k] += 1;
+            }
+        }
+        // Progressive filling with a lazy min-heap of link shares: freezing flows at the
+        // smallest share only raises the other links' shares, so an entry whose share is out
+        // of date is pushed again with its current value.
+        let share = |k: usize, left: &[f64], weight: &[f64]| left[k].max(0.0) / weight[k];
+        let mut entries = std::mem::take(&mut self.heap);
+        entries.clear();
+        entries.extend(
+            (0..n)
+                .filter(|&k| self.count[k] > 0)
+                .map(|k| Reverse((Total(share(k, &self.left, &self.weight)), k))),
+        );
+        let mut heap = BinaryHeap::from(entries);
+        reset(&mut self.frozen, flows, false);
+        reset(&mut self.rate, flows, f64::INFINITY);
+        while let Some(Reverse((Total(s), k))) = heap.pop() {
+            if self.count[k] == 0 {
+                continue;
+            }
+            let now = share(k, &self.left, &self.weight);
+            if now != s {
+                heap.push(Reverse((Total(now), k)));
+                continue;
+            }
+            for &f in &self.through[self.start[k]..self.start[k + 1]] {
+                if self.frozen[f] {
+                    continue;
+                }
+                self.frozen[f] = true;
+                self.rate[f] = s;
+                for &(m, w) in &self.slots[self.first[f]..self.first[f + 1]] {
+                    self.left[m] -= s * w;
+                    self.count[m] -= 1;
+                    // The last crossing leaves no share behind (no rounding residue).
+                    self.weight[m] = if self.count[m] == 0 {
+                        0.0
+                    } else {
+                        self.weight[m] - w
+                    };
+                }
+            }
+        }
+        self.heap = heap.into_vec();
+        &self.rate
+    }
+}
+
+/// `v` as `n` copies of `x`, keeping its allocation.
+fn reset<T: Copy>(v: &mut Vec<T>, n: usize, x: T) {
+    v.clear();
+    v.resize(n, x);
+}
