@@ -436,6 +436,8 @@ impl Sim<'_> {
             path,
             owner,
             op,
+            recv: NONE,
+            stream: false,
             hosted,
         };
         match self.free_msgs.pop() {
@@ -797,8 +799,9 @@ impl Sim<'_> {
     fn deliver(&mut self, m: u32, idx: u32, wire: u64) {
         let msg = &mut self.msgs[m as usize];
         msg.arrived += 1;
-        let (owner, op, npk, arrived) = (msg.owner, msg.op, msg.npk, msg.arrived);
+        let (owner, npk, arrived) = (msg.owner, msg.npk, msg.arrived);
         let msg_hosted = msg.hosted;
+        let (dst, r, stream) = (msg.dst, msg.recv, msg.stream);
         if arrived == npk {
             self.free_msgs.push(m);
         }
@@ -806,13 +809,11 @@ impl Sim<'_> {
             self.bg_bytes += wire.saturating_sub(self.params.header);
             return;
         }
-        let dst = self.msgs[m as usize].dst;
         if self.windows[owner as usize] > 0 && !msg_hosted && !self.switch[dst as usize] {
             self.result_in(dst);
         }
         let job = &mut self.jobs[owner as usize];
-        let r = job.peer_recv[op as usize];
-        if job.units[r as usize] == npk && npk > 1 {
+        if stream {
             job.dec(r, idx, &mut self.ready);
         } else if arrived == npk {
             job.dec_all(r, &mut self.ready);
@@ -870,20 +871,28 @@ impl Sim<'_> {
         let now = self.now;
         let job = &mut self.jobs[j as usize];
         let gu = g as usize;
-        if job.started[gu] == u64::MAX {
-            job.started[gu] = now;
+        let op = &mut job.ops[gu];
+        if op.started == u64::MAX {
+            op.started = now;
         }
-        let p = job.proc_of[gu] as usize;
+        let op = *op;
+        let p = op.proc as usize;
         let sw = job.switch[p];
-        match job.kind[gu] {
+        match op.kind {
             Kind::Send => {
-                let r = job.peer_recv[gu];
-                let (src, dst) = (job.node[p], job.node[job.proc_of[r as usize] as usize]);
-                let bytes = job.bytes[gu];
-                let m = match job.msg[gu] {
+                let r = op.peer_recv;
+                let (src, dst) = (job.node[p], op.peer_node);
+                let bytes = op.bytes;
+                let m = match op.msg {
                     NONE => {
+                        // Whether its receive streams packet by packet (a switch process's
+                        // receive of as many units as the message has packets).
+                        let recv_units = self.jobs[j as usize].ops[r as usize].units;
                         let m = self.new_msg(src, dst, bytes, j, g, !sw);
-                        self.jobs[j as usize].msg[gu] = m;
+                        let msg = &mut self.msgs[m as usize];
+                        msg.recv = r;
+                        msg.stream = recv_units == msg.npk && msg.npk > 1;
+                        self.jobs[j as usize].ops[gu].msg = m;
                         m
                     }
                     m => m,
@@ -915,7 +924,7 @@ impl Sim<'_> {
                 } else {
                     let t = job.cpu_free[p]
                         .max(now)
-                        .saturating_add(self.params.reduce_ps(job.bytes[gu]));
+                        .saturating_add(self.params.reduce_ps(op.bytes));
                     job.cpu_free[p] = t;
                     t
                 };
@@ -938,8 +947,8 @@ impl Sim<'_> {
                 ),
                 None => {
                     let p = (0..job.ops())
-                        .find(|&g| job.ended[g] == u64::MAX)
-                        .map(|g| job.proc_of[g])
+                        .find(|&g| job.ops[g].ended == u64::MAX)
+                        .map(|g| job.ops[g].proc)
                         .unwrap_or(0);
                     format!(
                         "nothing can move any more (first waiting process: {p}); with lossless flow control this is a credit deadlock on a cyclic route, or a program that cannot finish"

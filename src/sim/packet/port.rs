@@ -112,6 +112,10 @@ pub(super) struct Msg {
     pub(super) owner: u32,
     /// The send op (jobs) or the sending host's index among the congesting hosts.
     pub(super) op: u32,
+    /// A job's message: the receive it delivers to (NONE else), and whether that receive
+    /// counts it packet by packet (a switch process's), so delivering a packet reads no op.
+    pub(super) recv: u32,
+    pub(super) stream: bool,
     /// Posted by a host (packetised at its NIC) rather than emitted by a switch process.
     pub(super) hosted: bool,
 }
