@@ -466,7 +466,7 @@ impl Sim<'_> {
     fn new_pkt(&mut self, msg: u32, idx: u32) -> u32 {
         let m = &self.msgs[msg as usize];
         let wire = self.msg_wire(m, u64::from(idx)) as u32;
-        let dst = if is_canary(m.owner) { NONE } else { m.dst };
+        let (dst, key) = (if is_canary(m.owner) { NONE } else { m.dst }, m.key);
         let ch = if is_canary(m.owner) {
             let (c, r) = (m.owner & !CANARY, m.op);
             let hdr = self.canary_stream_header(c, r, idx);
@@ -475,14 +475,10 @@ impl Sim<'_> {
         } else {
             NONE
         };
-        self.alloc_pkt(Pkt {
-            msg,
-            idx,
-            wire,
-            held: NONE,
-            hop: 0,
-            ch,
-            dst,
+        self.alloc_pkt(if ch == NONE {
+            Pkt::new(msg, idx, wire, key, dst)
+        } else {
+            Pkt::canary(msg, idx, wire, ch)
         })
     }
 
@@ -503,15 +499,7 @@ impl Sim<'_> {
     pub(super) fn new_canary_pkt(&mut self, h: Header, to: u32, wire: u64) -> u32 {
         self.canary_live += 1;
         let ch = self.new_hdr((h, to));
-        self.alloc_pkt(Pkt {
-            msg: NONE,
-            idx: 0,
-            wire: wire as u32,
-            held: NONE,
-            hop: 0,
-            ch,
-            dst: NONE,
-        })
+        self.alloc_pkt(Pkt::canary(NONE, 0, wire as u32, ch))
     }
 
     fn alloc_pkt(&mut self, p: Pkt) -> u32 {
@@ -553,10 +541,19 @@ impl Sim<'_> {
     /// The port a packet of `msg` takes next at `at` (its `hop`-th link).
     fn next_port(&mut self, msg: u32, at: u32, hop: u32) -> Option<LinkId> {
         let m = &self.msgs[msg as usize];
-        if m.path != NONE {
-            return Some(self.router.path_link(m.path, hop));
-        }
         let (dst, key) = (m.dst, m.key);
+        self.route(msg, at, hop, dst, key)
+    }
+
+    /// [`Sim::next_port`] given the message's destination and flow key (which its packets
+    /// carry): reads the message only for its `minimal` path.
+    fn route(&mut self, msg: u32, at: u32, hop: u32, dst: u32, key: u64) -> Option<LinkId> {
+        if self.params.routing == Routing::Minimal {
+            let path = self.msgs[msg as usize].path;
+            if path != NONE {
+                return Some(self.router.path_link(path, hop));
+            }
+        }
         let queued = &self.queued;
         let l = self
             .router
@@ -617,7 +614,7 @@ impl Sim<'_> {
             let p = self.pkts[port.head_at(i)? as usize];
             // A Canary packet is consumed by the far end's pipeline (aggregated, or re-emitted
             // from its aggregation memory): it takes no credit, as a switch process's input.
-            let dst = if p.ch != NONE { to } else { p.dst };
+            let dst = if p.ch() != NONE { to } else { p.dst() };
             let wire = u64::from(p.wire);
             fits(wire, dst).then_some((Some(i), wire, dst))
         });
@@ -727,7 +724,7 @@ impl Sim<'_> {
         let pk = &mut self.pkts[pid as usize];
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
-        if p.ch != NONE {
+        if p.ch() != NONE {
             if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
                 // The last packet of a host's Canary stream has left: its message is done.
                 self.free_msgs.push(p.msg);
@@ -739,7 +736,7 @@ impl Sim<'_> {
                 self.drops += 1;
                 self.canary_release(pid);
             } else {
-                let target = self.hdrs[p.ch as usize].1;
+                let target = self.hdrs[p.ch() as usize].1;
                 let delay = if self.switch[to as usize] || to != target {
                     self.params.switch_delay
                 } else {
@@ -752,7 +749,7 @@ impl Sim<'_> {
         }
         // The packet carries its message's destination; the message itself is read only as
         // its packet leaves the host.
-        let delay = if self.switch[to as usize] || to != p.dst {
+        let delay = if self.switch[to as usize] || to != p.dst() {
             self.params.switch_delay
         } else {
             0
@@ -775,14 +772,14 @@ impl Sim<'_> {
 
     fn arrive(&mut self, pid: u32, l: LinkId) {
         let p = self.pkts[pid as usize];
-        if p.ch != NONE {
+        if p.ch() != NONE {
             self.canary_arrive(pid, l);
             return;
         }
         let at = self.ports[l as usize].to;
-        let dst = p.dst;
+        let dst = p.dst();
         if at != dst {
-            let Some(next) = self.next_port(p.msg, at, p.hop) else {
+            let Some(next) = self.route(p.msg, at, p.hop, dst, p.key) else {
                 return;
             };
             let slot = self.inputs.slot(l);
