@@ -44,9 +44,10 @@
 //! measured slower: the record's miss moved to `tx_end`, which reads it anyway; laying out
 //! the port's hot fields in one cache line measured within the noise. Neither is kept.
 //!
-//! The Fig. 8 in-network sweep (`collc compare`, as of the commit that added this bench): 819 s of CPU time, 30 min
-//! wall at load 6 to 11, 218 MB; the one-tree runs at 51 and 102 hosts stop at `--max-events`'
-//! 134 M events (E0046) and take much of it. Not yet the issue's "within a minute".
+//! The Fig. 8 in-network sweep (`collc compare`, as of the commit that added this bench): 819 s
+//! of CPU time, 30 min wall at load 6 to 11, 218 MB; the one-tree runs at 51 and 102 hosts stop
+//! at `--max-events`' 134 M events (E0046) and take much of it. Not yet the issue's "within a
+//! minute".
 
 use collc::diag::SourceMap;
 use collc::driver::compare::{CompareRequest, compare};
