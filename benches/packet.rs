@@ -16,29 +16,38 @@
 //! once on a 64 KiB allreduce on 64 hosts (the ring without congestion) and the sweep at two host counts with one run each, so it stays
 //! quick.
 //!
-//! Measured on this 2-core machine, 2026-11-28, release build, with two other agents' builds
-//! and tests sharing it (load 3 to 8), by `collc sim FILE --model congested` under
-//! `/usr/bin/time` (user time; setup is under 0.05 s of it), the binary before and after this
-//! bench's commit run interleaved, medians of 5 (min to max):
+//! Measured on this 2-core machine, 2026-11-28, release build, by `collc sim FILE --model
+//! congested` under `/usr/bin/time`, CPU time (user + system), the binaries before and after
+//! the data-layout commits (a job's ops as one record each, shared routing candidate lists,
+//! 32-byte packet records carrying their flow key) run interleaved, medians of 5 (min to max),
+//! with another agent's work beside them (load 2.2 to 3.8). Outputs byte-identical.
 //!
 //! | Fig. 7a congested, seed 1 | events | before | after |
 //! |---|---|---|---|
-//! | Canary | 24.6 M | 2.73 s (2.56 to 2.81), 9.0 M/s | 2.77 s (2.42 to 3.04), 8.9 M/s |
-//! | four static trees | 29.4 M | 2.81 s (2.74 to 2.99), 10.4 M/s | 2.83 s (2.69 to 3.07), 10.4 M/s |
-//! | one static tree | 58.0 M | 4.98 s (3 runs, load 4), 11.6 M/s | 6.75 s (6.47 to 11.9, 3 runs, a build beside it) |
-//! | ring | 99.3 M | 15.7 s (1 run; lowering its 2 M-message program included), 6.3 M/s | 14.9 to 17.1 s (3 runs, a build beside it) |
+//! | Canary | 24.6 M | 2.17 s (1.79 to 2.44), 11.3 M/s | 2.08 s (1.74 to 2.27), 11.8 M/s |
+//! | four static trees | 29.4 M | 2.13 s (1.94 to 2.46), 13.8 M/s | 1.79 s (1.74 to 2.12), 16.4 M/s |
+//! | one static tree | 58.0 M | 4.05 s (3.93 to 4.69), 14.3 M/s | 3.87 s (3.71 to 4.06), 15.0 M/s |
+//! | ring | 99.3 M | 12.5 s (12.4 to 14.6), 8.0 M/s | 10.0 s (9.2 to 12.3), 9.9 M/s |
 //!
-//! Under that load the CPU times of one binary vary by 20% and more from one session to the
-//! next (an earlier session gave 2.11 s and 2.18 s after against 2.33 s and 2.41 s before for
-//! Canary and four trees), so the engine changes of that commit (direct-indexed routing
-//! candidates, queue links apart from packet records) measure as within the noise, at most
-//! about 10%. A profile (perf, frame pointers) puts the time in cache misses on packet records
-//! (about 150,000 live, 32 bytes each): the port's round robin reading its inputs' head packets,
-//! tx_end and arrive reading the packet, linking it into the next queue.
+//! The ring's figure includes about 1.3 s of user time before the first event (lowering its
+//! 2 M-message program and verifying it, `ir::verify` most of it; measured with
+//! `--max-events 1`) and 0.1 to 1.7 s of system time (the kernel zeroing its 800 MB), so its
+//! event loop alone runs at about 11.6 M/s after (8.9 M/s before). The system time varies
+//! between runs of one binary far more than the engine changes. Earlier, at load 3 to 8, the
+//! same cases took 2.73 s, 2.81 s, 4.98 s and 15.7 s before these commits (9.0, 10.4, 11.6
+//! and 6.3 M/s): the load moves every figure by 20% and more, so only interleaved runs compare.
 //!
-//! The Fig. 8 in-network sweep (`collc compare`, before this commit): 819 s of CPU time, 30 min
-//! wall at load 6 to 11, 218 MB; the one-tree runs at 51 and 102 hosts stop at `--max-events`'
-//! 134 M events (E0046) and take much of it. Not yet the issue's "within a minute".
+//! What the time goes to (perf): cache misses. Per packet hop the engine reads the packet
+//! record, the ports it leaves and enters, and their input queues; the ring adds, per op of
+//! its program (millions, far beyond the caches), the op's record. Inlining the head packet's
+//! size and destination into the input queues (so the round robin reads no packet record)
+//! measured slower: the record's miss moved to `tx_end`, which reads it anyway; laying out
+//! the port's hot fields in one cache line measured within the noise. Neither is kept.
+//!
+//! The Fig. 8 in-network sweep (`collc compare`, as of the commit that added this bench): 819 s
+//! of CPU time, 30 min wall at load 6 to 11, 218 MB; the one-tree runs at 51 and 102 hosts stop
+//! at `--max-events`' 134 M events (E0046) and take much of it. Not yet the issue's "within a
+//! minute".
 
 use collc::diag::SourceMap;
 use collc::driver::compare::{CompareRequest, compare};

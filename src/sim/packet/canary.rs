@@ -310,7 +310,7 @@ impl Sim<'_> {
     pub(super) fn canary_arrive(&mut self, pid: u32, l: LinkId) {
         let at = self.ports[l as usize].to;
         let p = self.pkts[pid as usize];
-        let (h, _) = self.hdrs[p.ch as usize];
+        let (h, _) = self.hdrs[p.ch() as usize];
         if self.armed
             && self
                 .params
@@ -350,7 +350,7 @@ impl Sim<'_> {
                         continue;
                     };
                     kept = true;
-                    self.hdrs[p.ch as usize] = (h2, to);
+                    self.hdrs[p.ch() as usize] = (h2, to);
                     let pk = &mut self.pkts[pid as usize];
                     pk.hop = 0;
                     pk.msg = super::port::NONE;
@@ -425,7 +425,7 @@ impl Sim<'_> {
             self.ports[p.held as usize].credit += u64::from(p.wire);
             self.try_start(p.held);
         }
-        self.free_hdrs.push(p.ch);
+        self.free_hdrs.push(p.ch());
         self.free.push(pid);
         self.canary_live -= 1;
     }

@@ -436,6 +436,8 @@ impl Sim<'_> {
             path,
             owner,
             op,
+            recv: NONE,
+            stream: false,
             hosted,
         };
         match self.free_msgs.pop() {
@@ -464,7 +466,7 @@ impl Sim<'_> {
     fn new_pkt(&mut self, msg: u32, idx: u32) -> u32 {
         let m = &self.msgs[msg as usize];
         let wire = self.msg_wire(m, u64::from(idx)) as u32;
-        let dst = if is_canary(m.owner) { NONE } else { m.dst };
+        let (dst, key) = (if is_canary(m.owner) { NONE } else { m.dst }, m.key);
         let ch = if is_canary(m.owner) {
             let (c, r) = (m.owner & !CANARY, m.op);
             let hdr = self.canary_stream_header(c, r, idx);
@@ -473,14 +475,10 @@ impl Sim<'_> {
         } else {
             NONE
         };
-        self.alloc_pkt(Pkt {
-            msg,
-            idx,
-            wire,
-            held: NONE,
-            hop: 0,
-            ch,
-            dst,
+        self.alloc_pkt(if ch == NONE {
+            Pkt::new(msg, idx, wire, key, dst)
+        } else {
+            Pkt::canary(msg, idx, wire, ch)
         })
     }
 
@@ -501,15 +499,7 @@ impl Sim<'_> {
     pub(super) fn new_canary_pkt(&mut self, h: Header, to: u32, wire: u64) -> u32 {
         self.canary_live += 1;
         let ch = self.new_hdr((h, to));
-        self.alloc_pkt(Pkt {
-            msg: NONE,
-            idx: 0,
-            wire: wire as u32,
-            held: NONE,
-            hop: 0,
-            ch,
-            dst: NONE,
-        })
+        self.alloc_pkt(Pkt::canary(NONE, 0, wire as u32, ch))
     }
 
     fn alloc_pkt(&mut self, p: Pkt) -> u32 {
@@ -551,10 +541,19 @@ impl Sim<'_> {
     /// The port a packet of `msg` takes next at `at` (its `hop`-th link).
     fn next_port(&mut self, msg: u32, at: u32, hop: u32) -> Option<LinkId> {
         let m = &self.msgs[msg as usize];
-        if m.path != NONE {
-            return Some(self.router.path_link(m.path, hop));
-        }
         let (dst, key) = (m.dst, m.key);
+        self.route(msg, at, hop, dst, key)
+    }
+
+    /// [`Sim::next_port`] given the message's destination and flow key (which its packets
+    /// carry): reads the message only for its `minimal` path.
+    fn route(&mut self, msg: u32, at: u32, hop: u32, dst: u32, key: u64) -> Option<LinkId> {
+        if self.params.routing == Routing::Minimal {
+            let path = self.msgs[msg as usize].path;
+            if path != NONE {
+                return Some(self.router.path_link(path, hop));
+            }
+        }
         let queued = &self.queued;
         let l = self
             .router
@@ -615,7 +614,7 @@ impl Sim<'_> {
             let p = self.pkts[port.head_at(i)? as usize];
             // A Canary packet is consumed by the far end's pipeline (aggregated, or re-emitted
             // from its aggregation memory): it takes no credit, as a switch process's input.
-            let dst = if p.ch != NONE { to } else { p.dst };
+            let dst = if p.ch() != NONE { to } else { p.dst() };
             let wire = u64::from(p.wire);
             fits(wire, dst).then_some((Some(i), wire, dst))
         });
@@ -725,7 +724,7 @@ impl Sim<'_> {
         let pk = &mut self.pkts[pid as usize];
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
-        if p.ch != NONE {
+        if p.ch() != NONE {
             if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
                 // The last packet of a host's Canary stream has left: its message is done.
                 self.free_msgs.push(p.msg);
@@ -737,7 +736,7 @@ impl Sim<'_> {
                 self.drops += 1;
                 self.canary_release(pid);
             } else {
-                let target = self.hdrs[p.ch as usize].1;
+                let target = self.hdrs[p.ch() as usize].1;
                 let delay = if self.switch[to as usize] || to != target {
                     self.params.switch_delay
                 } else {
@@ -750,7 +749,7 @@ impl Sim<'_> {
         }
         // The packet carries its message's destination; the message itself is read only as
         // its packet leaves the host.
-        let delay = if self.switch[to as usize] || to != p.dst {
+        let delay = if self.switch[to as usize] || to != p.dst() {
             self.params.switch_delay
         } else {
             0
@@ -773,14 +772,14 @@ impl Sim<'_> {
 
     fn arrive(&mut self, pid: u32, l: LinkId) {
         let p = self.pkts[pid as usize];
-        if p.ch != NONE {
+        if p.ch() != NONE {
             self.canary_arrive(pid, l);
             return;
         }
         let at = self.ports[l as usize].to;
-        let dst = p.dst;
+        let dst = p.dst();
         if at != dst {
-            let Some(next) = self.next_port(p.msg, at, p.hop) else {
+            let Some(next) = self.route(p.msg, at, p.hop, dst, p.key) else {
                 return;
             };
             let slot = self.inputs.slot(l);
@@ -797,8 +796,9 @@ impl Sim<'_> {
     fn deliver(&mut self, m: u32, idx: u32, wire: u64) {
         let msg = &mut self.msgs[m as usize];
         msg.arrived += 1;
-        let (owner, op, npk, arrived) = (msg.owner, msg.op, msg.npk, msg.arrived);
+        let (owner, npk, arrived) = (msg.owner, msg.npk, msg.arrived);
         let msg_hosted = msg.hosted;
+        let (dst, r, stream) = (msg.dst, msg.recv, msg.stream);
         if arrived == npk {
             self.free_msgs.push(m);
         }
@@ -806,13 +806,11 @@ impl Sim<'_> {
             self.bg_bytes += wire.saturating_sub(self.params.header);
             return;
         }
-        let dst = self.msgs[m as usize].dst;
         if self.windows[owner as usize] > 0 && !msg_hosted && !self.switch[dst as usize] {
             self.result_in(dst);
         }
         let job = &mut self.jobs[owner as usize];
-        let r = job.peer_recv[op as usize];
-        if job.units[r as usize] == npk && npk > 1 {
+        if stream {
             job.dec(r, idx, &mut self.ready);
         } else if arrived == npk {
             job.dec_all(r, &mut self.ready);
@@ -870,20 +868,28 @@ impl Sim<'_> {
         let now = self.now;
         let job = &mut self.jobs[j as usize];
         let gu = g as usize;
-        if job.started[gu] == u64::MAX {
-            job.started[gu] = now;
+        let op = &mut job.ops[gu];
+        if op.started == u64::MAX {
+            op.started = now;
         }
-        let p = job.proc_of[gu] as usize;
+        let op = *op;
+        let p = op.proc as usize;
         let sw = job.switch[p];
-        match job.kind[gu] {
+        match op.kind {
             Kind::Send => {
-                let r = job.peer_recv[gu];
-                let (src, dst) = (job.node[p], job.node[job.proc_of[r as usize] as usize]);
-                let bytes = job.bytes[gu];
-                let m = match job.msg[gu] {
+                let r = op.peer_recv;
+                let (src, dst) = (job.node[p], op.peer_node);
+                let bytes = op.bytes;
+                let m = match op.msg {
                     NONE => {
+                        // Whether its receive streams packet by packet (a switch process's
+                        // receive of as many units as the message has packets).
+                        let recv_units = self.jobs[j as usize].ops[r as usize].units;
                         let m = self.new_msg(src, dst, bytes, j, g, !sw);
-                        self.jobs[j as usize].msg[gu] = m;
+                        let msg = &mut self.msgs[m as usize];
+                        msg.recv = r;
+                        msg.stream = recv_units == msg.npk && msg.npk > 1;
+                        self.jobs[j as usize].ops[gu].msg = m;
                         m
                     }
                     m => m,
@@ -915,7 +921,7 @@ impl Sim<'_> {
                 } else {
                     let t = job.cpu_free[p]
                         .max(now)
-                        .saturating_add(self.params.reduce_ps(job.bytes[gu]));
+                        .saturating_add(self.params.reduce_ps(op.bytes));
                     job.cpu_free[p] = t;
                     t
                 };
@@ -938,8 +944,8 @@ impl Sim<'_> {
                 ),
                 None => {
                     let p = (0..job.ops())
-                        .find(|&g| job.ended[g] == u64::MAX)
-                        .map(|g| job.proc_of[g])
+                        .find(|&g| job.ops[g].ended == u64::MAX)
+                        .map(|g| job.ops[g].proc)
                         .unwrap_or(0);
                     format!(
                         "nothing can move any more (first waiting process: {p}); with lossless flow control this is a credit deadlock on a cyclic route, or a program that cannot finish"

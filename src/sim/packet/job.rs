@@ -28,6 +28,37 @@ pub enum Kind {
     Copy,
 }
 
+/// One op's static description and run-time state, in one record so that running, completing
+/// or releasing an op touches one cache line (a ring's program has millions of ops, far more
+/// than the caches hold, and the simulator visits them in no cache-friendly order).
+#[derive(Debug, Clone, Copy)]
+#[repr(align(64))]
+pub struct Op {
+    pub kind: Kind,
+    /// The process it belongs to.
+    pub proc: u32,
+    /// Units (1 on ranks, packets on switches).
+    pub units: u32,
+    /// A send's receive (global op id), and the node that receive runs on; u32::MAX else.
+    pub peer_recv: u32,
+    pub peer_node: u32,
+    /// A send's message, once made (u32::MAX before).
+    pub msg: u32,
+    /// Conditions still unmet: of a one-unit op, the count itself; of an op of more units, the
+    /// index of its first unit's count in [`JobState`]'s `cnt`.
+    wait: u32,
+    /// Units completed.
+    done: u32,
+    /// Its dependents: `rlist[rstart..rend]`.
+    rstart: u32,
+    rend: u32,
+    /// Bytes it moves or combines.
+    pub bytes: u64,
+    /// When its first unit became ready, and when it completed (u64::MAX: not yet).
+    pub started: u64,
+    pub ended: u64,
+}
+
 /// The run-time state of one program; see the module doc. Ops are numbered globally:
 /// op `o` of process `p` is `base[p] + o`.
 pub struct JobState {
@@ -37,26 +68,12 @@ pub struct JobState {
     pub node: Vec<u32>,
     pub switch: Vec<bool>,
     pub base: Vec<u32>,
-    pub proc_of: Vec<u32>,
-    pub kind: Vec<Kind>,
-    /// Units per op (1 on ranks, packets on switches).
-    pub units: Vec<u32>,
-    /// Bytes each op moves or combines.
-    pub bytes: Vec<u64>,
-    /// Per send: the receive it delivers to (global op id).
-    pub peer_recv: Vec<u32>,
-    /// Per send: the message it created (u32::MAX before).
-    pub msg: Vec<u32>,
-    cnt_base: Vec<u32>,
+    pub ops: Vec<Op>,
+    /// Per unit of each op of more than one unit, its conditions still unmet.
     cnt: Vec<u32>,
-    done: Vec<u32>,
-    rstart: Vec<u32>,
     rlist: Vec<u32>,
     /// Per process, when its last op completed (ps).
     pub finish: Vec<u64>,
-    /// Per op, when its first unit became ready, and when it completed (u64::MAX: not yet).
-    pub started: Vec<u64>,
-    pub ended: Vec<u64>,
     /// Per process, when its CPU is next free (host reductions run one after another).
     pub cpu_free: Vec<u64>,
     /// Ops not completed yet.
@@ -100,11 +117,7 @@ impl JobState {
         }
         let base = p.op_base();
         let total = *base.last().unwrap_or(&0) as usize;
-        let mut proc_of = Vec::with_capacity(total);
-        let mut kind = Vec::with_capacity(total);
-        let mut units = Vec::with_capacity(total);
-        let mut bytes = Vec::with_capacity(total);
-        let mut cnt_base = Vec::with_capacity(total + 1);
+        let mut ops: Vec<Op> = Vec::with_capacity(total);
         let mut cnt = Vec::new();
         let mut rcount = vec![0u32; total + 1];
         // Static matching by (sender, receiver, tag), in program order (op ids grow with it).
@@ -134,28 +147,45 @@ impl JobState {
                 } else {
                     1
                 };
-                proc_of.push(pi as u32);
-                kind.push(k);
-                units.push(u);
-                bytes.push(b);
-                cnt_base.push(cnt.len() as u32);
                 let arrival = u32::from(matches!(k, Kind::Recv | Kind::RecvReduce));
                 let c = op.deps.len() as u32 + arrival;
-                cnt.extend(std::iter::repeat_n(c, u as usize));
+                let wait = if u == 1 {
+                    c
+                } else {
+                    let at = cnt.len() as u32;
+                    cnt.extend(std::iter::repeat_n(c, u as usize));
+                    at
+                };
+                ops.push(Op {
+                    kind: k,
+                    proc: pi as u32,
+                    units: u,
+                    peer_recv: u32::MAX,
+                    peer_node: u32::MAX,
+                    msg: u32::MAX,
+                    wait,
+                    done: 0,
+                    rstart: 0,
+                    rend: 0,
+                    bytes: b,
+                    started: u64::MAX,
+                    ended: u64::MAX,
+                });
                 for &d in &op.deps {
                     rcount[(base[pi] + d) as usize + 1] += 1;
                 }
             }
         }
-        cnt_base.push(cnt.len() as u32);
-        let mut peer_recv = vec![u32::MAX; total];
         sends.sort_unstable();
         recvs.sort_unstable();
         let (mut a, mut b) = (0, 0);
         while a < sends.len() || b < recvs.len() {
             match (sends.get(a), recvs.get(b)) {
                 (Some(s), Some(r)) if s.0 == r.0 => {
-                    peer_recv[s.1 as usize] = r.1;
+                    let peer = ops[r.1 as usize].proc as usize;
+                    let send = &mut ops[s.1 as usize];
+                    send.peer_recv = r.1;
+                    send.peer_node = node[peer];
                     a += 1;
                     b += 1;
                 }
@@ -176,6 +206,8 @@ impl JobState {
         }
         for i in 0..total {
             rcount[i + 1] += rcount[i];
+            ops[i].rstart = rcount[i];
+            ops[i].rend = rcount[i + 1];
         }
         let mut fill = rcount.clone();
         let mut rlist = vec![0u32; rcount[total] as usize];
@@ -192,20 +224,10 @@ impl JobState {
             ranks,
             node,
             switch,
-            proc_of,
-            kind,
-            units,
-            bytes,
-            peer_recv,
-            msg: vec![u32::MAX; total],
-            cnt_base,
+            ops,
             cnt,
-            done: vec![0; total],
-            rstart: rcount,
             rlist,
             finish: vec![0; p.procs.len()],
-            started: vec![u64::MAX; total],
-            ended: vec![u64::MAX; total],
             cpu_free: vec![0; p.procs.len()],
             left: total,
             base,
@@ -213,16 +235,20 @@ impl JobState {
     }
 
     pub fn ops(&self) -> usize {
-        self.kind.len()
+        self.ops.len()
     }
 
     /// The units ready at the start (no deps, not waiting for a message), pushed last op first
     /// so that popping runs them in program order.
     pub fn initial(&self, ready: &mut Vec<(u32, u32)>) {
-        for g in (0..self.ops()).rev() {
-            let b = self.cnt_base[g] as usize;
-            for i in (0..self.units[g]).rev() {
-                if self.cnt[b + i as usize] == 0 {
+        for (g, op) in self.ops.iter().enumerate().rev() {
+            for i in (0..op.units).rev() {
+                let c = if op.units == 1 {
+                    op.wait
+                } else {
+                    self.cnt[(op.wait + i) as usize]
+                };
+                if c == 0 {
                     ready.push((g as u32, i));
                 }
             }
@@ -231,7 +257,12 @@ impl JobState {
 
     /// One condition of unit `i` of op `g` is met; pushes the unit when it is ready.
     pub fn dec(&mut self, g: u32, i: u32, ready: &mut Vec<(u32, u32)>) {
-        let c = &mut self.cnt[(self.cnt_base[g as usize] + i) as usize];
+        let op = &mut self.ops[g as usize];
+        let c = if op.units == 1 {
+            &mut op.wait
+        } else {
+            &mut self.cnt[(op.wait + i) as usize]
+        };
         *c -= 1;
         if *c == 0 {
             ready.push((g, i));
@@ -240,7 +271,7 @@ impl JobState {
 
     /// Every unit of op `g` has one more condition met.
     pub fn dec_all(&mut self, g: u32, ready: &mut Vec<(u32, u32)>) {
-        for i in 0..self.units[g as usize] {
+        for i in 0..self.ops[g as usize].units {
             self.dec(g, i, ready);
         }
     }
@@ -248,21 +279,23 @@ impl JobState {
     /// Unit `i` of op `g` is done at `now`: releases its dependents (per unit when both stream
     /// with the same number of units, else when the op completes). True when the op completed.
     pub fn unit_done(&mut self, g: u32, i: u32, now: u64, ready: &mut Vec<(u32, u32)>) -> bool {
-        let gu = g as usize;
-        self.done[gu] += 1;
-        let complete = self.done[gu] == self.units[gu];
-        let u = self.units[gu];
-        for k in self.rstart[gu]..self.rstart[gu + 1] {
+        let op = &mut self.ops[g as usize];
+        op.done += 1;
+        let complete = op.done == op.units;
+        let (u, rstart, rend) = (op.units, op.rstart, op.rend);
+        if complete {
+            op.ended = now;
+        }
+        let p = op.proc as usize;
+        for k in rstart..rend {
             let d = self.rlist[k as usize];
-            if u > 1 && self.units[d as usize] == u {
+            if u > 1 && self.ops[d as usize].units == u {
                 self.dec(d, i, ready);
             } else if complete {
                 self.dec_all(d, ready);
             }
         }
         if complete {
-            self.ended[gu] = now;
-            let p = self.proc_of[gu] as usize;
             self.finish[p] = self.finish[p].max(now);
             self.left -= 1;
         }

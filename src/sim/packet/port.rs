@@ -112,25 +112,88 @@ pub(super) struct Msg {
     pub(super) owner: u32,
     /// The send op (jobs) or the sending host's index among the congesting hosts.
     pub(super) op: u32,
+    /// A job's message: the receive it delivers to (NONE else), and whether that receive
+    /// counts it packet by packet (a switch process's), so delivering a packet reads no op.
+    pub(super) recv: u32,
+    pub(super) stream: bool,
     /// Posted by a host (packetised at its NIC) rather than emitted by a switch process.
     pub(super) hosted: bool,
 }
 
-/// A packet in flight: packet `idx` of message `msg`, `wire` bytes, `hop` links done.
+/// A packet in flight: packet `idx` of message `msg`, `wire` bytes, `hop` links done. 32
+/// bytes, aligned so that no record straddles two cache lines.
 #[derive(Clone, Copy)]
+#[repr(C, align(32))]
 pub(super) struct Pkt {
+    /// Its message's flow key ([`Msg::key`]), kept here so that routing a packet at a switch
+    /// reads the packet alone.
+    pub(super) key: u64,
     pub(super) msg: u32,
     pub(super) idx: u32,
     pub(super) wire: u32,
     /// The link whose far-end buffer (credit) this packet holds.
     pub(super) held: u32,
     pub(super) hop: u32,
-    /// A Canary packet's header (an index into the engine's headers), else NONE.
-    pub(super) ch: u32,
-    /// Its message's destination (NONE for a Canary packet: see its header), kept here so
-    /// that a port choosing what to send reads the packet alone.
-    pub(super) dst: u32,
+    /// Its message's destination node (kept here so that a port choosing what to send reads
+    /// the packet alone), or for a Canary packet, which has none (see its header), [`CANARY_PKT`]
+    /// with its header's index (into the engine's headers): see [`Pkt::dst`] and [`Pkt::ch`].
+    to: u32,
 }
+
+/// The bit of [`Pkt`]'s `to` that marks a Canary packet's header index (node ids and header
+/// indices stay below it: a network has at most millions of nodes, a run at most
+/// `--max-packets` packets and as many headers).
+const CANARY_PKT: u32 = 1 << 31;
+
+impl Pkt {
+    /// A packet of message `msg` (with flow `key`) bound for node `dst`.
+    pub(super) fn new(msg: u32, idx: u32, wire: u32, key: u64, dst: u32) -> Pkt {
+        debug_assert!(dst < CANARY_PKT);
+        Pkt {
+            key,
+            msg,
+            idx,
+            wire,
+            held: NONE,
+            hop: 0,
+            to: dst,
+        }
+    }
+
+    /// A Canary packet whose header is `ch` (of message `msg`, a host's stream, or NONE).
+    pub(super) fn canary(msg: u32, idx: u32, wire: u32, ch: u32) -> Pkt {
+        assert!(ch < CANARY_PKT, "Canary header index out of range");
+        Pkt {
+            key: 0,
+            msg,
+            idx,
+            wire,
+            held: NONE,
+            hop: 0,
+            to: CANARY_PKT | ch,
+        }
+    }
+
+    /// Its message's destination (NONE for a Canary packet).
+    pub(super) fn dst(&self) -> u32 {
+        if self.to & CANARY_PKT != 0 {
+            NONE
+        } else {
+            self.to
+        }
+    }
+
+    /// A Canary packet's header (an index into the engine's headers), else NONE.
+    pub(super) fn ch(&self) -> u32 {
+        if self.to & CANARY_PKT != 0 {
+            self.to & !CANARY_PKT
+        } else {
+            NONE
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<Pkt>() == 32);
 
 /// One port per directed link of `net`, idle, with a full buffer of credit.
 pub(super) fn ports(net: &Net, params: &PacketParams) -> Vec<Port> {

@@ -240,26 +240,26 @@ impl PacketRun {
 /// reductions and copies; `pid` is the process.
 pub fn spans(js: &JobState) -> Vec<LaneSpan> {
     let mut out = Vec::with_capacity(js.ops());
-    for g in 0..js.ops() {
-        if js.ended[g] == u64::MAX {
+    for (g, op) in js.ops.iter().enumerate() {
+        if op.ended == u64::MAX {
             continue;
         }
-        let (lane, name) = match js.kind[g] {
+        let (lane, name) = match op.kind {
             Kind::Send => (0, "send"),
             Kind::Recv => (1, "recv"),
             Kind::RecvReduce => (1, "recv_reduce"),
             Kind::Reduce => (2, "reduce"),
             Kind::Copy => (2, "copy"),
         };
-        let p = js.proc_of[g];
+        let p = op.proc;
         out.push(LaneSpan {
             pid: p,
             lane,
             name: name.to_string(),
-            start: js.started[g] as f64 * 1e-12,
-            end: js.ended[g] as f64 * 1e-12,
+            start: op.started as f64 * 1e-12,
+            end: op.ended as f64 * 1e-12,
             args: vec![
-                ("bytes".to_string(), serde_json::json!(js.bytes[g])),
+                ("bytes".to_string(), serde_json::json!(op.bytes)),
                 (
                     "op".to_string(),
                     serde_json::json!(g - js.base[p as usize] as usize),

@@ -43,6 +43,10 @@ pub struct Router<'n> {
     /// has that link as its only candidate towards any other node.
     connected: bool,
     flat: Vec<LinkId>,
+    /// Each distinct candidate list's range of `flat`: lists are shared (every packet going
+    /// up from a leaf has the same up ports, whatever its destination), so `flat` stays small
+    /// enough to stay in cache.
+    lists: rustc_hash::FxHashMap<Box<[LinkId]>, u32>,
     /// Links of a failed switch (empty until one fails): never chosen again.
     dead: Vec<bool>,
 }
@@ -92,6 +96,7 @@ impl<'n> Router<'n> {
             },
             connected,
             flat: Vec::new(),
+            lists: Default::default(),
             dead: Vec::new(),
         }
     }
@@ -120,6 +125,7 @@ impl<'n> Router<'n> {
             *row = Vec::new();
         }
         self.flat.clear();
+        self.lists.clear();
     }
 
     /// The node link `l` leaves.
@@ -187,7 +193,18 @@ impl<'n> Router<'n> {
                     .filter(|&l| d[links[l as usize].to] == here - 1),
             );
         }
-        let r = (start, self.flat.len() as u32 - start);
+        let len = self.flat.len() as u32 - start;
+        let list: &[LinkId] = &self.flat[start as usize..];
+        let r = match self.lists.get(list) {
+            Some(&s) => {
+                self.flat.truncate(start as usize);
+                (s, len)
+            }
+            None => {
+                self.lists.insert(list.into(), start);
+                (start, len)
+            }
+        };
         if self.dense.is_empty() {
             self.cands.insert((at as u32, dst as u32), r);
         } else {
