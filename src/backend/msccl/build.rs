@@ -95,7 +95,9 @@ pub fn build_with(
         // memory ([`fit`]); only the count chosen is written, read back and executed. Only the
         // error of one chunk is shown (with advice); the others are dropped.
         // The channels the last count that fitted used: a larger count needs as many or more,
-        // so a probe tries them first (one lowering instead of the ladder's dozen).
+        // so a probe tries them first (one lowering instead of the ladder's dozen), and only
+        // more when they do not fit. Every example and 16 variants (sizes, `k`, box counts)
+        // chose the same count and channels as the full ladder at every count.
         let hint = std::cell::Cell::new(0u32);
         let probe =
             |c: u64| build_fixed(&with_count(c), opts, progress, c == 1, Mode::Probe(&hint));
@@ -109,11 +111,16 @@ pub fn build_with(
             &|_| true
         };
         let mut fitting = vec![1];
+        // The channels the probe of each count in `fitting` found.
+        let mut channels_of = vec![hint.get()];
         let mut fails = None;
         while fitting[fitting.len() - 1] < top {
             let c = (fitting[fitting.len() - 1] * 2).min(top);
             match probe(c) {
-                Ok((w, _)) if accept(&w) => fitting.push(c),
+                Ok((w, _)) if accept(&w) => {
+                    fitting.push(c);
+                    channels_of.push(hint.get());
+                }
                 _ => {
                     fails = Some(c);
                     break;
@@ -126,16 +133,22 @@ pub fn build_with(
                 let lo = fitting[fitting.len() - 1];
                 let mid = lo + (hi - lo) / 2;
                 match probe(mid) {
-                    Ok((w, _)) if accept(&w) => fitting.push(mid),
+                    Ok((w, _)) if accept(&w) => {
+                        fitting.push(mid);
+                        channels_of.push(hint.get());
+                    }
                     _ => hi = mid,
                 }
             }
         }
         // The most that fit, built whole; should its written XML be refused (the rules hold in
-        // memory, so it should not), the next most.
+        // memory, so it should not), the next most. Each is built with the fewest channels its
+        // probe found, or more: fewer did not fit the count before it.
         let mut last = Vec::new();
         while let Some(c) = fitting.pop() {
-            match build_fixed(&with_count(c), opts, progress, c == 1, Mode::Whole) {
+            let from = channels_of.pop().unwrap_or(1).max(1);
+            let built = build_fixed(&with_count(c), opts, progress, c == 1, Mode::Whole(from));
+            match built {
                 Ok((_, Some(mut e))) => {
                     if c < model_count {
                         capped(&mut e.warnings, c, opts);
@@ -149,8 +162,8 @@ pub fn build_with(
         return Err(last);
     }
     // A fixed count: E0045's `chunks: auto` means something else for MSCCL.
-    let built =
-        build_fixed(m, opts, progress, true, Mode::Whole).and_then(|(_, e)| e.ok_or_else(Vec::new));
+    let built = build_fixed(m, opts, progress, true, Mode::Whole(1))
+        .and_then(|(_, e)| e.ok_or_else(Vec::new));
     built.map(|mut e| {
         for w in e
             .warnings
@@ -185,8 +198,9 @@ fn capped(warnings: &mut [Diagnostic], c: u64, opts: &Options) {
 /// [`build_with`] for the model's schedule as written.
 /// How far [`build_fixed`] goes.
 enum Mode<'a> {
-    /// The XML written, read back and executed ([`emit`]).
-    Whole,
+    /// The XML written, read back and executed ([`emit`]), under `channels: auto` with the
+    /// fewest channels that fit from the count given up.
+    Whole(u32),
     /// Only whether a channel count fits ([`fit`] in memory), trying the channel count in the
     /// cell first (under `channels: auto`) and leaving there the one that fitted.
     Probe(&'a std::cell::Cell<u32>),
@@ -216,7 +230,14 @@ fn build_fixed(
     }
     // When nothing fits, the problems of the program as written are the ones to report.
     let mut emitted = Err(Vec::new());
+    // A probe skips a plan with at least as many chunks per part as one that did not fit:
+    // refining keeps every op and step and only cuts the buffers finer ([`crate::ir::refine`]),
+    // so the executor's limits on steps and thread blocks fail the same way.
+    let mut unfit = u32::MAX;
     for plan in tries {
+        if matches!(mode, Mode::Probe(_)) && plan.cpp >= unfit {
+            continue;
+        }
         let refined;
         let prog = if plan.cpp == cpp {
             &program
@@ -240,23 +261,39 @@ fn build_fixed(
                     )
                 })
                 .and_then(Result::ok);
-            hinted.map_or_else(|| choose(prog, &o), Ok).map(|algo| {
-                hint.set(u32::try_from(algo.nchannels).unwrap_or(0));
-                let mut warnings = warnings.clone();
-                warnings.extend(selectable::warning(&plan, &algo, at));
-                (warnings, None)
-            })
+            // A larger count needs as many channels as the last that fitted, or more (and
+            // the hinted count did not fit).
+            let from = if hinted.is_none() && hint.get() > 0 {
+                (hint.get() + 1).min(limits::MAX_CHANNELS)
+            } else {
+                1
+            };
+            hinted
+                .map_or_else(|| choose_from(prog, &o, from), Ok)
+                .map(|algo| {
+                    hint.set(u32::try_from(algo.nchannels).unwrap_or(0));
+                    let mut warnings = warnings.clone();
+                    warnings.extend(selectable::warning(&plan, &algo, at));
+                    (warnings, None)
+                })
         } else {
-            emit(prog, &o).map(|e| {
-                let mut warnings = warnings.clone();
-                warnings.extend(selectable::warning(&plan, &e.algo, at));
-                let e = Emitted {
-                    warnings: warnings.clone(),
-                    selection: Some(plan.clone()),
-                    ..e
-                };
-                (warnings, Some(e))
-            })
+            let from = if let Mode::Whole(from) = mode {
+                from
+            } else {
+                1
+            };
+            choose_from(prog, &o, from)
+                .and_then(|a| finish(a, &o))
+                .map(|e| {
+                    let mut warnings = warnings.clone();
+                    warnings.extend(selectable::warning(&plan, &e.algo, at));
+                    let e = Emitted {
+                        warnings: warnings.clone(),
+                        selection: Some(plan.clone()),
+                        ..e
+                    };
+                    (warnings, Some(e))
+                })
         };
         match tried {
             Ok(e) => {
@@ -264,9 +301,10 @@ fn build_fixed(
                 break;
             }
             Err(ps) if plan.cpp == cpp || emitted.as_ref().is_err_and(Vec::is_empty) => {
+                unfit = unfit.min(plan.cpp);
                 emitted = Err(ps)
             }
-            Err(_) => {}
+            Err(_) => unfit = unfit.min(plan.cpp),
         }
     }
     emitted.map_err(|mut ps| {
@@ -331,6 +369,11 @@ pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
 /// The lowered XML [`emit`] would write: the channel count chosen as it says, each count tried
 /// by [`fit`] alone.
 fn choose(p: &Program, opts: &Options) -> Result<Algo, Vec<Problem>> {
+    choose_from(p, opts, 1)
+}
+
+/// [`choose`] among the channel counts from `from` up.
+fn choose_from(p: &Program, opts: &Options, from: u32) -> Result<Algo, Vec<Problem>> {
     if opts.channels != AUTO_CHANNELS {
         return fit(p, opts);
     }
@@ -357,9 +400,12 @@ fn choose(p: &Program, opts: &Options) -> Result<Algo, Vec<Problem>> {
     // Only a limit can be met with more channels.
     let limit_only = |ps: &[Problem]| ps.iter().all(|x| x.code == Code::MscclLimit);
     let mut widest = None;
-    let mut below = 1;
+    let mut below = from;
     let mut window = None;
-    for (c, tried) in in_order(AUTO_TRIES, &with, &|r| {
+    let ladder: Vec<u32> = std::iter::once(from)
+        .chain(AUTO_TRIES.iter().copied().filter(|c| *c > from))
+        .collect();
+    for (c, tried) in in_order(&ladder, &with, &|r| {
         r.as_ref().map_or_else(|ps| !limit_only(ps), |_| true)
     }) {
         match tried {
