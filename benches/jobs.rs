@@ -22,6 +22,18 @@
 //! (samples 4.29-5.26 s, against 2.0 s for the whole command by hand between its builds: the
 //! machine's load, not the job, to be measured again on an idle machine).
 //!
+//! 2026-11-29, after the probe changes below (idle machine, `cargo bench --bench jobs`,
+//! criterion medians of 10 samples): dgx_a100_2x8 report 377.5 ms, msccl 458.5 ms;
+//! mi250_2x16 report 1.84 s, msccl 1.81 s; dgx_h100_2x8 report 1.71 s, msccl 1.84 s. The whole
+//! commands, three runs each: dgx_h100_2x8 report 1.72-1.84 s, msccl 1.84-1.88 s, where the
+//! same binary before the change took 5.75 s and 5.55 s (three of the ten probes did not fit,
+//! and each of them ran the whole channel ladder for each of three refined plans).
+//!
+//! (Probes since then: one whose hinted channel count does not fit tries only more channels; it
+//! skips plans refined to at least as many chunks per part as one that did not fit, since
+//! refining keeps every op and step; the chosen count is built from the channels its probe
+//! found. Every example and 16 variants give the same XML and diagnostics as before.)
+//!
 //! (Before: MSCCL's `chunks: auto` search wrote, read back and executed every chunk count it
 //! tried, each after the whole channel ladder; after: counts are probed in memory, starting
 //! from the channels the last fitting count used, and only the chosen count is written.)
