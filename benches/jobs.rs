@@ -32,7 +32,7 @@
 //! (Probes since then: one whose hinted channel count does not fit tries only more channels; it
 //! skips plans refined to at least as many chunks per part as one that did not fit, since
 //! refining keeps every op and step; the chosen count is built from the channels its probe
-//! found. Every example and 16 variants give the same XML and diagnostics as before.)
+//! found. Every example and 23 variants give the same XML and diagnostics as before.)
 //!
 //! (Before: MSCCL's `chunks: auto` search wrote, read back and executed every chunk count it
 //! tried, each after the whole channel ladder; after: counts are probed in memory, starting
