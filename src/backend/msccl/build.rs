@@ -96,8 +96,8 @@ pub fn build_with(
         // error of one chunk is shown (with advice); the others are dropped.
         // The channels the last count that fitted used: a larger count needs as many or more,
         // so a probe tries them first (one lowering instead of the ladder's dozen), and only
-        // more when they do not fit. Every example and 23 variants (`chunks: auto`, sizes, `k`, box counts)
-        // chose the same count and channels as the full ladder at every count.
+        // more when they do not fit. Every example and 23 variants (`chunks: auto`, sizes, `k`,
+        // box counts) chose the same count and channels as the full ladder at every count.
         let hint = std::cell::Cell::new(0u32);
         let probe =
             |c: u64| build_fixed(&with_count(c), opts, progress, c == 1, Mode::Probe(&hint));
