@@ -277,23 +277,20 @@ fn build_fixed(
                     (warnings, None)
                 })
         } else {
-            let from = if let Mode::Whole(from) = mode {
-                from
-            } else {
-                1
+            let from = match mode {
+                Mode::Whole(from) => from,
+                Mode::Probe(_) => 1,
             };
-            choose_from(prog, &o, from)
-                .and_then(|a| finish(a, &o))
-                .map(|e| {
-                    let mut warnings = warnings.clone();
-                    warnings.extend(selectable::warning(&plan, &e.algo, at));
-                    let e = Emitted {
-                        warnings: warnings.clone(),
-                        selection: Some(plan.clone()),
-                        ..e
-                    };
-                    (warnings, Some(e))
-                })
+            emit_from(prog, &o, from).map(|e| {
+                let mut warnings = warnings.clone();
+                warnings.extend(selectable::warning(&plan, &e.algo, at));
+                let e = Emitted {
+                    warnings: warnings.clone(),
+                    selection: Some(plan.clone()),
+                    ..e
+                };
+                (warnings, Some(e))
+            })
         };
         match tried {
             Ok(e) => {
@@ -363,16 +360,17 @@ fn build_fixed(
 /// [`fit`] (lowering and the executor's rules on the lowered XML, without writing it); only the
 /// count chosen is written, read back and executed ([`finish`]).
 pub fn emit(p: &Program, opts: &Options) -> Result<Emitted, Vec<Problem>> {
-    finish(choose(p, opts)?, opts)
+    emit_from(p, opts, 1)
+}
+
+/// [`emit`] with the channel counts from `from` up.
+fn emit_from(p: &Program, opts: &Options, from: u32) -> Result<Emitted, Vec<Problem>> {
+    finish(choose_from(p, opts, from)?, opts)
 }
 
 /// The lowered XML [`emit`] would write: the channel count chosen as it says, each count tried
 /// by [`fit`] alone.
-fn choose(p: &Program, opts: &Options) -> Result<Algo, Vec<Problem>> {
-    choose_from(p, opts, 1)
-}
-
-/// [`choose`] among the channel counts from `from` up.
+/// Only the channel counts from `from` up are tried.
 fn choose_from(p: &Program, opts: &Options, from: u32) -> Result<Algo, Vec<Problem>> {
     if opts.channels != AUTO_CHANNELS {
         return fit(p, opts);
