@@ -502,7 +502,8 @@ fn ring_orders(
 
 /// The channels a ring lays for `channels` (exactly, or at most for `auto`) and whether the
 /// count is fixed: at most as many as `c`'s elements fill, and for `auto` at most
-/// [`crate::net::rings::MAX_CHANNELS`]; an error for a fixed count the elements do not fill.
+/// [`crate::net::rings::auto_limit`] (the search's own limit); an error for a fixed count the
+/// elements do not fill.
 pub(crate) fn ring_channels(
     c: &Collective,
     channels: AutoOr<u64>,
@@ -515,10 +516,13 @@ pub(crate) fn ring_channels(
             c.count
         )),
         AutoOr::Fixed(k) => Ok((k as usize, true)),
-        AutoOr::Auto => Ok((
-            room.min(crate::net::rings::MAX_CHANNELS as u64) as usize,
-            false,
-        )),
+        // Clamped as the search clamps it, so sizes whose elements fill more channels than the
+        // search lays share one search and one lowered program (`lower::reuse`); never below 2,
+        // which still searches (one channel is the node-order ring without a search).
+        AutoOr::Auto => {
+            let limit = crate::net::rings::auto_limit(c.ranks.len()).max(2) as u64;
+            Ok((room.min(limit) as usize, false))
+        }
     }
 }
 

@@ -98,6 +98,13 @@ pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -
     found
 }
 
+/// The most channels [`search`] lays for `n` ranks: [`MAX_CHANNELS`], fewer where that many
+/// would price more than [`PAIR_BUDGET`] pairs. A search for more finds what one for this many
+/// does, so callers that key searches or programs by a channel count clamp it here first.
+pub fn auto_limit(n: usize) -> usize {
+    MAX_CHANNELS.min((PAIR_BUDGET / n.saturating_mul(n).max(1)).max(1))
+}
+
 /// Exactly `channels` rings (at least one), laid as [`search`] lays them.
 pub fn search_exactly(net: &Net, hosts: &[NodeId], channels: usize) -> Channels {
     lay(net, hosts, channels, true)
@@ -120,9 +127,7 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
     let max = if fixed {
         max.max(1)
     } else {
-        max.min(MAX_CHANNELS)
-            .min((PAIR_BUDGET / (n * n)).max(1))
-            .max(1)
+        max.min(auto_limit(n)).max(1)
     };
     let routes = Routes::new(net, hosts);
     let mut hops = vec![0u32; net.links.len()];
