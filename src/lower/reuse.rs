@@ -132,3 +132,44 @@ pub fn lowered(
     }
     Ok(proved)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::structure;
+
+    /// A ring allgather of `per_rank` f32 elements per rank over 600 hosts on one switch.
+    fn ring(per_rank: u64) -> crate::sema::model::Model {
+        let n = 600;
+        let src = format!(
+            "topology t {{ compute h[{n}]; switch s; for i in 0..{n} {{ link h[i] <-> s : 25 GB/s; }} }} \
+             collective allgather {{ size: {} B; dtype: f32; }} schedule ring {{ channels: auto; }}",
+            per_rank * n * 4
+        );
+        let mut files = crate::diag::SourceMap::new();
+        let id = files.add("t.coll", src);
+        let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
+        assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+        c.model.expect("a model")
+    }
+
+    /// At 600 ranks the search lays at most 23 channels (`rings::auto_limit`): sizes whose
+    /// elements fill 24, 31 or 32 and more channels share one key (one search, one program),
+    /// and sizes that fill fewer keep keys of their own.
+    #[test]
+    fn sizes_past_the_search_limit_share_a_structure() {
+        assert_eq!(crate::net::rings::auto_limit(600), 23);
+        // The resolved parameters: the key's part before the collective (the rest is alike).
+        let key = |per_rank| {
+            let k = structure(&ring(per_rank)).expect("a ring has a key");
+            k.split('|').next().unwrap_or_default().to_string()
+        };
+        assert_eq!(key(24), "ring 1 slices 23 channels fixed false");
+        let full = |per_rank| structure(&ring(per_rank)).expect("a ring has a key");
+        assert!(
+            full(31) == full(24) && full(1000) == full(24),
+            "one key past the limit"
+        );
+        assert_eq!(key(22), "ring 1 slices 22 channels fixed false");
+        assert_eq!(key(4), "ring 1 slices 4 channels fixed false");
+    }
+}
