@@ -29,11 +29,10 @@ fn main() {
     for n in names {
         println!("cargo:rerun-if-changed=stdlib/{n}");
         let stem = n.trim_end_matches(".coll");
-        let path = dir.join(&n);
         writeln!(
             out,
-            "    ({stem:?}, include_str!({:?})),",
-            path.display().to_string()
+            "    ({stem:?}, include_str!({})),",
+            in_crate(&format!("stdlib/{n}"))
         )
         .expect("write to string");
     }
@@ -60,15 +59,24 @@ fn main() {
     for n in pages {
         println!("cargo:rerun-if-changed=docs/errors/{n}");
         let code = n.trim_end_matches(".md");
-        let path = dir.join(&n);
         writeln!(
             out,
-            "    ({code:?}, include_str!({:?})),",
-            path.display().to_string()
+            "    ({code:?}, include_str!({})),",
+            in_crate(&format!("docs/errors/{n}"))
         )
         .expect("write to string");
     }
     out.push_str("];\n");
     std::fs::write(std::path::Path::new(&out_dir).join("error_docs.rs"), out)
         .expect("write error docs table");
+}
+
+/// A path below the crate's root as the compiler resolves it where the table is compiled, not
+/// where this script ran: two checkouts sharing a target directory (worktrees) share this
+/// script's output, and an absolute path written here would point into the other one.
+fn in_crate(rel: &str) -> String {
+    format!(
+        "concat!(env!(\"CARGO_MANIFEST_DIR\"), {:?})",
+        format!("/{rel}")
+    )
 }

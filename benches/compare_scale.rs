@@ -55,6 +55,11 @@ fn main() {
         ]
     };
     let runs = if full { 3 } else { 1 };
+    let mib = if full { 256 } else { 16 };
+    println!(
+        "memory latency: {:.0} ns per dependent load over {mib} MiB",
+        common::process::memory_latency_ns(mib)
+    );
     for (file, extra) in cases {
         let mut args = vec!["compare", file, "--format", "csv"];
         args.extend_from_slice(extra);
