@@ -23,6 +23,17 @@
 //! 38.6 to 172 GB/s): `compare` on dgx_a100_fat_tree_1024 then took 249 s wall (432 s CPU),
 //! 6.5 GB, one run, nearly idle. A right figure first; the simulation of repeated ring steps is
 //! what would bring it back down.
+//!
+//! 2026-11-29, after the verifier's race check became linear on ring programs and sizes that
+//! fill more ring channels than the search lays came to share one search and one program (the
+//! DGX file's 16 KiB, 32 KiB and 64 KiB-and-up were three), one run each under
+//! `/usr/bin/time`, on a machine whose memory answers a dependent load in about 470 ns over
+//! 488 MB (several times the usual; the packet simulator ran 7-8x slower there than in
+//! benches/packet.rs), so not comparable with the figures above: dgx_a100_fat_tree_1024
+//! 626 s wall (1,123 s user), 6.6 GB; fat_tree_1024 92.4 s wall (165 s user), 3.4 GB. One
+//! ring size (1 MiB, `--families ring`) there: 97.7 s user before these commits, 78.2 s after,
+//! the same CSV. What is left per size is the flow engine: about 2.5 M refills of small
+//! components (1 to 11 flows on average) per ring size, bound by memory latency.
 
 mod common;
 

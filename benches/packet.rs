@@ -37,6 +37,13 @@
 //! same cases took 2.73 s, 2.81 s, 4.98 s and 15.7 s before these commits (9.0, 10.4, 11.6
 //! and 6.3 M/s): the load moves every figure by 20% and more, so only interleaved runs compare.
 //!
+//! On 2026-11-29 another machine of this kind ran the same cases seven to eight times slower
+//! (Canary 16.8 s of CPU, the ring 46 to 54 s; the binary from before the layout commits 88 s
+//! for the ring): its memory answered a dependent load in about 470 ns over 488 MB and 200 ns
+//! over 7 MB (a pointer chase; `compare_scale` prints one), several times what such a core
+//! usually takes. Events per second measured on different machines do not compare; these
+//! figures were not re-measured there.
+//!
 //! What the time goes to (perf): cache misses. Per packet hop the engine reads the packet
 //! record, the ports it leaves and enters, and their input queues; the ring adds, per op of
 //! its program (millions, far beyond the caches), the op's record. Inlining the head packet's
