@@ -159,12 +159,15 @@ mod tests {
     fn sizes_past_the_search_limit_share_a_structure() {
         assert_eq!(crate::net::rings::auto_limit(600), 23);
         // The resolved parameters: the key's part before the collective (the rest is alike).
+        let full = |per_rank| structure(&ring(per_rank)).expect("a ring has a key");
         let key = |per_rank| {
-            let k = structure(&ring(per_rank)).expect("a ring has a key");
-            k.split('|').next().unwrap_or_default().to_string()
+            full(per_rank)
+                .split('|')
+                .next()
+                .unwrap_or_default()
+                .to_string()
         };
         assert_eq!(key(24), "ring 1 slices 23 channels fixed false");
-        let full = |per_rank| structure(&ring(per_rank)).expect("a ring has a key");
         assert!(
             full(31) == full(24) && full(1000) == full(24),
             "one key past the limit"

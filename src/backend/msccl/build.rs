@@ -368,9 +368,8 @@ fn emit_from(p: &Program, opts: &Options, from: u32) -> Result<Emitted, Vec<Prob
     finish(choose_from(p, opts, from)?, opts)
 }
 
-/// The lowered XML [`emit`] would write: the channel count chosen as it says, each count tried
-/// by [`fit`] alone.
-/// Only the channel counts from `from` up are tried.
+/// The lowered XML [`emit`] would write: the channel count chosen as it says among the counts
+/// from `from` up, each count tried by [`fit`] alone.
 fn choose_from(p: &Program, opts: &Options, from: u32) -> Result<Algo, Vec<Problem>> {
     if opts.channels != AUTO_CHANNELS {
         return fit(p, opts);

@@ -256,16 +256,12 @@ impl<'a> Reach<'a> {
         if self.words > 0 {
             return self.anc[i * self.words + o / 64] >> (o % 64) & 1 == 1;
         }
-        let deps = &self.proc.ops[i].deps;
-        if deps.iter().any(|&d| d as usize == o) {
-            return true;
-        }
         if self.work > self.limit {
             self.build_bitsets();
             return self.waits(i, o);
         }
-        // Back along the dependencies, never to an op before `o` in the order (its ancestors
-        // are all before it too).
+        // Back along the dependencies (a direct one is found at the first step), never to an
+        // op before `o` in the order (its ancestors are all before it too).
         self.search = self.search.wrapping_add(1);
         if self.search == 0 {
             self.stamp.fill(0);
