@@ -389,8 +389,8 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
             time(&f.retransmit),
             match p.retransmit {
                 AutoOr::Auto =>
-                    "auto: each host starts from 2 RTT, the round trip being the descriptor lifetime (Section 6), and adapts as TCP does (RFC 6298): SRTT + 4 RTTVAR of its blocks' measured round trips, send to result, never below 2 RTT, doubling per timeout of a block up to 64 times; a fixed 2 RTT is shorter than a large allreduce's results take to come back once the links are busy, so late results would time out, fail their blocks and re-send them",
-                AutoOr::Fixed(_) => "declared: fixed, no estimation or back-off",
+                    "auto: 2 RTT, the round trip being the descriptor lifetime (Section 6); the packet simulator detects losses as TCP does: a leader fails a generation when a later one of its generations completes first (RACK, RFC 8985) or none of its first generations completes for one lifetime (re-issued ones: their RTO, RFC 6298); a worker asks for a result when a later result of the same leader came first, or none came for one lifetime, waiting twice as long before each further ask",
+                AutoOr::Fixed(_) => "declared: every timer of the packet simulator's loss detection waits this long, without estimation or back-off",
             },
             p.retries,
             if p.retries == 1 { "" } else { "s" }

@@ -77,20 +77,15 @@ pub(super) struct CanaryState {
     pub(super) duplicates: u64,
     /// Per (rank, block) re-sent after a failure: the generation it last sent.
     pub(super) sent_gen: FxHashMap<(u32, u32), u32>,
-    /// Per (rank, block) with a pending retransmission timer (one at a time), when it is due:
-    /// sending again restarts it.
-    pub(super) armed: FxHashMap<(u32, u32), u64>,
-    /// Per rank, its retransmission timeout estimator ([`super::canary_faults::Rto`]).
-    pub(super) rto: Vec<super::canary_faults::Rto>,
-    /// Per (rank, block) at `r x blocks + b` (where faults are on): when the rank last sent
-    /// the block (u64::MAX before), and its timers fired ([`super::canary_faults`]).
-    pub(super) sent_at: Vec<u64>,
-    pub(super) timeouts: Vec<u8>,
+    /// The workers' loss detection ([`super::canary_worker`]), where faults are on.
+    pub(super) workers: Option<super::canary_worker::Workers>,
     /// Blocks whose generation failed, and blocks that fell back to the hosts.
     pub(super) failures: u64,
     pub(super) fallbacks: u64,
     /// A reduce's root rank: only it must hold the results.
     reduce_root: Option<u32>,
+    /// The leaders' loss detection ([`super::canary_leader`]), where faults are on.
+    pub(super) leaders: Option<super::canary_leader::Leaders>,
 }
 
 /// Marks a message owner as a Canary job's host stream.
@@ -128,21 +123,15 @@ impl CanaryState {
             wrong: None,
             duplicates: 0,
             sent_gen: FxHashMap::default(),
-            armed: Default::default(),
-            rto: vec![super::canary_faults::Rto::new(c.retransmit); h as usize],
-            sent_at: if c.faults {
-                vec![u64::MAX; (u64::from(h) * u64::from(p.blocks)) as usize]
-            } else {
-                Vec::new()
-            },
-            timeouts: if c.faults {
-                vec![0; (u64::from(h) * u64::from(p.blocks)) as usize]
-            } else {
-                Vec::new()
-            },
+            workers: c.faults.then(|| super::canary_worker::Workers::new(p)),
             failures: 0,
             fallbacks: 0,
             reduce_root: p.reduce_root,
+            leaders: c.faults.then(|| {
+                let fixed = (!c.adaptive).then_some(c.retransmit);
+                // `auto` is twice the block lifetime on the idle network.
+                super::canary_leader::Leaders::new(p, c.retransmit / 2, fixed)
+            }),
         }
     }
 
@@ -197,6 +186,7 @@ impl Sim<'_> {
         for r in 0..h {
             let n = self.canary[c as usize].sends[r as usize].len() as u32;
             if n == 0 {
+                self.lead_pass(c, r, None);
                 continue;
             }
             let first = self.canary[c as usize].sends[r as usize][0];
@@ -224,9 +214,11 @@ impl Sim<'_> {
     /// The header of packet `idx` of rank `r`'s stream in Canary job `c` (arming its
     /// retransmission timer where faults are on).
     pub(super) fn canary_stream_header(&mut self, c: u32, r: u32, idx: u32) -> (Header, u32) {
-        let b = self.canary[c as usize].sends[r as usize][idx as usize];
+        let sends = &self.canary[c as usize].sends[r as usize];
+        let (b, last) = (sends[idx as usize], idx as usize + 1 == sends.len());
         let h = self.cjobs[c as usize].plan.packet(r, b);
-        self.arm_retry(c, r, b, true);
+        self.worker_sent(c, r, b);
+        self.lead_pass(c, r, (!last).then_some(b));
         (h, h.switch)
     }
 
@@ -275,7 +267,32 @@ impl Sim<'_> {
             self.canary_wire(c)
         };
         let pid = self.new_canary_pkt(h, to, wire);
-        self.queue_local(at, pid, l);
+        let class = self.class_of(at, &h);
+        self.queue_out(at, pid, l, class);
+    }
+
+    /// Whether `h` is repair traffic, which travels in the ports' strict-priority class
+    /// ([`super::canary_leader`]): where packets can be lost, requests and notices, every
+    /// packet of a re-issued generation, and a leader's answer to a request.
+    fn repair(&self, h: &Header) -> bool {
+        let Some(job) = self.cjobs.get(Plan::app_of(h.id) as usize) else {
+            return false;
+        };
+        job.faults
+            && (h.kind != crate::canary::protocol::Kind::Data
+                || job.plan.gen_of(h.id) > 0
+                || (h.multicast && h.bypass && !self.switch[h.dst as usize]))
+    }
+
+    /// The class `h` leaves node `at` in: repair traffic first at switches, last at hosts
+    /// ([`super::canary_leader`]).
+    fn class_of(&self, at: u32, h: &Header) -> super::engine::Class {
+        use super::engine::Class;
+        match (self.repair(h), self.switch[at as usize]) {
+            (false, _) => Class::Normal,
+            (true, true) => Class::First,
+            (true, false) => Class::Last,
+        }
     }
 
     /// Runs switch `at`'s rule table for `on` (a packet `h` from port `port`, or a timer of
@@ -354,7 +371,8 @@ impl Sim<'_> {
                     let pk = &mut self.pkts[pid as usize];
                     pk.hop = 0;
                     pk.msg = super::port::NONE;
-                    self.queue_local(at, pid, next);
+                    let class = self.class_of(at, &h2);
+                    self.queue_out(at, pid, next, class);
                 }
                 o => self.canary_out(at, o),
             }
@@ -458,10 +476,11 @@ impl Sim<'_> {
             return;
         }
         if h.multicast {
-            if job.faults && job.adaptive {
-                st.sample(r, b, &h, &job.plan, now);
+            if job.faults {
+                self.worker_result(c as u32, r, b, &h);
             }
-            if st.result(r, b, &h, hosts, now) {
+            let done = self.canary[c].result(r, b, &h, hosts, now);
+            if done {
                 self.canary_done(c as u32);
             }
             return;
@@ -475,8 +494,10 @@ impl Sim<'_> {
         let Some(lead) = st.leads.get_mut(&b) else {
             return;
         };
-        if job.faults && job.plan.gen_of(h.id) != lead.generation {
+        let g = job.plan.gen_of(h.id);
+        if job.faults && g != lead.generation {
             // A packet of a failed generation: its contribution is re-sent under the new id.
+            self.lead_late(c as u32, b, g, h.counter);
             return;
         }
         if lead.done && lead.fallen {
@@ -491,8 +512,18 @@ impl Sim<'_> {
             ));
             return;
         }
+        if job.faults && !lead.fallen {
+            self.lead_start(c as u32, b);
+        }
+        let job = &self.cjobs[c];
+        let Some(lead) = self.canary[c].leads.get_mut(&b) else {
+            return;
+        };
         if lead.receive(&h) {
-            let t = now + job.leader_delay;
+            if job.faults {
+                self.lead_complete(c as u32, b);
+            }
+            let t = now + self.cjobs[c].leader_delay;
             self.canary_live += 1;
             self.push_lead(c as u32, b, t);
         }
@@ -510,7 +541,17 @@ impl Sim<'_> {
             return;
         };
         let fallen = lead.fallen;
-        let outs = lead.finish(plan, b, shard);
+        let mut outs = lead.finish(plan, b, shard);
+        if let Some(askers) = self.canary[c as usize]
+            .leaders
+            .as_mut()
+            .and_then(|l| l.askers.remove(&b))
+            .filter(|_| !fallen)
+        {
+            // Workers that asked while the generation was open get the result at once too.
+            let lead = &self.canary[c as usize].leads[&b];
+            outs.extend(askers.into_iter().map(|a| (lead.unicast(plan, b, a), a)));
+        }
         let own = outs[0].0;
         if self.canary[c as usize].result(r, b, &own, hosts, self.now) {
             self.canary_done(c);

@@ -67,6 +67,21 @@ use crate::canary::protocol::Trigger;
 use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
 
+/// The service class of a packet at a port ([`Sim::queue_out`]): Canary's repair traffic
+/// goes first at switches and last at hosts ([`super::canary_leader`] says why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Class {
+    /// Before everything else (strict priority, first in first out).
+    First,
+    /// Round robin over the inputs, and turns with the host's own messages.
+    Normal,
+    /// Only when nothing else waits.
+    Last,
+}
+
+/// The input index that stands for [`Port::low`] in the port's choice.
+const LOW: usize = usize::MAX - 1;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// A port finished serialising its packet.
@@ -83,8 +98,12 @@ enum Ev {
     Lead(u32, u32),
     /// A Canary descriptor's reclaim: (switch, slot, block id).
     Reclaim(u32, u32, u32),
-    /// A Canary worker's retransmission timer: (job, rank, block).
-    Retry(u32, u32, u32),
+    /// A Canary worker's retransmission timer: (job, rank).
+    Retry(u32, u32),
+    /// A Canary leader's check of a generation: (job, block, generation).
+    Check(u32, u32, u32),
+    /// A Canary leader's timer: (job, clock).
+    Clock(u32, u32),
     /// The model's `failure` happens (its one switch fails, or the failure is armed).
     Fail,
     /// A host's packet held back by noise joins its port again: (link, packet).
@@ -293,7 +312,9 @@ pub fn simulate(
             Ev::Inject(m) => sim.inject(m),
             Ev::Timer(n, slot, id) => sim.canary_timer(Trigger::Timer, n, slot, id),
             Ev::Reclaim(n, slot, id) => sim.canary_timer(Trigger::Reclaim, n, slot, id),
-            Ev::Retry(c, r, b) => sim.canary_retry(c, r, b),
+            Ev::Retry(c, r) => sim.canary_retry(c, r, at),
+            Ev::Check(c, b, g) => sim.lead_check(c, b, g),
+            Ev::Clock(c, k) => sim.lead_clock(c, k, at),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
             Ev::Noisy(l, pid) => sim.queue_local(sim.router.link_from(l), pid, l),
             Ev::Fail => match params.failure.as_ref().map(|f| f.among.as_slice()) {
@@ -391,8 +412,16 @@ impl Sim<'_> {
         self.push(at, Ev::Reclaim(node, slot, id));
     }
 
-    pub(super) fn push_retry(&mut self, c: u32, r: u32, b: u32, at: u64) {
-        self.push(at, Ev::Retry(c, r, b));
+    pub(super) fn push_retry(&mut self, c: u32, r: u32, at: u64) {
+        self.push(at, Ev::Retry(c, r));
+    }
+
+    pub(super) fn push_check(&mut self, c: u32, b: u32, g: u32, at: u64) {
+        self.push(at, Ev::Check(c, b, g));
+    }
+
+    pub(super) fn push_clock(&mut self, c: u32, k: u32, at: u64) {
+        self.push(at, Ev::Clock(c, k));
     }
 
     /// A host posts message `m` to its NIC after the host overhead.
@@ -521,10 +550,24 @@ impl Sim<'_> {
     /// process's output or a Canary packet from its aggregation memory, a host's packet held
     /// back by noise. No buffer credit is held; the bytes count as `held`, not `queued`.
     pub(super) fn queue_local(&mut self, at: u32, pid: u32, l: LinkId) {
+        self.queue_out(at, pid, l, Class::Normal);
+    }
+
+    /// [`Sim::queue_local`] in a class: [`Class::First`] before everything else, [`Class::Last`]
+    /// only when nothing else waits.
+    pub(super) fn queue_out(&mut self, at: u32, pid: u32, l: LinkId, class: Class) {
         let wire = u64::from(self.pkts[pid as usize].wire);
         let slot = self.inputs.local(at);
         let port = &mut self.ports[l as usize];
-        port.push(slot, pid, &mut self.next);
+        if class == Class::First {
+            port.prio.push_back(pid);
+            port.npk += 1;
+        } else if class == Class::Last {
+            port.low.push_back(pid);
+            port.npk += 1;
+        } else {
+            port.push(slot, pid, &mut self.next);
+        }
         port.held += wire;
         self.try_start(l);
     }
@@ -610,13 +653,20 @@ impl Sim<'_> {
         // only a switch's buffer is flow controlled.
         let free = !self.switch[to as usize];
         let fits = |wire: u64, dst: u32| free || dst == to || credit >= wire;
-        let pkt = (0..port.active.len()).find_map(|i| {
-            let p = self.pkts[port.head_at(i)? as usize];
-            // A Canary packet is consumed by the far end's pipeline (aggregated, or re-emitted
-            // from its aggregation memory): it takes no credit, as a switch process's input.
-            let dst = if p.ch() != NONE { to } else { p.dst() };
-            let wire = u64::from(p.wire);
-            fits(wire, dst).then_some((Some(i), wire, dst))
+        // The priority class (Canary packets, which take no credit) goes first.
+        let prio = port.prio.front().map(|&p| {
+            let wire = u64::from(self.pkts[p as usize].wire);
+            (Some(usize::MAX), wire, to)
+        });
+        let pkt = prio.or_else(|| {
+            (0..port.active.len()).find_map(|i| {
+                let p = self.pkts[port.head_at(i)? as usize];
+                // A Canary packet is consumed by the far end's pipeline (aggregated, or re-emitted
+                // from its aggregation memory): it takes no credit, as a switch process's input.
+                let dst = if p.ch() != NONE { to } else { p.dst() };
+                let wire = u64::from(p.wire);
+                fits(wire, dst).then_some((Some(i), wire, dst))
+            })
         });
         // A host's message under a full window waits for a result (not for credit).
         let windowed = port.msgs.front().is_some_and(|&m| {
@@ -630,11 +680,15 @@ impl Sim<'_> {
             let wire = self.msg_wire(m, u64::from(m.sent));
             fits(wire, dst).then_some((None, wire, dst))
         });
-        let pick = if port.turn || port.msgs.is_empty() {
+        let pick = if prio.is_some() || port.turn || port.msgs.is_empty() {
             pkt.or(msg)
         } else {
             msg.or(pkt)
         };
+        let pick = pick.or_else(|| {
+            let &p = port.low.front()?;
+            Some((Some(LOW), u64::from(self.pkts[p as usize].wire), to))
+        });
         let now = self.now;
         let Some((input, wire, dst)) = pick else {
             let port = &mut self.ports[l as usize];
@@ -658,7 +712,13 @@ impl Sim<'_> {
         if needs {
             port.credit -= wire;
         }
-        let pid = if let Some(i) = input {
+        let pid = if input == Some(usize::MAX) {
+            port.npk -= 1;
+            port.prio.pop_front().unwrap_or(NONE)
+        } else if input == Some(LOW) {
+            port.npk -= 1;
+            port.low.pop_front().unwrap_or(NONE)
+        } else if let Some(i) = input {
             port.pop_at(i, &self.next).unwrap_or(NONE)
         } else {
             // Messages waiting at a port take turns packet by packet, as a NIC serves its
@@ -725,6 +785,10 @@ impl Sim<'_> {
         pk.held = if credit { l } else { NONE };
         pk.hop += 1;
         if p.ch() != NONE {
+            if p.hop == 0 && !self.switch[self.router.link_from(l) as usize] {
+                let h = self.hdrs[p.ch() as usize].0;
+                self.canary_left_host(&h);
+            }
             if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
                 // The last packet of a host's Canary stream has left: its message is done.
                 self.free_msgs.push(p.msg);

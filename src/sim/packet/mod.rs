@@ -30,6 +30,8 @@
 mod bounds;
 pub mod canary;
 mod canary_faults;
+mod canary_leader;
+mod canary_worker;
 pub mod engine;
 pub mod explore;
 pub mod file;

@@ -37,6 +37,12 @@ pub(super) struct Port {
     pub(super) npk: u32,
     pub(super) msgs: VecDeque<u32>,
     pub(super) turn: bool,
+    /// Packets of a strict-priority class, served before everything else (Canary's repair
+    /// traffic where packets can be lost, [`super::canary_leader`]); counted in `npk`.
+    pub(super) prio: VecDeque<u32>,
+    /// Packets served only when nothing else waits (a Canary host's repair traffic, which
+    /// must not push its stream off the schedule the other hosts keep); counted in `npk`.
+    pub(super) low: VecDeque<u32>,
     /// Bytes of the switch process's output waiting here (in its aggregation memory, not in
     /// the port's buffer: adaptive routing reads the engine's `queued` only).
     pub(super) held: u64,
@@ -221,6 +227,8 @@ pub(super) fn ports(net: &Net, params: &PacketParams) -> Vec<Port> {
                 npk: 0,
                 msgs: VecDeque::new(),
                 turn: false,
+                prio: VecDeque::new(),
+                low: VecDeque::new(),
                 held: 0,
                 credit: params.queue,
                 stalled: u64::MAX,

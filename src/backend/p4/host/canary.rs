@@ -1,5 +1,6 @@
-//! One rank of a Canary allreduce (the paper's Sections 3.1.3, 3.2.1 and 3.3), the same rules
-//! collc's packet simulator runs: workers send one packet per block they do not lead, addressed
+//! One rank of a Canary allreduce (the paper's Sections 3.1.3, 3.2.1 and 3.3), the rules
+//! collc's packet simulator ran before its loss detection moved to the leaders and to RACK
+//! (collc's src/sim/packet/canary_leader.rs; the reduction and tree rules are the same): workers send one packet per block they do not lead, addressed
 //! to its leader and routed towards its root; a leader adds what reaches it to its own data and,
 //! with every contribution in, sends the result to the root and one restoration packet per
 //! collided switch and shard. Without a result a retransmission timeout after sending, a worker

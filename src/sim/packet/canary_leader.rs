@@ -1,0 +1,480 @@
+//! Canary leaders' own loss detection in the packet engine ([`Leaders`]): a leader fails a
+//! block's generation when its own view shows a contribution was lost, instead of when a
+//! worker asks (Section 3.3 has the leader fail a generation only when asked). With loss at
+//! 1% per link, one block in six fails a generation on examples/canary_small.coll; a leader
+//! that fails on a request cannot tell lost contributions from queued ones (a third of such
+//! failures on one run had lost nothing), and one that waits for requests waits a worker
+//! timeout per failure, serially for blocks that fail more than once. The leader is the one
+//! host that sees a generation's counter, so it decides, as a host stack decides a segment is
+//! lost (RACK, RFC 8985; the retransmission timer of RFC 6298), per leader and class (first
+//! generations, and re-issued ones, which take a notice's trip more):
+//!
+//! - A first generation **starts** when the leader's own stream passes its block (every host
+//!   sends its blocks in order, the leader skipping those it leads) or its first contribution
+//!   arrives, whichever is first; a re-issued one when its failure notice leaves the leader.
+//! - When a generation completes, the time since its start is a round-trip sample, and every
+//!   open generation of the same class that started before it is **lost** once it has been
+//!   open that sample plus a reordering window: RACK's rule. The window is a quarter of the
+//!   least sample, times a multiplier that grows each time a failed generation turns out to
+//!   have been complete after all (its late packets reach the counter), and returns to 1
+//!   after 16 failures without that (RFC 8985's `reo_wnd_mult`, `reo_wnd_persist`).
+//! - Each class has one **timer**, as a TCP sender has (RFC 6298, Section 5): armed while
+//!   generations are open, restarted whenever one completes, doubled each time it fires.
+//!   When it fires, nothing completed for a whole timeout, and every open generation older
+//!   than it is lost: the tail, where no later generation completes. For first generations
+//!   the timeout is the block lifetime on the idle network, 2d(l + t) + r (Section 3.2.2;
+//!   half the `auto` retransmission timeout): the streams keep them coming while the network
+//!   delivers. Re-issued ones start together once the streams end and wait behind each
+//!   other's re-sent contributions, so their timeout is RFC 6298's RTO of their samples,
+//!   never below that lifetime, raised by the Eifel response (RFC 4015) when a failure it
+//!   caused proves spurious. A declared `retransmit` is used as written for both.
+//! - A lost generation fails: the next id, a failure notice to every worker (Section 3.3).
+//!   After the fallback to the hosts the leader knows who is missing, and tells only them.
+//! - A worker's request ([`super::canary_worker`]) for a finished block gets the result; for
+//!   an older generation, the current one's notice; for the open one, the result as soon as
+//!   the block is done, besides the multicast down the tree.
+//!
+//! **Repair traffic** (requests, notices, re-issued generations, answers to requests) leaves
+//! a switch before everything else and a host after everything else
+//! ([`super::engine::Class`]). First at switches, so a recovery does not wait behind the
+//! streams' queues; last at hosts, so that it does not push a host's stream behind the
+//! others': the switches aggregate a block's packets only within their timeout t of each
+//! other, and hosts that re-send different amounts drift apart by more than t (3 us by the
+//! end of a 1 MiB stream), after which every block reaches its root as stragglers, the core
+//! links carry up to four times the packets, and the run took 2-3 times longer. The paper
+//! does not say how its hosts and switches queue repair traffic.
+
+use super::canary_faults::{MAX_BACKOFF, Rto};
+use super::engine::Sim;
+use crate::canary::host::Plan;
+use crate::canary::protocol::Kind;
+use crate::canary::switch::Header;
+use rustc_hash::FxHashMap;
+use std::collections::BTreeSet;
+
+/// Failures by RACK without a spurious one before the window multiplier returns to 1.
+const PERSIST: u32 = 16;
+
+/// One leader's round trips and open generations.
+struct Clock {
+    rtt: Rto,
+    min_rtt: u64,
+    /// The reordering window in quarters of `min_rtt`, and failures by RACK since it grew.
+    mult: u64,
+    persist: u32,
+    /// This leader's open generations, by (start, block).
+    open: BTreeSet<(u64, u32)>,
+    /// When the timer is due (u64::MAX: not armed), and how often it fired since the last
+    /// completion (its back-off).
+    timer: u64,
+    backoff: u8,
+}
+
+/// A failed generation whose packets may still come: to tell a spurious failure.
+struct Late {
+    generation: u32,
+    counter: u32,
+    start: u64,
+    /// Failed by RACK's rule (else by the timer).
+    rack: bool,
+}
+
+/// The leaders' state of one Canary allreduce where faults are on.
+pub(super) struct Leaders {
+    /// Per rank, the blocks it leads in order, and how many of them its stream has passed.
+    led: Vec<Vec<u32>>,
+    passed: Vec<usize>,
+    /// Per block: when its current generation started (u64::MAX: not yet), and the earliest
+    /// RACK check armed for it.
+    start: Vec<u64>,
+    due: Vec<u64>,
+    /// Per block whose last generation failed: that generation and its counter since, to
+    /// tell a spurious failure.
+    late: FxHashMap<u32, Late>,
+    clock: Vec<Clock>,
+    /// Per block, the workers that asked for its result while its current generation was
+    /// open: the leader answers them when it is done.
+    pub(super) askers: FxHashMap<u32, Vec<u32>>,
+    /// A declared timeout, used as written.
+    fixed: Option<u64>,
+    /// Failures decided by RACK, by the timer, and found spurious.
+    pub(super) by_rack: u64,
+    pub(super) by_timer: u64,
+    pub(super) spurious: u64,
+}
+
+impl Leaders {
+    /// For `plan`; `floor` is the least RTO (the block lifetime), `fixed` a declared timeout.
+    pub(super) fn new(plan: &Plan, floor: u64, fixed: Option<u64>) -> Leaders {
+        let h = plan.ranks() as usize;
+        let mut led = vec![Vec::new(); h];
+        for b in 0..plan.blocks {
+            led[plan.leader(b) as usize].push(b);
+        }
+        Leaders {
+            led,
+            passed: vec![0; h],
+            start: vec![u64::MAX; plan.blocks as usize],
+            due: vec![u64::MAX; plan.blocks as usize],
+            late: FxHashMap::default(),
+            askers: FxHashMap::default(),
+            clock: (0..2 * h)
+                .map(|_| Clock {
+                    rtt: Rto::new(floor),
+                    min_rtt: u64::MAX,
+                    mult: 1,
+                    persist: 0,
+                    open: BTreeSet::new(),
+                    timer: u64::MAX,
+                    backoff: 0,
+                })
+                .collect(),
+            fixed,
+            by_rack: 0,
+            by_timer: 0,
+            spurious: 0,
+        }
+    }
+
+    /// The clock of leader `r`'s generations like `g`: first generations, which start with
+    /// the streams, and re-issued ones, which start with a notice and so take a leg more.
+    fn slot(r: u32, g: u32) -> usize {
+        2 * r as usize + usize::from(g > 0)
+    }
+
+    /// Clock `k`'s timeout, before its back-off (see the module doc).
+    fn timeout(&self, k: usize) -> u64 {
+        let x = &self.clock[k].rtt;
+        let first = k % 2 == 0;
+        self.fixed.unwrap_or(if first { x.floor } else { x.rto })
+    }
+
+    /// RACK's reordering window of clock `k`.
+    fn window(&self, k: usize) -> u64 {
+        let c = &self.clock[k];
+        if c.min_rtt == u64::MAX {
+            return 0;
+        }
+        (c.min_rtt / 4)
+            .saturating_mul(c.mult)
+            .min(c.rtt.srtt.max(c.min_rtt / 4))
+    }
+}
+
+impl Sim<'_> {
+    fn leaders(&mut self, c: u32) -> Option<&mut Leaders> {
+        self.canary[c as usize].leaders.as_mut()
+    }
+
+    /// Rank `r`'s stream of job `c` serves its packet for block `next` (None: its stream has
+    /// ended): the blocks it leads before that start their first generation.
+    pub(super) fn lead_pass(&mut self, c: u32, r: u32, next: Option<u32>) {
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        let mut go = Vec::new();
+        let led = &l.led[r as usize];
+        while let Some(&b) = led.get(l.passed[r as usize]) {
+            if next.is_some_and(|n| b > n) {
+                break;
+            }
+            l.passed[r as usize] += 1;
+            go.push(b);
+        }
+        for b in go {
+            self.lead_start(c, b);
+        }
+    }
+
+    /// Block `b`'s current generation is underway (no-op when it already started): it opens,
+    /// and its clock's timer is armed if it is not.
+    pub(super) fn lead_start(&mut self, c: u32, b: u32) {
+        let plan = &self.cjobs[c as usize].plan;
+        let (r, ranks) = (plan.leader(b), plan.ranks());
+        let now = self.now;
+        let st = &mut self.canary[c as usize];
+        let open = |l: &&crate::canary::host::Lead| !l.done && l.counter < ranks;
+        let Some(g) = st.leads.get(&b).filter(open).map(|l| l.generation) else {
+            return;
+        };
+        let Some(l) = st.leaders.as_mut() else {
+            return;
+        };
+        if l.start[b as usize] != u64::MAX {
+            return;
+        }
+        l.start[b as usize] = now;
+        let k = Leaders::slot(r, g);
+        l.clock[k].open.insert((now, b));
+        if l.clock[k].timer == u64::MAX {
+            self.arm_clock(c, k);
+        }
+    }
+
+    /// Arms clock `k`'s timer a (backed-off) timeout from now.
+    fn arm_clock(&mut self, c: u32, k: usize) {
+        let now = self.now;
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        let wait = l.timeout(k) << l.clock[k].backoff.min(MAX_BACKOFF);
+        let at = now.saturating_add(wait);
+        l.clock[k].timer = at;
+        self.canary_live += 1;
+        self.push_clock(c, k as u32, at);
+    }
+
+    /// Clock `k`'s timer event for `at`: unless restarted since, every open generation of the
+    /// clock older than its timeout is lost; the timer backs off.
+    pub(super) fn lead_clock(&mut self, c: u32, k: u32, at: u64) {
+        self.canary_live -= 1;
+        let k = k as usize;
+        let now = self.now;
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        if l.clock[k].timer != at {
+            return;
+        }
+        l.clock[k].timer = u64::MAX;
+        let age = l.timeout(k);
+        let lost: Vec<u32> = l.clock[k]
+            .open
+            .iter()
+            .take_while(|&&(s, _)| s.saturating_add(age) <= now)
+            .map(|&(_, b)| b)
+            .collect();
+        l.clock[k].backoff = l.clock[k].backoff.saturating_add(1);
+        l.by_timer += lost.len() as u64;
+        for b in lost {
+            self.lead_lost(c, b, false);
+        }
+        if self
+            .leaders(c)
+            .is_some_and(|l| !l.clock[k].open.is_empty() && l.clock[k].timer == u64::MAX)
+        {
+            self.arm_clock(c, k);
+        }
+    }
+
+    /// Block `b`'s current generation has every contribution (at `now`): a round-trip
+    /// sample, and RACK's rule for the leader's older open generations.
+    pub(super) fn lead_complete(&mut self, c: u32, b: u32) {
+        let r = self.cjobs[c as usize].plan.leader(b);
+        let now = self.now;
+        let st = &mut self.canary[c as usize];
+        let g = st.leads.get(&b).map_or(0, |x| x.generation);
+        let Some(l) = st.leaders.as_mut() else {
+            return;
+        };
+        let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
+        if s == u64::MAX {
+            return;
+        }
+        let k = Leaders::slot(r, g);
+        let clock = &mut l.clock[k];
+        clock.open.remove(&(s, b));
+        let rtt = now - s;
+        clock.rtt.sample(rtt);
+        clock.min_rtt = clock.min_rtt.min(rtt);
+        // Progress: the timer restarts, without back-off (or stops with nothing open).
+        clock.backoff = 0;
+        clock.timer = u64::MAX;
+        let rearm = !clock.open.is_empty();
+        let reo = l.window(k);
+        let older: Vec<(u64, u32)> = l.clock[k].open.range(..(s, 0)).copied().collect();
+        let mut checks = Vec::new();
+        for (s2, b2) in older {
+            let due = s2.saturating_add(rtt).saturating_add(reo).max(now);
+            if due < l.due[b2 as usize] {
+                l.due[b2 as usize] = due;
+                checks.push((b2, due));
+            }
+        }
+        for (b2, due) in checks {
+            let Some(g) = self.canary[c as usize].leads.get(&b2).map(|x| x.generation) else {
+                continue;
+            };
+            self.canary_live += 1;
+            self.push_check(c, b2, g, due);
+        }
+        if rearm {
+            self.arm_clock(c, k);
+        }
+    }
+
+    /// A data packet of generation `g` of block `b`, older than the current one, reached the
+    /// leader with `counter` contributions: when the failed generation gathers all of them
+    /// after all, its failure was spurious and the reordering window grows.
+    pub(super) fn lead_late(&mut self, c: u32, b: u32, g: u32, counter: u32) {
+        let (r, hosts) = {
+            let p = &self.cjobs[c as usize].plan;
+            (p.leader(b), p.ranks())
+        };
+        let now = self.now;
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        let Some(e) = l.late.get_mut(&b).filter(|e| e.generation == g) else {
+            return;
+        };
+        e.counter += counter;
+        if e.counter >= hosts {
+            let e = l.late.remove(&b).expect("just found");
+            l.spurious += 1;
+            let clock = &mut l.clock[Leaders::slot(r, g)];
+            if e.rack {
+                clock.mult = (clock.mult + 1).min(64);
+                clock.persist = 0;
+            } else {
+                // A timer that fired too early: the Eifel response (RFC 4015).
+                clock.rtt.spurious(now.saturating_sub(e.start));
+            }
+        }
+    }
+
+    /// RACK's check of generation `g` of block `b` is due: a generation still open is lost.
+    pub(super) fn lead_check(&mut self, c: u32, b: u32, g: u32) {
+        self.canary_live -= 1;
+        let now = self.now;
+        let k = Leaders::slot(self.cjobs[c as usize].plan.leader(b), g);
+        let st = &self.canary[c as usize];
+        if st.leads.get(&b).is_none_or(|x| x.generation != g) {
+            return;
+        }
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        if l.start[b as usize] == u64::MAX || l.due[b as usize] > now {
+            return;
+        }
+        l.by_rack += 1;
+        let clock = &mut l.clock[k];
+        clock.persist += 1;
+        if clock.persist >= PERSIST {
+            clock.mult = 1;
+            clock.persist = 0;
+        }
+        self.lead_lost(c, b, true);
+    }
+
+    /// Block `b`'s open generation is lost (by RACK's rule when `rack`, else by the timer):
+    /// it fails, or after the fallback the workers still missing are asked again.
+    fn lead_lost(&mut self, c: u32, b: u32, rack: bool) {
+        let ranks = self.cjobs[c as usize].plan.ranks();
+        let st = &mut self.canary[c as usize];
+        let Some(lead) = st.leads.get(&b) else {
+            return;
+        };
+        if lead.done || lead.counter >= ranks {
+            return;
+        }
+        if lead.fallen {
+            let k = Leaders::slot(self.cjobs[c as usize].plan.leader(b), lead.generation);
+            if let Some(l) = st.leaders.as_mut() {
+                let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
+                l.clock[k].open.remove(&(s, b));
+                l.due[b as usize] = u64::MAX;
+            }
+            self.lead_missing(c, b);
+            return;
+        }
+        self.lead_fail(c, b, rack);
+    }
+
+    /// The leader of block `b` of job `c` fails its current generation, tells every worker
+    /// (Section 3.3), and opens the next one.
+    fn lead_fail(&mut self, c: u32, b: u32, rack: bool) {
+        let job = &self.cjobs[c as usize];
+        let plan = &job.plan;
+        let leader = plan.leader(b);
+        let own = plan.value(leader, b);
+        let st = &mut self.canary[c as usize];
+        let Some(lead) = st.leads.get_mut(&b) else {
+            return;
+        };
+        let (g, counter) = (lead.generation, lead.counter);
+        lead.fail(own, job.retries);
+        st.failures += 1;
+        st.fallbacks += u64::from(lead.fallen && lead.generation == job.retries + 1);
+        if let Some(l) = st.leaders.as_mut() {
+            let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
+            l.clock[Leaders::slot(leader, g)].open.remove(&(s, b));
+            l.due[b as usize] = u64::MAX;
+            l.askers.remove(&b);
+            l.late.insert(
+                b,
+                Late {
+                    generation: g,
+                    counter,
+                    start: s,
+                    rack,
+                },
+            );
+        }
+        self.lead_missing(c, b);
+    }
+
+    /// Canary packet `h` left a host: when it is its leader's failure notice, the generation
+    /// it announces starts (a leader's notices may wait behind its stream,
+    /// `class_of` in [`super::canary`]; the generation is underway once they are out).
+    pub(super) fn canary_left_host(&mut self, h: &Header) {
+        if h.kind != Kind::Failure {
+            return;
+        }
+        let c = Plan::app_of(h.id);
+        let Some(job) = self.cjobs.get(c as usize) else {
+            return;
+        };
+        let (b, g) = (job.plan.block_of(h.id), job.plan.gen_of(h.id));
+        if self.canary[c as usize]
+            .leads
+            .get(&b)
+            .is_some_and(|l| l.generation == g)
+        {
+            self.lead_start(c, b);
+        }
+    }
+
+    /// Block `b`'s leader sends its current generation's failure notice to every worker
+    /// (after the fallback, to those whose contribution it lacks).
+    fn lead_missing(&mut self, c: u32, b: u32) {
+        let plan = &self.cjobs[c as usize].plan;
+        let leader = plan.leader(b);
+        let Some(lead) = self.canary[c as usize].leads.get(&b) else {
+            return;
+        };
+        let id = plan.id_gen(b, lead.generation);
+        let at = plan.hosts[leader as usize];
+        let tell: Vec<u32> = (0..plan.ranks())
+            .filter(|&w| w != leader)
+            .map(|w| plan.hosts[w as usize])
+            .filter(|h| !(lead.fallen && lead.from.contains(h)))
+            .collect();
+        if tell.is_empty() {
+            // No notice to wait for.
+            self.lead_start(c, b);
+        }
+        for to in tell {
+            self.canary_notice(at, id, to);
+        }
+    }
+
+    /// Sends the failure notice of block id `id` from host `at` to host `to`.
+    pub(super) fn canary_notice(&mut self, at: u32, id: u32, to: u32) {
+        let plan = &self.cjobs[Plan::app_of(id) as usize].plan;
+        let notice = Header {
+            dst: to,
+            id,
+            counter: 0,
+            hosts: plan.ranks(),
+            children: 0,
+            switch: to,
+            bypass: true,
+            multicast: false,
+            kind: Kind::Failure,
+            data: 0,
+        };
+        self.canary_emit(at, notice, to, None);
+    }
+}
