@@ -1,9 +1,10 @@
-//! Canary under packet loss (issue 41): with `retransmit: auto` every host adapts its
-//! retransmission timeout to the round trips it measures (src/sim/packet/canary_faults.rs),
-//! so a large allreduce at 1% loss per link completes in a bounded number of packets instead
-//! of re-sending blocks whose results are merely late until the simulator's packet limit.
-//! examples/canary_small.coll (8 hosts, 100 Gb/s, 300 ns links) under the packet model's
-//! defaults, seed 1.
+//! Canary under packet loss (issue 41): leaders detect lost generations themselves and
+//! workers ask for missing results by RACK and one silence timer
+//! (src/sim/packet/canary_leader.rs, canary_worker.rs), so a large allreduce at 1% loss per
+//! link completes in a bounded time and number of packets instead of re-sending blocks whose
+//! results are merely late. examples/canary_small.coll (8 hosts, 100 Gb/s, 300 ns links)
+//! under the packet model's defaults, medians over seeds 1-7 (the simulated times; nothing
+//! here is timed on the machine).
 
 use collc::canary::protocol::Protocol;
 use collc::diag::{SourceMap, Span};
@@ -25,43 +26,71 @@ fn small(size: &str, loss: &str, extra: &str) -> Model {
     c.model.expect("checks")
 }
 
-fn once(m: &Model) -> PacketRun {
+fn runs(m: &Model, n: u64) -> Vec<PacketRun> {
     let params = PacketParams::from_model(&m.models[0]).expect("a packet model");
-    run_file_with(m, Span::default(), &params, 1, 1, false, &Protocol::paper())
-        .map(|mut v| v.remove(0))
+    run_file_with(m, Span::default(), &params, 1, n, false, &Protocol::paper())
         .unwrap_or_else(|d| panic!("{:?}", d.iter().map(|d| &d.message).collect::<Vec<_>>()))
 }
 
-/// Lossless and 1%-loss runs at `size`: (time ps, packets) each.
+/// The lossless run at `size`, and the median time and largest packet count over seven
+/// seeds at 1% loss: ((time ps, packets), (median time ps, packets)).
 fn pair(size: &str) -> ((u64, u64), (u64, u64)) {
-    let clean = once(&small(size, "0", ""));
-    let lossy = once(&small(size, "0.01", ""));
-    assert!(lossy.drops > 0, "1% loss loses packets");
-    ((clean.end, clean.packets), (lossy.end, lossy.packets))
+    let clean = runs(&small(size, "0", ""), 1).remove(0);
+    let lossy = runs(&small(size, "0.01", ""), 7);
+    assert!(lossy.iter().all(|r| r.drops > 0), "1% loss loses packets");
+    let mut times: Vec<u64> = lossy.iter().map(|r| r.end).collect();
+    times.sort_unstable();
+    let packets = lossy.iter().map(|r| r.packets).max().unwrap_or(0);
+    ((clean.end, clean.packets), (times[3], packets))
 }
 
 #[test]
-fn one_mib_at_one_percent_loss_completes_without_a_retransmission_storm() {
-    // Before the adaptive timeout this run held more than 2 M packets at once (E0046) after
-    // 32 ms of simulated time; the lossless run takes 106 us and 22.5 k packets.
+fn one_mib_at_one_percent_loss_stays_near_the_lossless_time() {
+    // Workers' timers per block (fixed 2 RTT, then RFC 6298 per block) took 150 ms, then
+    // 786 us; the lossless run takes 106 us and 22.5 k packets. Now a median of 236 us.
     let ((t0, p0), (t1, p1)) = pair("1 MiB");
+    assert!(
+        p1 * 2 < 3 * p0,
+        "packets: {p1} at 1% loss against {p0} lossless"
+    );
+    assert!(
+        t1 * 2 < 5 * t0,
+        "median time: {t1} ps at 1% loss against {t0} ps lossless"
+    );
+}
+
+#[test]
+fn leaders_find_most_lost_generations_and_few_failures_are_spurious() {
+    let all = runs(&small("1 MiB", "0.01", ""), 3);
+    for r in &all {
+        let rec = r.recovery.expect("loss recovery runs under loss");
+        let failed = rec.failed_rack + rec.failed_timer;
+        assert!(failed > 50, "1% loss fails generations: {rec:?}");
+        assert!(
+            rec.failed_rack * 10 > failed * 8,
+            "most are found by RACK while the streams run: {rec:?}"
+        );
+        assert!(
+            rec.failed_spurious * 10 < failed,
+            "few failed generations had every contribution after all: {rec:?}"
+        );
+        assert!(rec.asked_rack > 0 && rec.asked_timer > 0, "{rec:?}");
+    }
+    let clean = runs(&small("1 MiB", "0", ""), 1);
+    assert_eq!(clean[0].recovery, None, "no recovery without loss");
+}
+
+#[test]
+fn four_mib_at_one_percent_loss_stays_near_the_lossless_time() {
+    // About 11.5 ms before leaders detected losses themselves; 405 us lossless; now a median
+    // of 924 us.
+    let ((t0, p0), (t1, p1)) = pair("4 MiB");
     assert!(
         p1 < 2 * p0,
         "packets: {p1} at 1% loss against {p0} lossless"
     );
     assert!(
-        t1 < 8 * t0,
-        "time: {t1} ps at 1% loss against {t0} ps lossless"
+        t1 * 2 < 5 * t0,
+        "median time: {t1} ps at 1% loss against {t0} ps lossless"
     );
-}
-
-#[test]
-#[ignore = "4 MiB at 1% loss is 3.4 M events, about a minute in a debug build; run with --release -- --ignored"]
-fn four_mib_at_one_percent_loss_completes() {
-    let ((_, p0), (t1, p1)) = pair("4 MiB");
-    assert!(
-        p1 < 8 * p0,
-        "packets: {p1} at 1% loss against {p0} lossless"
-    );
-    assert!(t1 < 50_000_000_000, "time: {t1} ps");
 }

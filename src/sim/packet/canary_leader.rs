@@ -460,6 +460,25 @@ impl Sim<'_> {
         }
     }
 
+    /// What the loss recovery of every Canary job did (None where no job has faults on).
+    pub(super) fn canary_recovery(&self) -> Option<super::report::Recovery> {
+        let mut out: Option<super::report::Recovery> = None;
+        for st in &self.canary {
+            let (Some(l), Some(w)) = (&st.leaders, &st.workers) else {
+                continue;
+            };
+            let r = out.get_or_insert_with(Default::default);
+            r.failed_rack += l.by_rack;
+            r.failed_timer += l.by_timer;
+            r.failed_spurious += l.spurious;
+            r.fallbacks += st.fallbacks;
+            r.asked_rack += w.by_rack;
+            r.asked_timer += w.by_timer;
+            r.asked_spurious += w.spurious;
+        }
+        out
+    }
+
     /// Sends the failure notice of block id `id` from host `at` to host `to`.
     pub(super) fn canary_notice(&mut self, at: u32, id: u32, to: u32) {
         let plan = &self.cjobs[Plan::app_of(id) as usize].plan;

@@ -1067,6 +1067,7 @@ impl Sim<'_> {
                 spans: None,
             });
         }
+        let recovery = self.canary_recovery();
         let (link_bytes, end) = self
             .end_bytes
             .unwrap_or_else(|| (self.ports.iter().map(|p| p.bytes).collect(), self.now));
@@ -1089,6 +1090,7 @@ impl Sim<'_> {
             stall_ps: self.stall_ps,
             drops: self.drops,
             seed: setup.seed,
+            recovery,
         })
     }
 

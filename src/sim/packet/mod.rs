@@ -50,7 +50,7 @@ pub(crate) use canary_faults::Rto;
 pub use engine::simulate;
 pub use file::{run_file, run_file_with};
 pub use params::{Background, Failure, PacketParams, Routing};
-pub use report::{JobRun, PacketRun, Summary};
+pub use report::{JobRun, PacketRun, Recovery, Summary};
 
 use crate::ir::Program;
 use crate::net::Net;

@@ -68,6 +68,25 @@ pub struct PacketRun {
     pub seed: u64,
     /// How often each rule of Canary's switch table ran (empty without Canary jobs).
     pub rules: Vec<(String, u64)>,
+    /// Canary's loss recovery, summed over its jobs (None without faults).
+    pub recovery: Option<Recovery>,
+}
+
+/// What Canary's loss recovery did in a run (src/sim/packet/canary_leader.rs and
+/// canary_worker.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// Generations the leaders failed by RACK and by their timers, how many of those had
+    /// all their contributions after all, and blocks that fell back to the hosts.
+    pub failed_rack: u64,
+    pub failed_timer: u64,
+    pub failed_spurious: u64,
+    pub fallbacks: u64,
+    /// Results workers asked for by RACK and by their timers, and asks whose result came
+    /// down the tree after all.
+    pub asked_rack: u64,
+    pub asked_timer: u64,
+    pub asked_spurious: u64,
 }
 
 impl PacketRun {
@@ -430,6 +449,21 @@ pub fn render(
         first.stalls,
         show_seconds(first.stall_ps as f64 * 1e-12)
     );
+    if let Some(r) = first.recovery {
+        let _ = writeln!(
+            out,
+            "loss recovery (first run): {} generations failed ({} by the leaders' RACK, {} by their timers; {} had every contribution after all), {} blocks fell back to the hosts; {} results asked for ({} by the workers' RACK, {} by their timers; {} came down the tree after all)",
+            r.failed_rack + r.failed_timer,
+            r.failed_rack,
+            r.failed_timer,
+            r.failed_spurious,
+            r.fallbacks,
+            r.asked_rack + r.asked_timer,
+            r.asked_rack,
+            r.asked_timer,
+            r.asked_spurious
+        );
+    }
     if !first.rules.is_empty() {
         let hits: Vec<String> = first
             .rules
