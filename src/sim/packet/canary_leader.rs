@@ -319,8 +319,10 @@ impl Sim<'_> {
             return;
         };
         e.counter += counter;
-        if e.counter >= hosts {
-            let e = l.late.remove(&b).expect("just found");
+        if e.counter < hosts {
+            return;
+        }
+        if let Some(e) = l.late.remove(&b) {
             l.spurious += 1;
             let clock = &mut l.clock[Leaders::slot(r, g)];
             if e.rack {
