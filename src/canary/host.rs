@@ -134,6 +134,23 @@ impl Plan {
         (0..self.blocks).filter(|&b| self.leader(b) != r).collect()
     }
 
+    /// A header-only control packet of `kind` for block id `id` (Section 3.3), to host `dst`,
+    /// naming host `about` (the asker of a request, the addressee of a failure notice).
+    pub fn control(&self, kind: Kind, id: u32, dst: u32, about: u32) -> Header {
+        Header {
+            dst,
+            id,
+            counter: 0,
+            hosts: self.ranks(),
+            children: 0,
+            switch: about,
+            bypass: true,
+            multicast: false,
+            kind,
+            data: 0,
+        }
+    }
+
     /// The packet rank `r` sends for block `b`.
     pub fn packet(&self, r: u32, b: u32) -> Header {
         self.packet_gen(r, b, 0, false)
@@ -175,8 +192,6 @@ pub struct Lead {
     pub fallen: bool,
     /// After a fallback, the hosts whose contribution arrived.
     pub from: Vec<u32>,
-    /// When the current generation began (ps; 0 for the first).
-    pub since: u64,
 }
 
 impl Lead {

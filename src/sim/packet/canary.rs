@@ -79,8 +79,7 @@ pub(super) struct CanaryState {
     pub(super) sent_gen: FxHashMap<(u32, u32), u32>,
     /// The workers' loss detection ([`super::canary_worker`]), where faults are on.
     pub(super) workers: Option<super::canary_worker::Workers>,
-    /// Blocks whose generation failed, and blocks that fell back to the hosts.
-    pub(super) failures: u64,
+    /// Blocks that fell back to the hosts.
     pub(super) fallbacks: u64,
     /// A reduce's root rank: only it must hold the results.
     reduce_root: Option<u32>,
@@ -124,7 +123,6 @@ impl CanaryState {
             duplicates: 0,
             sent_gen: FxHashMap::default(),
             workers: c.faults.then(|| super::canary_worker::Workers::new(p)),
-            failures: 0,
             fallbacks: 0,
             reduce_root: p.reduce_root,
             leaders: c.faults.then(|| {

@@ -397,7 +397,6 @@ impl Sim<'_> {
         };
         let (g, counter) = (lead.generation, lead.counter);
         lead.fail(own, job.retries);
-        st.failures += 1;
         st.fallbacks += u64::from(lead.fallen && lead.generation == job.retries + 1);
         if let Some(l) = st.leaders.as_mut() {
             let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
@@ -484,18 +483,7 @@ impl Sim<'_> {
     /// Sends the failure notice of block id `id` from host `at` to host `to`.
     pub(super) fn canary_notice(&mut self, at: u32, id: u32, to: u32) {
         let plan = &self.cjobs[Plan::app_of(id) as usize].plan;
-        let notice = Header {
-            dst: to,
-            id,
-            counter: 0,
-            hosts: plan.ranks(),
-            children: 0,
-            switch: to,
-            bypass: true,
-            multicast: false,
-            kind: Kind::Failure,
-            data: 0,
-        };
+        let notice = plan.control(Kind::Failure, id, to, to);
         self.canary_emit(at, notice, to, None);
     }
 }

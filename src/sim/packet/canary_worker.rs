@@ -288,18 +288,7 @@ impl Sim<'_> {
         let plan = &self.cjobs[c as usize].plan;
         let leader = plan.hosts[plan.leader(b) as usize];
         let me = plan.hosts[r as usize];
-        let h = Header {
-            dst: leader,
-            id: plan.id_gen(b, g0),
-            counter: 0,
-            hosts: plan.ranks(),
-            children: 0,
-            switch: me,
-            bypass: true,
-            multicast: false,
-            kind: Kind::Retransmit,
-            data: 0,
-        };
+        let h = plan.control(Kind::Retransmit, plan.id_gen(b, g0), leader, me);
         self.canary_emit(me, h, leader, None);
     }
 }
