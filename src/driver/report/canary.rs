@@ -389,7 +389,7 @@ pub(crate) fn closed_forms(p: &CanaryParams, net: &Network, topo: &str) -> Vec<S
             time(&f.retransmit),
             match p.retransmit {
                 AutoOr::Auto =>
-                    "auto: 2 RTT, the round trip being the descriptor lifetime (Section 6); the packet simulator detects losses as TCP does: a leader fails a generation when a later one of its generations completes first (RACK, RFC 8985) or none of its first generations completes for one lifetime (re-issued ones: their RTO, RFC 6298); a worker asks for a result when a later result of the same leader came first, or none came for one lifetime, waiting twice as long before each further ask",
+                    "auto: 2 RTT, the round trip being the descriptor lifetime (Section 6); the packet simulator detects losses as TCP does: a leader fails a generation when a later one of its generations completes first (RACK, RFC 8985), when a worker asks after its round trip, or when none of its first generations completes for one lifetime (re-issued ones: their RTO, RFC 6298); a worker asks for a result when a later result of the same leader came first, asks again when the answer to a later request came first, or when nothing came for one lifetime, waiting twice as long before each further ask; hosts pace their streams to leave twice the repair traffic the loss rate makes expected",
                 AutoOr::Fixed(_) => "declared: every timer of the packet simulator's loss detection waits this long, without estimation or back-off",
             },
             p.retries,

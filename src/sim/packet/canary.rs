@@ -65,6 +65,10 @@ pub struct CanaryJob<'p> {
 pub(super) struct CanaryState {
     /// Index among all jobs (programs first).
     pub(super) job: u32,
+    /// Where packets can be lost, the hosts' streams leave a share of their link to repair
+    /// traffic ([`super::canary_faults`]): when they started, and the share and the repair
+    /// traffic expected, per mille (0: unpaced).
+    pub(super) pace: (u64, u64, u64),
     pub(super) rank_of: FxHashMap<u32, u32>,
     pub(super) sends: Vec<Vec<u32>>,
     pub(super) leads: Leads,
@@ -119,6 +123,7 @@ impl CanaryState {
             left: vec![p.blocks; h as usize],
             finish: vec![0; h as usize],
             ranks_left: if p.blocks == 0 { 0 } else { h },
+            pace: (0, 0, 0),
             wrong: None,
             duplicates: 0,
             sent_gen: FxHashMap::default(),
@@ -181,6 +186,10 @@ impl Sim<'_> {
     pub(super) fn canary_start(&mut self, c: u32) {
         let job = &self.cjobs[c as usize];
         let (h, blocks) = (job.plan.ranks(), job.plan.blocks);
+        if job.faults && self.params.loss > 0.0 {
+            let (expected, share) = self.repair_share(c);
+            self.canary[c as usize].pace = (self.now, share, expected);
+        }
         for r in 0..h {
             let n = self.canary[c as usize].sends[r as usize].len() as u32;
             if n == 0 {
@@ -218,6 +227,19 @@ impl Sim<'_> {
         self.worker_sent(c, r, b);
         self.lead_pass(c, r, (!last).then_some(b));
         (h, h.switch)
+    }
+
+    /// When packet `sent` of the stream of Canary job owner `owner` may leave on link `l`: a
+    /// paced stream's packet i no earlier than its start plus i packet times of the link at
+    /// the pace (see [`CanaryState::pace`]).
+    pub(super) fn canary_due(&self, owner: u32, sent: u32, l: LinkId) -> u64 {
+        let (t0, share, _) = self.canary[(owner & !CANARY) as usize].pace;
+        if share == 0 {
+            return 0;
+        }
+        let wire = self.canary_wire(owner & !CANARY);
+        let slot = self.ports[l as usize].ser(wire) * 1000 / (1000 - share);
+        t0.saturating_add(u64::from(sent).saturating_mul(slot))
     }
 
     /// Wire bytes of a Canary packet of job `c`.
@@ -282,13 +304,19 @@ impl Sim<'_> {
                 || (h.multicast && h.bypass && !self.switch[h.dst as usize]))
     }
 
-    /// The class `h` leaves node `at` in: repair traffic first at switches, last at hosts
-    /// ([`super::canary_leader`]).
+    /// The class `h` leaves node `at` in: repair traffic first at switches, and at hosts
+    /// first beside paced streams, else last ([`super::canary_leader`]).
     fn class_of(&self, at: u32, h: &Header) -> super::engine::Class {
         use super::engine::Class;
+        let paced = || {
+            self.canary
+                .get(Plan::app_of(h.id) as usize)
+                .is_some_and(|st| st.pace.1 > 0)
+        };
         match (self.repair(h), self.switch[at as usize]) {
             (false, _) => Class::Normal,
             (true, true) => Class::First,
+            (true, false) if paced() => Class::First,
             (true, false) => Class::Last,
         }
     }

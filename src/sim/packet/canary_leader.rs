@@ -35,14 +35,21 @@
 //!   the block is done, besides the multicast down the tree.
 //!
 //! **Repair traffic** (requests, notices, re-issued generations, answers to requests) leaves
-//! a switch before everything else and a host after everything else
-//! ([`super::engine::Class`]). First at switches, so a recovery does not wait behind the
-//! streams' queues; last at hosts, so that it does not push a host's stream behind the
-//! others': the switches aggregate a block's packets only within their timeout t of each
+//! a switch before everything else ([`super::engine::Class`]), so a recovery does not wait
+//! behind the streams' queues. At hosts it goes first too where the streams are paced
+//! ([`super::canary_faults`]: where packets can be lost, the streams leave a share of each
+//! host link to repair), and last otherwise, so that it does not push a host's stream behind
+//! the others': the switches aggregate a block's packets only within their timeout t of each
 //! other, and hosts that re-send different amounts drift apart by more than t (3 us by the
 //! end of a 1 MiB stream), after which every block reaches its root as stragglers, the core
 //! links carry up to four times the packets, and the run took 2-3 times longer. The paper
 //! does not say how its hosts and switches queue repair traffic.
+//!
+//! A worker's request for a generation that is still open is also a probe of the tail
+//! ([`Sim::lead_probe`]): the generation is lost once it has been open longer than its
+//! class's smoothed round trip plus the reordering window. Without it, a re-issued generation
+//! lost after the streams ended, when no later generation completes, waited for its class's
+//! backed-off timer (a block that failed four times took 100 us more on one run).
 
 use super::canary_faults::{MAX_BACKOFF, Rto};
 use super::engine::Sim;
@@ -335,6 +342,36 @@ impl Sim<'_> {
         }
     }
 
+    /// A worker asked for block `b`'s result while its generation is open, a probe of the
+    /// tail: the generation is lost when it has been open longer than its class's smoothed
+    /// round trip plus the reordering window (RACK's rule, with the estimate standing in for
+    /// a later completion, which the tail lacks; RFC 8985's tail loss probe has the sender
+    /// probe, here the workers do).
+    pub(super) fn lead_probe(&mut self, c: u32, b: u32) {
+        let now = self.now;
+        let k = {
+            let plan = &self.cjobs[c as usize].plan;
+            let g = self.canary[c as usize]
+                .leads
+                .get(&b)
+                .map_or(0, |x| x.generation);
+            Leaders::slot(plan.leader(b), g)
+        };
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        let (s, x) = (l.start[b as usize], &l.clock[k]);
+        if s == u64::MAX || x.min_rtt == u64::MAX {
+            return;
+        }
+        let rtt = x.rtt.srtt.max(x.min_rtt);
+        if s.saturating_add(rtt).saturating_add(l.window(k)) > now {
+            return;
+        }
+        l.by_rack += 1;
+        self.lead_lost(c, b, true);
+    }
+
     /// RACK's check of generation `g` of block `b` is due: a generation still open is lost.
     pub(super) fn lead_check(&mut self, c: u32, b: u32, g: u32) {
         self.canary_live -= 1;
@@ -420,14 +457,21 @@ impl Sim<'_> {
     /// it announces starts (a leader's notices may wait behind its stream,
     /// `class_of` in [`super::canary`]; the generation is underway once they are out).
     pub(super) fn canary_left_host(&mut self, h: &Header) {
-        if h.kind != Kind::Failure {
-            return;
-        }
         let c = Plan::app_of(h.id);
         let Some(job) = self.cjobs.get(c as usize) else {
             return;
         };
         let (b, g) = (job.plan.block_of(h.id), job.plan.gen_of(h.id));
+        if h.kind == Kind::Retransmit {
+            // A worker's request: its wait for the answer starts.
+            if let Some(&r) = self.canary[c as usize].rank_of.get(&h.switch) {
+                self.worker_asked(c, r, b, g);
+            }
+            return;
+        }
+        if h.kind != Kind::Failure {
+            return;
+        }
         if self.canary[c as usize]
             .leads
             .get(&b)
@@ -476,6 +520,8 @@ impl Sim<'_> {
             r.asked_rack += w.by_rack;
             r.asked_timer += w.by_timer;
             r.asked_spurious += w.spurious;
+            r.repair_share = r.repair_share.max(st.pace.1);
+            r.repair_expected = r.repair_expected.max(st.pace.2);
         }
         out
     }

@@ -42,9 +42,12 @@ const PERSIST: u32 = 16;
 /// One worker's state.
 #[derive(Default)]
 struct Worker {
-    /// Blocks sent and not yet resolved, by (last send, block) and by (leader, send, block).
+    /// Blocks sent and not yet resolved, by (when the timer may ask for it, block), and by
+    /// (leader, send, block).
     outstanding: BTreeSet<(u64, u32)>,
     by_leader: BTreeSet<(u32, u64, u32)>,
+    /// Requests out of the host and not answered, by (when the last one left, block).
+    asking: BTreeSet<(u64, u32)>,
     /// When the timer is due (u64::MAX: not armed).
     timer: u64,
     rtt: Option<Rto>,
@@ -62,6 +65,10 @@ pub(super) struct Workers {
     sent_at: Vec<u64>,
     asked: Vec<u64>,
     asks: Vec<u8>,
+    /// When its last request left the host (u64::MAX: none out).
+    out: Vec<u64>,
+    /// Its key in `outstanding`: when the timer may ask for it (u64::MAX: not outstanding).
+    due: Vec<u64>,
     worker: Vec<Worker>,
     /// Blocks asked for by RACK and by the timer, and asks found spurious.
     pub(super) by_rack: u64,
@@ -77,6 +84,8 @@ impl Workers {
             sent_at: vec![u64::MAX; n],
             asked: vec![u64::MAX; n],
             asks: vec![0; n],
+            out: vec![u64::MAX; n],
+            due: vec![u64::MAX; n],
             worker: (0..plan.ranks())
                 .map(|_| Worker {
                     timer: u64::MAX,
@@ -93,6 +102,16 @@ impl Workers {
 
     fn at(&self, r: u32, b: u32) -> usize {
         (u64::from(r) * u64::from(self.blocks) + u64::from(b)) as usize
+    }
+
+    /// Rank `r`'s outstanding block `b` may be asked for by the timer from `due` on.
+    fn rekey(&mut self, r: u32, b: u32, due: u64) {
+        let k = self.at(r, b);
+        let w = &mut self.worker[r as usize];
+        if w.outstanding.remove(&(self.due[k], b)) {
+            self.due[k] = due;
+            w.outstanding.insert((due, b));
+        }
     }
 
     /// Worker `r`'s reordering window.
@@ -114,22 +133,30 @@ impl Sim<'_> {
     /// Rank `r` of job `c` sends its contribution to block `b`: the block is outstanding
     /// from now, and the rank's timer runs if it did not.
     pub(super) fn worker_sent(&mut self, c: u32, r: u32, b: u32) {
+        if self.canary[c as usize].has(r, b) {
+            // Its stream reached a block whose re-issued generation already came back.
+            return;
+        }
         let now = self.now;
         let lane = self.lane(c, r, b);
+        let due = now.saturating_add(self.worker_wait(c, 0));
         let Some(ws) = self.workers(c) else {
             return;
         };
         let k = ws.at(r, b);
         let old = std::mem::replace(&mut ws.sent_at[k], now);
+        let was = std::mem::replace(&mut ws.due[k], due);
         ws.asked[k] = u64::MAX;
         ws.asks[k] = 0;
+        let out = std::mem::replace(&mut ws.out[k], u64::MAX);
         let w = &mut ws.worker[r as usize];
-        if w.outstanding.remove(&(old, b)) {
+        w.asking.remove(&(out, b));
+        if w.outstanding.remove(&(was, b)) {
             // Its lane before this send: the same leader, either class.
             w.by_leader.remove(&(lane & !1, old, b));
             w.by_leader.remove(&(lane | 1, old, b));
         }
-        w.outstanding.insert((now, b));
+        w.outstanding.insert((due, b));
         w.by_leader.insert((lane, now, b));
         if w.timer == u64::MAX {
             self.arm_worker(c, r);
@@ -177,6 +204,8 @@ impl Sim<'_> {
         let g = self.cjobs[c as usize].plan.gen_of(h.id);
         let leader = self.lane(c, r, b);
         let now = self.now;
+        let waits: [u64; MAX_BACKOFF as usize + 1] =
+            std::array::from_fn(|n| self.worker_wait(c, n as u8));
         let st = &mut self.canary[c as usize];
         let sent_gen = st.sent_gen.get(&(r, b)).copied().unwrap_or(0);
         let held = st.has(r, b);
@@ -194,13 +223,29 @@ impl Sim<'_> {
             w.mult = (w.mult + 1).min(64);
             w.persist = 0;
         }
-        if held || !w.outstanding.remove(&(s, b)) {
+        let out = std::mem::replace(&mut ws.out[k], u64::MAX);
+        let due = ws.due[k];
+        let w = &mut ws.worker[r as usize];
+        w.asking.remove(&(out, b));
+        if held || !w.outstanding.remove(&(due, b)) {
             return;
         }
+        ws.due[k] = u64::MAX;
+        let w = &mut ws.worker[r as usize];
         w.by_leader.remove(&(leader, s, b));
         let mut asks = Vec::new();
+        if h.bypass && out != u64::MAX {
+            // An answer: requests that left before this one and are still unanswered are
+            // lost by RACK's rule, with this answer's round trip.
+            // Left at t2 with t2 + (now - out) + window <= now: t2 <= out - window. Each
+            // is asked again and leaves the set, so the scan costs what it finds.
+            let last = out.saturating_sub(ws.window(r));
+            let w = &ws.worker[r as usize];
+            asks.extend(w.asking.range(..(last, u32::MAX)).map(|&(_, b2)| b2));
+        }
         if tree && ws.asked[k] == u64::MAX {
             let rtt = now - s;
+            let w = &mut ws.worker[r as usize];
             w.rtt.get_or_insert(Rto::new(0)).sample(rtt);
             w.min_rtt = w.min_rtt.min(rtt);
             let reo = ws.window(r);
@@ -219,7 +264,14 @@ impl Sim<'_> {
         for &b2 in &asks {
             let k2 = ws.at(r, b2);
             ws.asked[k2] = now;
-            ws.asks[k2] = 1;
+            ws.asks[k2] = ws.asks[k2].saturating_add(1);
+            let out = std::mem::replace(&mut ws.out[k2], u64::MAX);
+            ws.worker[r as usize].asking.remove(&(out, b2));
+            ws.rekey(
+                r,
+                b2,
+                now.saturating_add(waits[usize::from(ws.asks[k2].min(MAX_BACKOFF))]),
+            );
             let w = &mut ws.worker[r as usize];
             w.persist += 1;
             if w.persist >= PERSIST {
@@ -240,8 +292,8 @@ impl Sim<'_> {
     /// (unless it asked for it within its backed-off wait).
     pub(super) fn canary_retry(&mut self, c: u32, r: u32, at: u64) {
         self.canary_live -= 1;
-        let age = self.worker_wait(c, 0);
-        let waits: Vec<u64> = (0..=MAX_BACKOFF).map(|n| self.worker_wait(c, n)).collect();
+        let waits: [u64; MAX_BACKOFF as usize + 1] =
+            std::array::from_fn(|n| self.worker_wait(c, n as u8));
         let now = self.now;
         let Some(ws) = self.workers(c) else {
             return;
@@ -251,19 +303,14 @@ impl Sim<'_> {
             return;
         }
         w.timer = u64::MAX;
-        // Blocks not asked for, or not within their own (backed-off) wait.
-        let again = |k: usize| {
-            ws.asked[k] == u64::MAX
-                || ws.asked[k].saturating_add(waits[usize::from(ws.asks[k].min(MAX_BACKOFF))])
-                    <= now
-        };
+        // Blocks sent a timeout ago and not asked for, or asked for longer ago than their
+        // (backed-off) wait: the front of `outstanding`.
         let w = &ws.worker[r as usize];
         let asks: Vec<u32> = w
             .outstanding
             .iter()
-            .take_while(|&&(s, _)| s.saturating_add(age) <= now)
+            .take_while(|&&(d, _)| d <= now)
             .map(|&(_, b)| b)
-            .filter(|&b| again(ws.at(r, b)))
             .collect();
         let rearm = !w.outstanding.is_empty();
         ws.by_timer += asks.len() as u64;
@@ -271,6 +318,11 @@ impl Sim<'_> {
             let k = ws.at(r, b);
             ws.asked[k] = now;
             ws.asks[k] = ws.asks[k].saturating_add(1);
+            ws.rekey(
+                r,
+                b,
+                now.saturating_add(waits[usize::from(ws.asks[k].min(MAX_BACKOFF))]),
+            );
         }
         for b in asks {
             self.canary_ask(c, r, b);
@@ -278,6 +330,27 @@ impl Sim<'_> {
         if rearm {
             self.arm_worker(c, r);
         }
+    }
+
+    /// Rank `r`'s request for block `b`, generation `g`, left its host (unless the rank sent
+    /// the block again or got its result since): it is out, for RACK on the answers.
+    pub(super) fn worker_asked(&mut self, c: u32, r: u32, b: u32, g: u32) {
+        let now = self.now;
+        let st = &mut self.canary[c as usize];
+        if st.sent_gen.get(&(r, b)).copied().unwrap_or(0) != g || st.has(r, b) {
+            return;
+        }
+        let Some(ws) = st.workers.as_mut() else {
+            return;
+        };
+        let k = ws.at(r, b);
+        if ws.asked[k] == u64::MAX {
+            return;
+        }
+        let old = std::mem::replace(&mut ws.out[k], now);
+        let w = &mut ws.worker[r as usize];
+        w.asking.remove(&(old, b));
+        w.asking.insert((now, b));
     }
 
     /// Rank `r` asks the leader of block `b` of job `c` for its result (Section 3.3), naming

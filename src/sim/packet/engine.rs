@@ -68,7 +68,8 @@ use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
 
 /// The service class of a packet at a port ([`Sim::queue_out`]): Canary's repair traffic
-/// goes first at switches and last at hosts ([`super::canary_leader`] says why).
+/// goes first at switches, and at hosts first beside paced streams and last beside unpaced
+/// ones ([`super::canary_leader`] says why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Class {
     /// Before everything else (strict priority, first in first out).
@@ -98,6 +99,8 @@ enum Ev {
     Lead(u32, u32),
     /// A Canary descriptor's reclaim: (switch, slot, block id).
     Reclaim(u32, u32, u32),
+    /// A port with a paced Canary stream may send its next packet: (link).
+    Wake(u32),
     /// A Canary worker's retransmission timer: (job, rank).
     Retry(u32, u32),
     /// A Canary leader's check of a generation: (job, block, generation).
@@ -313,6 +316,7 @@ pub fn simulate(
             Ev::Timer(n, slot, id) => sim.canary_timer(Trigger::Timer, n, slot, id),
             Ev::Reclaim(n, slot, id) => sim.canary_timer(Trigger::Reclaim, n, slot, id),
             Ev::Retry(c, r) => sim.canary_retry(c, r, at),
+            Ev::Wake(l) => sim.try_start(l),
             Ev::Check(c, b, g) => sim.lead_check(c, b, g),
             Ev::Clock(c, k) => sim.lead_clock(c, k, at),
             Ev::Lead(c, b) => sim.canary_lead(c, b),
@@ -674,8 +678,18 @@ impl Sim<'_> {
             self.window_of(m)
                 .is_some_and(|w| self.flight[m.src as usize] >= w)
         });
+        // A paced Canary stream whose next packet is not due lets the port serve others, or
+        // idle until it is.
+        let mut wake = 0;
         let msg = port.msgs.front().filter(|_| !windowed).and_then(|&m| {
             let m = &self.msgs[m as usize];
+            if is_canary(m.owner) {
+                let due = self.canary_due(m.owner, m.sent, l);
+                if due > self.now {
+                    wake = due;
+                    return None;
+                }
+            }
             let dst = if is_canary(m.owner) { to } else { m.dst };
             let wire = self.msg_wire(m, u64::from(m.sent));
             fits(wire, dst).then_some((None, wire, dst))
@@ -690,6 +704,10 @@ impl Sim<'_> {
             Some((Some(LOW), u64::from(self.pkts[p as usize].wire), to))
         });
         let now = self.now;
+        if wake > 0 && pick.is_none_or(|p| p.0.is_some()) && self.ports[l as usize].wake != wake {
+            self.ports[l as usize].wake = wake;
+            self.push(wake, Ev::Wake(l));
+        }
         let Some((input, wire, dst)) = pick else {
             let port = &mut self.ports[l as usize];
             if windowed && port.npk == 0 {

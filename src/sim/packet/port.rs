@@ -43,6 +43,8 @@ pub(super) struct Port {
     /// Packets served only when nothing else waits (a Canary host's repair traffic, which
     /// must not push its stream off the schedule the other hosts keep); counted in `npk`.
     pub(super) low: VecDeque<u32>,
+    /// When a paced stream of this port may send next (a wake is queued for then).
+    pub(super) wake: u64,
     /// Bytes of the switch process's output waiting here (in its aggregation memory, not in
     /// the port's buffer: adaptive routing reads the engine's `queued` only).
     pub(super) held: u64,
@@ -229,6 +231,7 @@ pub(super) fn ports(net: &Net, params: &PacketParams) -> Vec<Port> {
                 turn: false,
                 prio: VecDeque::new(),
                 low: VecDeque::new(),
+                wake: 0,
                 held: 0,
                 credit: params.queue,
                 stalled: u64::MAX,

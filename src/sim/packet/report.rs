@@ -87,6 +87,10 @@ pub struct Recovery {
     pub asked_rack: u64,
     pub asked_timer: u64,
     pub asked_spurious: u64,
+    /// The share of each host link the streams left to repair, and the repair traffic
+    /// expected there, per mille (the largest over the jobs; 0: unpaced).
+    pub repair_share: u64,
+    pub repair_expected: u64,
 }
 
 impl PacketRun {
@@ -452,7 +456,17 @@ pub fn render(
     if let Some(r) = first.recovery {
         let _ = writeln!(
             out,
-            "loss recovery (first run): {} generations failed ({} by the leaders' RACK, {} by their timers; {} had every contribution after all), {} blocks fell back to the hosts; {} results asked for ({} by the workers' RACK, {} by their timers; {} came down the tree after all)",
+            "loss recovery (first run): {}{} generations failed ({} by the leaders' RACK, {} by their timers; {} had every contribution after all), {} blocks fell back to the hosts; {} results asked for ({} by the workers' RACK, {} by their timers; {} came down the tree after all)",
+            if r.repair_share > 0 {
+                format!(
+                    "streams paced to {:.1}% of line rate, leaving {:.1}% to repair (twice the {:.1}% expected); ",
+                    100.0 - r.repair_share as f64 / 10.0,
+                    r.repair_share as f64 / 10.0,
+                    r.repair_expected as f64 / 10.0
+                )
+            } else {
+                String::new()
+            },
             r.failed_rack + r.failed_timer,
             r.failed_rack,
             r.failed_timer,

@@ -234,6 +234,11 @@ impl<'n> Router<'n> {
         id
     }
 
+    /// The links of path `path`, in order.
+    pub fn path_links(&self, path: u32) -> &[LinkId] {
+        &self.paths[path as usize]
+    }
+
     /// Hop `hop` of path `path` (for `minimal` routing).
     pub fn path_link(&self, path: u32, hop: u32) -> LinkId {
         self.paths[path as usize][hop as usize]
