@@ -104,10 +104,16 @@ impl Workers {
         (u64::from(r) * u64::from(self.blocks) + u64::from(b)) as usize
     }
 
-    /// Rank `r`'s outstanding block `b` may be asked for by the timer from `due` on.
-    fn rekey(&mut self, r: u32, b: u32, due: u64) {
+    /// Rank `r` asks for block `b` at `now`: a request it had out is superseded, and the
+    /// timer may ask again after the (backed-off) wait `waits[asks]`.
+    fn ask(&mut self, r: u32, b: u32, now: u64, waits: &[u64]) {
         let k = self.at(r, b);
+        self.asked[k] = now;
+        self.asks[k] = self.asks[k].saturating_add(1);
+        let out = std::mem::replace(&mut self.out[k], u64::MAX);
         let w = &mut self.worker[r as usize];
+        w.asking.remove(&(out, b));
+        let due = now.saturating_add(waits[usize::from(self.asks[k].min(MAX_BACKOFF))]);
         if w.outstanding.remove(&(self.due[k], b)) {
             self.due[k] = due;
             w.outstanding.insert((due, b));
@@ -262,16 +268,7 @@ impl Sim<'_> {
         let rearm = !w.outstanding.is_empty();
         ws.by_rack += asks.len() as u64;
         for &b2 in &asks {
-            let k2 = ws.at(r, b2);
-            ws.asked[k2] = now;
-            ws.asks[k2] = ws.asks[k2].saturating_add(1);
-            let out = std::mem::replace(&mut ws.out[k2], u64::MAX);
-            ws.worker[r as usize].asking.remove(&(out, b2));
-            ws.rekey(
-                r,
-                b2,
-                now.saturating_add(waits[usize::from(ws.asks[k2].min(MAX_BACKOFF))]),
-            );
+            ws.ask(r, b2, now, &waits);
             let w = &mut ws.worker[r as usize];
             w.persist += 1;
             if w.persist >= PERSIST {
@@ -315,14 +312,7 @@ impl Sim<'_> {
         let rearm = !w.outstanding.is_empty();
         ws.by_timer += asks.len() as u64;
         for &b in &asks {
-            let k = ws.at(r, b);
-            ws.asked[k] = now;
-            ws.asks[k] = ws.asks[k].saturating_add(1);
-            ws.rekey(
-                r,
-                b,
-                now.saturating_add(waits[usize::from(ws.asks[k].min(MAX_BACKOFF))]),
-            );
+            ws.ask(r, b, now, &waits);
         }
         for b in asks {
             self.canary_ask(c, r, b);
