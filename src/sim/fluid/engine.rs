@@ -7,8 +7,10 @@
 //!   its last byte has left; the message arrives its route's link latencies plus the model's
 //!   `overhead` later. A send to a rank on the same node has no route and moves instantly.
 //! - A **recv** is posted when it becomes executable and finishes when its message has
-//!   arrived (messages are matched by source and tag; GOAL programs lowered from the IR name
-//!   every message by its own tag).
+//!   arrived. Sends and receives are paired before the run, by sender, receiver and tag, the
+//!   k-th send of a key with the k-th receive in program order ([`super::pair::pair`]).
+//!   GOAL pairs a key's messages in the order they arrive; the two agree on every program
+//!   collc lowers, which names each message by its own tag.
 //! - A **calc** occupies its CPU for its time; calcs on one CPU run one after another in the
 //!   order they became executable.
 //! - Flow rates are max-min fair over link bandwidths ([`crate::net::fair_rates`]), recomputed
@@ -20,16 +22,16 @@
 //! Events at the same instant are handled in a fixed order (flows finishing by flow number,
 //! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
 
-use super::flows::{Flows, Paths, Sent};
+use super::flows::{Flows, Sent};
+use super::pair::{NONE, pair};
+use super::routes::Routes;
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
 use crate::net::{FlowParams, LinkId, Net, Total};
 use crate::sema::model::NodeId;
-use num_traits::ToPrimitive;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
 use std::cmp::Reverse;
-use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, VecDeque};
 
 /// A run that could not finish: ops that never became executable or receives never matched.
@@ -40,10 +42,19 @@ pub struct Stuck {
     pub rank: u32,
 }
 
+/// An op's state during a run (`Sim::st`, low bits), plus [`ARRIVED`] on a receive whose
+/// message came before it was posted.
+const UNTOUCHED: u8 = 0;
+const PARTIAL: u8 = 1;
+const READY: u8 = 2;
+const STARTED: u8 = 3;
+const DONE: u8 = 4;
+const ARRIVED: u8 = 8;
+
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
-    /// A message reaches its receiver: (sender, receiver, tag).
-    Arrive(u32, u32, u32),
+    /// A message reaches its receive: (receiver, the receive's op).
+    Arrive(u32, u32),
     /// A calc ends: (rank, op).
     CalcDone(u32, u32),
 }
@@ -56,13 +67,17 @@ struct Sim {
     ready: VecDeque<(u32, u32)>,
     events: BinaryHeap<Reverse<(Total, u64, Ev)>>,
     seq: u64,
-    /// Per (receiver, sender, tag): messages arrived before their receive, and receives posted
-    /// before their message.
-    arrived: HashMap<(u32, u32, u32), u32>,
-    posted: HashMap<(u32, u32, u32), VecDeque<u32>>,
+    /// Every op's state ([`UNTOUCHED`] ...), by global index.
+    st: Vec<u8>,
+    /// Each send's receive and each receive's send (global indices; [`NONE`] when unpaired).
+    pair: Vec<u32>,
     cpu_free: HashMap<(u32, u8), f64>,
     finish: Vec<f64>,
     done_ops: usize,
+    messages: u64,
+    /// Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
+    /// is still listed).
+    link_bytes: Vec<Option<f64>>,
     /// When each op started (calcs: when their CPU took them); kept for the trace only.
     started: Vec<f64>,
     spans: Option<Vec<LaneSpan>>,
@@ -79,17 +94,24 @@ impl Sim {
         } else {
             self.flat.after_start(rank, op)
         };
+        let base = self.flat.base[rank as usize];
         for &d in list {
-            let j = self.flat.g(rank, d);
+            let j = base + d as usize;
             self.remaining[j] -= 1;
+            let arrived = self.st[j] & ARRIVED;
             if self.remaining[j] == 0 {
+                self.st[j] = READY | arrived;
                 self.ready.push_back((rank, d));
+            } else {
+                self.st[j] = PARTIAL | arrived;
             }
         }
     }
 
     fn finished(&mut self, rank: u32, op: u32) {
         self.done_ops += 1;
+        let g = self.idx(rank, op);
+        self.st[g] = DONE;
         let f = &mut self.finish[rank as usize];
         *f = f.max(self.now);
         self.release(rank, op, true);
@@ -98,6 +120,17 @@ impl Sim {
     fn push(&mut self, at: f64, ev: Ev) {
         self.seq += 1;
         self.events.push(Reverse((Total(at), self.seq, ev)));
+    }
+
+    /// The message of send `g` (rank `r`) arrives at `at`, at its paired receive (a send
+    /// nobody receives is simply gone).
+    fn deliver(&mut self, g: usize, at: f64) {
+        let p = self.pair[g];
+        if p != NONE {
+            let to = self.flat.base.partition_point(|&b| b <= p as usize) - 1;
+            let op = p - self.flat.base[to] as u32;
+            self.push(at, Ev::Arrive(to as u32, op));
+        }
     }
 
     fn span(
@@ -134,19 +167,25 @@ pub fn run(
 ) -> Result<FlowRun, Stuck> {
     let (flat, remaining) = Flat::new(s);
     let total = remaining.len();
+    let pair = pair(s, &flat.base);
     let mut sim = Sim {
         tick,
         flat,
+        st: remaining
+            .iter()
+            .map(|&n| if n == 0 { READY } else { UNTOUCHED })
+            .collect(),
         remaining,
+        pair,
         now: 0.0,
         ready: VecDeque::new(),
         events: BinaryHeap::new(),
         seq: 0,
-        arrived: HashMap::default(),
-        posted: HashMap::default(),
         cpu_free: HashMap::default(),
         finish: vec![0.0; s.ranks.len()],
         done_ops: 0,
+        messages: 0,
+        link_bytes: vec![None; net.links.len()],
         started: if trace { vec![0.0; total] } else { Vec::new() },
         spans: trace.then(Vec::new),
     };
@@ -167,23 +206,20 @@ pub fn run(
         spray: params.spray,
     };
     let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::default();
-    // Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
-    // is still listed).
-    let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
     let mut flows = Flows::new(net.links.len());
-    let mut messages = 0u64;
     loop {
         // Start everything that is executable now.
         while let Some((r, i)) = sim.ready.pop_front() {
             let op = &s.ranks[r as usize].ops[i as usize];
             let gi = sim.idx(r, i);
+            sim.st[gi] = STARTED | (sim.st[gi] & ARRIVED);
             if trace {
                 sim.started[gi] = sim.now;
             }
             sim.release(r, i, false);
             match op.kind {
-                OpKind::Send { size, to, tag } => {
-                    messages += 1;
+                OpKind::Send { size, to, .. } => {
+                    sim.messages += 1;
                     let (a, b) = (
                         hosts[r as usize],
                         hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]),
@@ -192,7 +228,7 @@ pub fn run(
                         .entry((a, b))
                         .or_insert_with(|| table.add(net, params, a, b));
                     for &(l, w) in &table.shared[ri] {
-                        *link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;
+                        *sim.link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;
                     }
                     if table.plain[ri].is_empty() || size == 0 {
                         // Nothing to move over links: gone at once, there after the latency.
@@ -202,34 +238,24 @@ pub fn run(
                             sim.span(r, 0, format!("send to {to}"), sim.now, args);
                         }
                         sim.finished(r, i);
-                        sim.push(at, Ev::Arrive(r, to, tag));
+                        sim.deliver(gi, at);
                     } else {
                         let sent = Sent {
                             rank: r,
                             op: i,
                             to,
-                            tag,
                             route: ri,
                             start: sim.now,
                         };
                         flows.add(sent, size as f64, &table.shared[ri]);
                     }
                 }
-                OpKind::Recv { from, tag, .. } => {
-                    let key = (r, from, tag);
-                    match sim.arrived.entry(key) {
-                        Entry::Occupied(mut k) => {
-                            // Entries leave once used: the maps hold only messages in flight.
-                            *k.get_mut() -= 1;
-                            if *k.get() == 0 {
-                                k.remove();
-                            }
-                            if trace {
-                                sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
-                            }
-                            sim.finished(r, i);
+                OpKind::Recv { from, .. } => {
+                    if sim.st[gi] & ARRIVED != 0 {
+                        if trace {
+                            sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
                         }
-                        Entry::Vacant(_) => sim.posted.entry(key).or_default().push_back(i),
+                        sim.finished(r, i);
                     }
                 }
                 OpKind::Calc { time } => {
@@ -268,7 +294,8 @@ pub fn run(
                     sim.span(f.rank, 0, format!("send to {}", f.to), f.start, args);
                 }
                 sim.finished(f.rank, f.op);
-                sim.push(at, Ev::Arrive(f.rank, f.to, f.tag));
+                let g = sim.idx(f.rank, f.op);
+                sim.deliver(g, at);
             }
         }
         while let Some(Reverse((t, _, ev))) = sim.events.peek().copied() {
@@ -277,27 +304,20 @@ pub fn run(
             }
             sim.events.pop();
             match ev {
-                Ev::Arrive(from, to, tag) => {
-                    let key = (to, from, tag);
-                    let waiting = match sim.posted.entry(key) {
-                        Entry::Occupied(mut q) => {
-                            let op = q.get_mut().pop_front();
-                            if q.get().is_empty() {
-                                q.remove();
-                            }
-                            op
+                Ev::Arrive(to, op) => {
+                    let g = sim.idx(to, op);
+                    if sim.st[g] & 7 == STARTED {
+                        if trace {
+                            let from = match s.ranks[to as usize].ops[op as usize].kind {
+                                OpKind::Recv { from, .. } => from,
+                                _ => 0,
+                            };
+                            let posted = sim.started[g];
+                            sim.span(to, 1, format!("recv from {from}"), posted, vec![]);
                         }
-                        Entry::Vacant(_) => None,
-                    };
-                    match waiting {
-                        Some(op) => {
-                            if trace {
-                                let posted = sim.started[sim.idx(to, op)];
-                                sim.span(to, 1, format!("recv from {from}"), posted, vec![]);
-                            }
-                            sim.finished(to, op);
-                        }
-                        None => *sim.arrived.entry(key).or_insert(0) += 1,
+                        sim.finished(to, op);
+                    } else {
+                        sim.st[g] |= ARRIVED;
                     }
                 }
                 Ev::CalcDone(r, i) => {
@@ -312,11 +332,9 @@ pub fn run(
     }
     debug_assert_eq!(flows.len(), 0);
     if sim.done_ops < total {
+        let base = &sim.flat.base;
         let rank = (0..s.ranks.len())
-            .find(|&r| {
-                (sim.flat.base[r]..sim.flat.base[r + 1]).any(|g| sim.remaining[g] > 0)
-                    || sim.posted.keys().any(|k| k.0 as usize == r)
-            })
+            .find(|&r| sim.st[base[r]..base[r + 1]].iter().any(|&x| x & 7 != DONE))
             .unwrap_or(0) as u32;
         return Err(Stuck {
             ops_left: total - sim.done_ops,
@@ -325,55 +343,13 @@ pub fn run(
     }
     Ok(FlowRun {
         finish: sim.finish,
-        link_bytes: link_bytes
+        link_bytes: sim
+            .link_bytes
             .into_iter()
             .enumerate()
             .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
             .collect(),
-        messages,
+        messages: sim.messages,
         spans: sim.spans,
     })
-}
-
-/// The routes messages took so far: each route's links (and under `routing: spray` each
-/// link's share), its latency and its per-message overhead.
-struct Routes {
-    plain: Vec<Vec<LinkId>>,
-    shared: Vec<Vec<(LinkId, f64)>>,
-    lat: Vec<f64>,
-    over: Vec<f64>,
-    spray: bool,
-}
-
-impl Routes {
-    /// Adds the route from node `a` to node `b`; returns its index.
-    fn add(&mut self, net: &Net, params: &FlowParams, a: NodeId, b: NodeId) -> usize {
-        let route = net.route(a, b);
-        self.lat
-            .push(route.iter().map(|&l| net.links[l as usize].lat).sum());
-        self.over
-            .push(params.overhead_between(net, a, b).to_f64().unwrap_or(0.0));
-        self.shared.push(if self.spray {
-            net.spread(a, b)
-                .into_iter()
-                .map(|(l, w)| (l, w.to_f64().unwrap_or(0.0)))
-                .collect()
-        } else {
-            route.iter().map(|&l| (l, 1.0)).collect()
-        });
-        self.plain.push(route);
-        self.plain.len() - 1
-    }
-}
-
-impl Paths for Routes {
-    fn links(&self, route: usize) -> &[(LinkId, f64)] {
-        &self.shared[route]
-    }
-    fn plain(&self, route: usize) -> &[LinkId] {
-        &self.plain[route]
-    }
-    fn spray(&self) -> bool {
-        self.spray
-    }
 }

@@ -24,7 +24,6 @@ pub(super) struct Sent {
     pub rank: u32,
     pub op: u32,
     pub to: u32,
-    pub tag: u32,
     /// The route's index (into the engine's route table).
     pub route: usize,
     /// When the send started.

@@ -13,6 +13,8 @@ mod flows;
 pub mod forest;
 pub mod lowered;
 pub mod outcome;
+mod pair;
+mod routes;
 
 pub use engine::{Stuck, run};
 pub use forest::{run_forest, run_forest_in};
