@@ -34,6 +34,23 @@
 //! ring size (1 MiB, `--families ring`) there: 97.7 s user before these commits, 78.2 s after,
 //! the same CSV. What is left per size is the flow engine: about 2.5 M refills of small
 //! components (1 to 11 flows on average) per ring size, bound by memory latency.
+//!
+//! 2026-11-29 (later), after the flow engine paired sends and receives before the run instead
+//! of matching them in hash maps (one ring size by hand, `--families ring --sizes 1MiB` on the
+//! DGX file: 86 s wall before, 64 s after), `cargo bench --bench compare_scale` on an idle
+//! machine whose memory answered a dependent load in 232 ns over 256 MiB, medians of three:
+//!
+//! | file | median | min to max | peak memory |
+//! |---|---|---|---|
+//! | dgx_a100_fat_tree_1024 | 492.4 s | 488.8 to 493.0 s | 4.7 GB |
+//! | fat_tree_1024 | 85.6 s | 85.0 to 91.5 s | 3.2 GB |
+//!
+//! Still far from 10 s. A fast-forward over repeated ring steps (jump when the whole state
+//! repeats a step later, moved by Δ) was built and measured, then left out: the DGX ring's
+//! steps never repeat in this model (hop costs differ around the ring and eight channels share
+//! the GPUs' links; rank 0's steps took 0.83 to 1.16 us at 1 MiB and 0.2 to 209 us at 1 GiB on
+//! 128 GPUs, with no period up to 64 steps), so only a different model of the ring's steady
+//! state would bring this down.
 
 mod common;
 
