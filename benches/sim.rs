@@ -42,15 +42,6 @@ use std::time::Duration;
 
 const RANKS: u32 = 1 << 16;
 
-fn op(kind: OpKind) -> GoalOp {
-    GoalOp {
-        label: None,
-        kind,
-        cpu: 0,
-        nic: 0,
-    }
-}
-
 /// Round k: send to and receive from `r ^ 2^k` (tag k), then a calc of 100 that needs the
 /// receive; the next round's send and receive need that calc.
 pub fn recursive_doubling(n: u32) -> GoalSchedule {
@@ -61,17 +52,17 @@ pub fn recursive_doubling(n: u32) -> GoalSchedule {
             for k in 0..rounds {
                 let peer = r ^ (1 << k);
                 let base = rank.ops.len() as u32;
-                rank.ops.push(op(OpKind::Send {
+                rank.ops.push(GoalOp::new(OpKind::Send {
                     size: 8,
                     to: peer,
                     tag: k,
                 }));
-                rank.ops.push(op(OpKind::Recv {
+                rank.ops.push(GoalOp::new(OpKind::Recv {
                     size: 8,
                     from: peer,
                     tag: k,
                 }));
-                rank.ops.push(op(OpKind::Calc { time: 100 }));
+                rank.ops.push(GoalOp::new(OpKind::Calc { time: 100 }));
                 let dep = |op, on| Dep {
                     op,
                     on,

@@ -92,6 +92,18 @@ pub enum OpKind {
     Calc { time: u64 },
 }
 
+impl GoalOp {
+    /// An op without a label, on CPU 0 and NIC 0.
+    pub fn new(kind: OpKind) -> GoalOp {
+        GoalOp {
+            label: None,
+            kind,
+            cpu: 0,
+            nic: 0,
+        }
+    }
+}
+
 impl OpKind {
     pub fn name(&self) -> &'static str {
         match self {

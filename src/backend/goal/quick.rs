@@ -269,12 +269,7 @@ mod tests {
     /// missing receive and a dependency cycle.
     #[test]
     fn covers_unique_tag_schedules() {
-        let op = |kind| GoalOp {
-            label: None,
-            kind,
-            cpu: 0,
-            nic: 0,
-        };
+        let op = GoalOp::new;
         let dep = |op, on| Dep {
             op,
             on,

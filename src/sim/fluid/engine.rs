@@ -42,14 +42,11 @@ pub struct Stuck {
     pub rank: u32,
 }
 
-/// An op's state during a run (`Sim::st`, low bits), plus [`ARRIVED`] on a receive whose
-/// message came before it was posted.
-const UNTOUCHED: u8 = 0;
-const PARTIAL: u8 = 1;
-const READY: u8 = 2;
-const STARTED: u8 = 3;
+/// What has happened to an op during a run (`Sim::st`, bits): a receive was posted, a
+/// receive's message arrived, the op finished.
+const POSTED: u8 = 1;
+const ARRIVED: u8 = 2;
 const DONE: u8 = 4;
-const ARRIVED: u8 = 8;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -67,17 +64,13 @@ struct Sim {
     ready: VecDeque<(u32, u32)>,
     events: BinaryHeap<Reverse<(Total, u64, Ev)>>,
     seq: u64,
-    /// Every op's state ([`UNTOUCHED`] ...), by global index.
+    /// Every op's state ([`POSTED`], [`ARRIVED`], [`DONE`]), by global index.
     st: Vec<u8>,
     /// Each send's receive and each receive's send (global indices; [`NONE`] when unpaired).
     pair: Vec<u32>,
     cpu_free: HashMap<(u32, u8), f64>,
     finish: Vec<f64>,
     done_ops: usize,
-    messages: u64,
-    /// Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
-    /// is still listed).
-    link_bytes: Vec<Option<f64>>,
     /// When each op started (calcs: when their CPU took them); kept for the trace only.
     started: Vec<f64>,
     spans: Option<Vec<LaneSpan>>,
@@ -94,16 +87,11 @@ impl Sim {
         } else {
             self.flat.after_start(rank, op)
         };
-        let base = self.flat.base[rank as usize];
         for &d in list {
-            let j = base + d as usize;
+            let j = self.flat.g(rank, d);
             self.remaining[j] -= 1;
-            let arrived = self.st[j] & ARRIVED;
             if self.remaining[j] == 0 {
-                self.st[j] = READY | arrived;
                 self.ready.push_back((rank, d));
-            } else {
-                self.st[j] = PARTIAL | arrived;
             }
         }
     }
@@ -122,14 +110,13 @@ impl Sim {
         self.events.push(Reverse((Total(at), self.seq, ev)));
     }
 
-    /// The message of send `g` (rank `r`) arrives at `at`, at its paired receive (a send
-    /// nobody receives is simply gone).
-    fn deliver(&mut self, g: usize, at: f64) {
-        let p = self.pair[g];
+    /// The message of rank `r`'s send `op` to rank `to` arrives at `at`, at its paired
+    /// receive (a send nobody receives is simply gone).
+    fn deliver(&mut self, r: u32, op: u32, to: u32, at: f64) {
+        let p = self.pair[self.idx(r, op)];
         if p != NONE {
-            let to = self.flat.base.partition_point(|&b| b <= p as usize) - 1;
-            let op = p - self.flat.base[to] as u32;
-            self.push(at, Ev::Arrive(to as u32, op));
+            let op = p - self.flat.base[to as usize] as u32;
+            self.push(at, Ev::Arrive(to, op));
         }
     }
 
@@ -171,10 +158,7 @@ pub fn run(
     let mut sim = Sim {
         tick,
         flat,
-        st: remaining
-            .iter()
-            .map(|&n| if n == 0 { READY } else { UNTOUCHED })
-            .collect(),
+        st: vec![0; total],
         remaining,
         pair,
         now: 0.0,
@@ -184,8 +168,6 @@ pub fn run(
         cpu_free: HashMap::default(),
         finish: vec![0.0; s.ranks.len()],
         done_ops: 0,
-        messages: 0,
-        link_bytes: vec![None; net.links.len()],
         started: if trace { vec![0.0; total] } else { Vec::new() },
         spans: trace.then(Vec::new),
     };
@@ -206,20 +188,23 @@ pub fn run(
         spray: params.spray,
     };
     let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::default();
+    // Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
+    // is still listed).
+    let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
     let mut flows = Flows::new(net.links.len());
+    let mut messages = 0u64;
     loop {
         // Start everything that is executable now.
         while let Some((r, i)) = sim.ready.pop_front() {
             let op = &s.ranks[r as usize].ops[i as usize];
             let gi = sim.idx(r, i);
-            sim.st[gi] = STARTED | (sim.st[gi] & ARRIVED);
             if trace {
                 sim.started[gi] = sim.now;
             }
             sim.release(r, i, false);
             match op.kind {
                 OpKind::Send { size, to, .. } => {
-                    sim.messages += 1;
+                    messages += 1;
                     let (a, b) = (
                         hosts[r as usize],
                         hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]),
@@ -228,7 +213,7 @@ pub fn run(
                         .entry((a, b))
                         .or_insert_with(|| table.add(net, params, a, b));
                     for &(l, w) in &table.shared[ri] {
-                        *sim.link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;
+                        *link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;
                     }
                     if table.plain[ri].is_empty() || size == 0 {
                         // Nothing to move over links: gone at once, there after the latency.
@@ -238,7 +223,7 @@ pub fn run(
                             sim.span(r, 0, format!("send to {to}"), sim.now, args);
                         }
                         sim.finished(r, i);
-                        sim.deliver(gi, at);
+                        sim.deliver(r, i, to, at);
                     } else {
                         let sent = Sent {
                             rank: r,
@@ -256,6 +241,8 @@ pub fn run(
                             sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
                         }
                         sim.finished(r, i);
+                    } else {
+                        sim.st[gi] |= POSTED;
                     }
                 }
                 OpKind::Calc { time } => {
@@ -294,8 +281,7 @@ pub fn run(
                     sim.span(f.rank, 0, format!("send to {}", f.to), f.start, args);
                 }
                 sim.finished(f.rank, f.op);
-                let g = sim.idx(f.rank, f.op);
-                sim.deliver(g, at);
+                sim.deliver(f.rank, f.op, f.to, at);
             }
         }
         while let Some(Reverse((t, _, ev))) = sim.events.peek().copied() {
@@ -306,7 +292,7 @@ pub fn run(
             match ev {
                 Ev::Arrive(to, op) => {
                     let g = sim.idx(to, op);
-                    if sim.st[g] & 7 == STARTED {
+                    if sim.st[g] & POSTED != 0 {
                         if trace {
                             let from = match s.ranks[to as usize].ops[op as usize].kind {
                                 OpKind::Recv { from, .. } => from,
@@ -334,7 +320,7 @@ pub fn run(
     if sim.done_ops < total {
         let base = &sim.flat.base;
         let rank = (0..s.ranks.len())
-            .find(|&r| sim.st[base[r]..base[r + 1]].iter().any(|&x| x & 7 != DONE))
+            .find(|&r| sim.st[base[r]..base[r + 1]].iter().any(|&x| x & DONE == 0))
             .unwrap_or(0) as u32;
         return Err(Stuck {
             ops_left: total - sim.done_ops,
@@ -343,13 +329,12 @@ pub fn run(
     }
     Ok(FlowRun {
         finish: sim.finish,
-        link_bytes: sim
-            .link_bytes
+        link_bytes: link_bytes
             .into_iter()
             .enumerate()
             .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
             .collect(),
-        messages: sim.messages,
+        messages,
         spans: sim.spans,
     })
 }

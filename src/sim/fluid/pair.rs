@@ -48,19 +48,10 @@ mod tests {
     use super::*;
     use crate::backend::goal::{GoalOp, GoalRank};
 
-    fn op(kind: OpKind) -> GoalOp {
-        GoalOp {
-            label: None,
-            kind,
-            cpu: 0,
-            nic: 0,
-        }
-    }
-
     #[test]
     fn a_keys_messages_pair_in_program_order_and_strays_stay_unpaired() {
-        let send = |to, tag| op(OpKind::Send { size: 8, to, tag });
-        let recv = |from, tag| op(OpKind::Recv { size: 8, from, tag });
+        let send = |to, tag| GoalOp::new(OpKind::Send { size: 8, to, tag });
+        let recv = |from, tag| GoalOp::new(OpKind::Recv { size: 8, from, tag });
         let rank = |ops| GoalRank {
             comment: None,
             ops,
