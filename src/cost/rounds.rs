@@ -16,15 +16,18 @@
 //! the file's rationals. For ring, recursive doubling and multiplying, and binomial trees the
 //! rounds are the algorithm's steps, and the flow-level simulation ([`crate::sim::fluid`]),
 //! which lets a rank go ahead as soon as its own messages are in, finishes no later than this.
-//! Hand-checked cases are in tests/net_cost.rs.
+//! Messages pair as the flow-level simulator pairs them (a key's k-th send in program order
+//! with its k-th receive). Hand-checked cases are in tests/net_cost.rs.
 
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
 use crate::net::{FlowParams, LinkId, Net};
 use crate::sema::model::NodeId;
+use crate::sim::fluid::NONE;
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::Zero;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// One round's figures, in seconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,8 +74,11 @@ pub fn round_cost(
             }
         }
     }
-    let mut sent: HashMap<(u32, u32, u32), VecDeque<u32>> = HashMap::new();
-    let mut waiting: HashMap<(u32, u32, u32), VecDeque<(u32, u32)>> = HashMap::new();
+    // Each send's receive and each receive's send, as the flow-level simulator pairs them.
+    let pair = crate::sim::fluid::pair(s, base);
+    // A processed send's round, by its global index; receives that came before their send.
+    let mut sent_level = vec![u32::MAX; total];
+    let mut waiting = vec![false; total];
     // (round, sender, receiver, bytes) and (round, rank, calc time).
     let mut messages: Vec<(u32, u32, u32, u64)> = Vec::new();
     let mut calcs: Vec<(u32, u32, u64)> = Vec::new();
@@ -97,28 +103,29 @@ pub fn round_cost(
         let g = base[r as usize] + i as usize;
         let lv = level[g];
         match s.ranks[r as usize].ops[i as usize].kind {
-            OpKind::Send { size, to, tag } => {
+            OpKind::Send { size, to, .. } => {
                 messages.push((lv, r, to, size));
-                let key = (r, to, tag);
-                match waiting.get_mut(&key).and_then(VecDeque::pop_front) {
-                    Some((rr, ri)) => {
-                        done += 1;
-                        finish(rr, ri, lv + 1, &mut level, &mut remaining, &mut ready);
-                    }
-                    None => sent.entry(key).or_default().push_back(lv),
+                let p = pair[g];
+                if p != NONE && waiting[p as usize] {
+                    waiting[p as usize] = false;
+                    done += 1;
+                    let ri = p - base[to as usize] as u32;
+                    finish(to, ri, lv + 1, &mut level, &mut remaining, &mut ready);
+                } else {
+                    sent_level[g] = lv;
                 }
                 done += 1;
                 finish(r, i, lv, &mut level, &mut remaining, &mut ready);
             }
-            OpKind::Recv { from, tag, .. } => {
-                let key = (from, r, tag);
-                match sent.get_mut(&key).and_then(VecDeque::pop_front) {
-                    Some(sl) => {
+            OpKind::Recv { .. } => {
+                let p = pair[g];
+                match (p != NONE).then(|| sent_level[p as usize]) {
+                    Some(sl) if sl != u32::MAX => {
                         done += 1;
                         let l = lv.max(sl + 1);
                         finish(r, i, l, &mut level, &mut remaining, &mut ready);
                     }
-                    None => waiting.entry(key).or_default().push_back((r, i)),
+                    _ => waiting[g] = true,
                 }
             }
             OpKind::Calc { time } => {
@@ -133,21 +140,22 @@ pub fn round_cost(
         return None;
     }
     let rounds = messages.iter().map(|m| m.0 + 1).max().unwrap_or(0) as usize;
-    let mut startup = vec![BigRational::zero(); rounds];
-    let mut loads: Vec<BTreeMap<LinkId, BigRational>> = vec![BTreeMap::new(); rounds];
     let mut counts = vec![0usize; rounds];
-    // Per pair: the links a message loads with their shares (its route's, each 1, or its spread
-    // route's under `routing: spray`), and its route's latency.
-    type Loads = Vec<(LinkId, BigRational)>;
-    let mut lat_of: HashMap<(NodeId, NodeId), (Loads, BigRational)> = HashMap::new();
+    // Per pair of nodes a route: the links a message loads with their shares (its route's,
+    // each 1, or its spread route's under `routing: spray`) and its start-up (overhead plus
+    // the route's latency).
+    let mut route_of: FxHashMap<(NodeId, NodeId), u32> = FxHashMap::default();
+    let mut routes: Vec<(Vec<(LinkId, BigRational)>, BigRational)> = Vec::new();
+    // (round, route, bytes): a round's messages on one route load its links together.
+    let mut per: Vec<(u32, u32, u64)> = Vec::with_capacity(messages.len());
     for &(lv, a, b, bytes) in &messages {
         let (na, nb) = (
             hosts[a as usize],
             hosts.get(b as usize).copied().unwrap_or(hosts[a as usize]),
         );
-        let (route, lat) = lat_of.entry((na, nb)).or_insert_with(|| {
+        let ri = *route_of.entry((na, nb)).or_insert_with(|| {
             let r = net.route(na, nb);
-            let l = net.latency(&r);
+            let st = params.overhead_between(net, na, nb) + net.latency(&r);
             let loads = if params.spray {
                 net.spread(na, nb)
             } else {
@@ -155,39 +163,52 @@ pub fn round_cost(
                     .map(|x| (x, BigRational::from_integer(1.into())))
                     .collect()
             };
-            (loads, l)
+            routes.push((loads, st));
+            (routes.len() - 1) as u32
         });
-        let lv = lv as usize;
-        counts[lv] += 1;
-        let st = params.overhead_between(net, na, nb) + &*lat;
-        if st > startup[lv] {
-            startup[lv] = st;
-        }
-        for (l, w) in route.iter() {
-            *loads[lv].entry(*l).or_insert_with(BigRational::zero) +=
-                w * BigRational::from_integer(BigInt::from(bytes));
+        counts[lv as usize] += 1;
+        per.push((lv, ri, bytes));
+    }
+    per.sort_unstable();
+    // Routes ranked by start-up (equal ones alike), so a round's slowest is a maximum of ranks.
+    let mut by_startup: Vec<u32> = (0..routes.len() as u32).collect();
+    by_startup.sort_by(|&x, &y| routes[x as usize].1.cmp(&routes[y as usize].1));
+    let mut rank_of = vec![0u32; routes.len()];
+    for w in by_startup.windows(2) {
+        let same = routes[w[0] as usize].1 == routes[w[1] as usize].1;
+        rank_of[w[1] as usize] = rank_of[w[0] as usize] + u32::from(!same);
+    }
+    let mut startup_of_rank: Vec<BigRational> = Vec::new();
+    for &x in &by_startup {
+        if startup_of_rank.len() <= rank_of[x as usize] as usize {
+            startup_of_rank.push(routes[x as usize].1.clone());
         }
     }
+    let mut loads = Loads::new(net);
+    let mut startup = vec![None::<u32>; rounds];
+    let mut transfers = vec![(BigRational::zero(), None); rounds];
+    for round in per.chunk_by(|x, y| x.0 == y.0) {
+        let k = round[0].0 as usize;
+        for group in round.chunk_by(|x, y| x.1 == y.1) {
+            let ri = group[0].1 as usize;
+            let bytes: u128 = group.iter().map(|m| u128::from(m.2)).sum();
+            let rank = rank_of[ri];
+            startup[k] = Some(startup[k].map_or(rank, |s| s.max(rank)));
+            loads.add(&routes[ri].0, bytes, params.spray);
+        }
+        transfers[k] = loads.busiest();
+    }
+    let startup: Vec<BigRational> = startup
+        .into_iter()
+        .map(|s| s.map_or_else(BigRational::zero, |r| startup_of_rank[r as usize].clone()))
+        .collect();
     let mut reduce: Vec<BTreeMap<u32, u64>> = vec![BTreeMap::new(); rounds.max(1)];
     for &(lv, r, t) in &calcs {
         let lv = (lv as usize).min(rounds.max(1) - 1);
         *reduce[lv].entry(r).or_insert(0) += t;
     }
     let mut out = Vec::with_capacity(rounds);
-    for k in 0..rounds {
-        let mut transfer = BigRational::zero();
-        let mut busiest = None;
-        for (&l, b) in &loads[k] {
-            let bw = &net.links[l as usize].bandwidth;
-            if bw.is_zero() {
-                continue;
-            }
-            let t = b / bw;
-            if t > transfer {
-                transfer = t;
-                busiest = Some(l);
-            }
-        }
+    for (k, (transfer, busiest)) in transfers.into_iter().enumerate() {
         let calc = reduce[k].values().copied().max().unwrap_or(0);
         out.push(Round {
             messages: counts[k],
@@ -205,4 +226,98 @@ pub fn round_cost(
         rounds: out,
         seconds,
     })
+}
+
+/// One round's bytes per link, summed exactly: integers on plain routes (every share 1),
+/// rationals under `routing: spray`; links grouped by bandwidth, so the most loaded link's time
+/// takes one division per distinct bandwidth.
+struct Loads {
+    bytes: Vec<u128>,
+    spread: Vec<BigRational>,
+    touched: Vec<LinkId>,
+    /// Each link's bandwidth class (None: no bandwidth), and the classes' bandwidths.
+    class: Vec<Option<u32>>,
+    bandwidths: Vec<BigRational>,
+}
+
+impl Loads {
+    fn new(net: &Net) -> Loads {
+        let mut index: BTreeMap<&BigRational, u32> = BTreeMap::new();
+        let mut bandwidths = Vec::new();
+        let class = net
+            .links
+            .iter()
+            .map(|l| {
+                (!l.bandwidth.is_zero()).then(|| {
+                    *index.entry(&l.bandwidth).or_insert_with(|| {
+                        bandwidths.push(l.bandwidth.clone());
+                        (bandwidths.len() - 1) as u32
+                    })
+                })
+            })
+            .collect();
+        Loads {
+            bytes: vec![0; net.links.len()],
+            spread: vec![BigRational::zero(); net.links.len()],
+            touched: Vec::new(),
+            class,
+            bandwidths,
+        }
+    }
+
+    /// `bytes` more over a route's links.
+    fn add(&mut self, route: &[(LinkId, BigRational)], bytes: u128, spray: bool) {
+        for (l, w) in route {
+            let i = *l as usize;
+            if self.bytes[i] == 0 && self.spread[i].is_zero() {
+                self.touched.push(*l);
+            }
+            if spray {
+                self.spread[i] += w * BigRational::from_integer(BigInt::from(bytes));
+            } else {
+                self.bytes[i] += bytes;
+            }
+        }
+    }
+
+    /// The round's most loaded link's time and that link (the lowest-numbered of equals; None
+    /// when no bytes crossed a link), and the loads cleared for the next round.
+    fn busiest(&mut self) -> (BigRational, Option<LinkId>) {
+        self.touched.sort_unstable();
+        self.touched.dedup();
+        let mut transfer = BigRational::zero();
+        let mut busiest = None;
+        // Plain routes: per class the most bytes (lowest link of equals), then one division each.
+        let mut best: Vec<Option<(u128, LinkId)>> = vec![None; self.bandwidths.len()];
+        for &l in &self.touched {
+            let i = l as usize;
+            if let Some(c) = self.class[i] {
+                let b = std::mem::take(&mut self.bytes[i]);
+                let s = std::mem::replace(&mut self.spread[i], BigRational::zero());
+                if !s.is_zero() {
+                    let t = s / &self.bandwidths[c as usize];
+                    if t > transfer || (t == transfer && busiest.is_some_and(|x| l < x)) {
+                        transfer = t;
+                        busiest = Some(l);
+                    }
+                } else if b > 0 && best[c as usize].is_none_or(|(x, _)| b > x) {
+                    best[c as usize] = Some((b, l));
+                }
+            } else {
+                self.bytes[i] = 0;
+                self.spread[i] = BigRational::zero();
+            }
+        }
+        for (c, b) in best.into_iter().enumerate() {
+            if let Some((b, l)) = b {
+                let t = BigRational::from_integer(BigInt::from(b)) / &self.bandwidths[c];
+                if t > transfer || (t == transfer && busiest.is_some_and(|x| l < x)) {
+                    transfer = t;
+                    busiest = Some(l);
+                }
+            }
+        }
+        self.touched.clear();
+        (transfer, busiest)
+    }
 }

@@ -35,6 +35,8 @@
 
 use super::Routes;
 use crate::net::{LinkId, NetLink};
+use smallvec::SmallVec;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 /// Moves made at most per ring, as a multiple of its ranks.
@@ -74,8 +76,8 @@ fn key(hops: u32, l: &NetLink) -> u64 {
 /// A change of the ring: the hops (by position) it removes, the hops (rank pairs) it adds,
 /// and how to make it.
 struct Move {
-    removed: Vec<usize>,
-    added: Vec<(u32, u32)>,
+    removed: SmallVec<[usize; 4]>,
+    added: SmallVec<[(u32, u32); 4]>,
     kind: Kind,
 }
 
@@ -98,12 +100,12 @@ fn shift(ring: &[u32], s: usize, e: usize, j: usize) -> Move {
     let n = ring.len();
     let before = (s + n - 1) % n;
     Move {
-        removed: vec![before, e, j],
-        added: vec![
+        removed: SmallVec::from_slice(&[before, e, j]),
+        added: SmallVec::from_slice(&[
             (ring[before], ring[(e + 1) % n]),
             (ring[j], ring[s]),
             (ring[e], ring[(j + 1) % n]),
-        ],
+        ]),
         kind: Kind::Shift(s, e, ring[j]),
     }
 }
@@ -111,7 +113,8 @@ fn shift(ring: &[u32], s: usize, e: usize, j: usize) -> Move {
 /// Exchanging the ranks at positions `i` and `j`.
 fn exchange(ring: &[u32], i: usize, j: usize) -> Move {
     let n = ring.len();
-    let mut removed = vec![(i + n - 1) % n, i, (j + n - 1) % n, j];
+    let mut removed: SmallVec<[usize; 4]> =
+        SmallVec::from_slice(&[(i + n - 1) % n, i, (j + n - 1) % n, j]);
     removed.sort_unstable();
     removed.dedup();
     let at = |p: usize| {
@@ -138,8 +141,8 @@ fn relocate(ring: &[u32], i: usize, j: usize) -> Move {
     let (p, x, q) = (ring[(i + n - 1) % n], ring[i], ring[(i + 1) % n]);
     let (a, b) = (ring[j], ring[(j + 1) % n]);
     Move {
-        removed: vec![(i + n - 1) % n, i, j],
-        added: vec![(p, q), (a, x), (x, b)],
+        removed: SmallVec::from_slice(&[(i + n - 1) % n, i, j]),
+        added: SmallVec::from_slice(&[(p, q), (a, x), (x, b)]),
         kind: Kind::Relocate(i, a),
     }
 }
@@ -149,7 +152,8 @@ fn relocate(ring: &[u32], i: usize, j: usize) -> Move {
 /// other way round (each re-routed: routes need not be alike both ways).
 fn reverse(ring: &[u32], i: usize, j: usize) -> Move {
     let n = ring.len();
-    let mut added = vec![(ring[i], ring[j])];
+    let mut added: SmallVec<[(u32, u32); 4]> = SmallVec::new();
+    added.push((ring[i], ring[j]));
     added.extend((i + 1..j).map(|k| (ring[k + 1], ring[k])));
     added.push((ring[i + 1], ring[(j + 1) % n]));
     Move {
@@ -186,6 +190,16 @@ struct State<'a> {
     levels: BTreeMap<u64, u32>,
     /// The route of each of this ring's hops (position i: ring[i] -> ring[i + 1]).
     hop_routes: Vec<Vec<LinkId>>,
+    /// [`State::score`]'s working space, kept from move to move (it prices thousands).
+    scratch: RefCell<Scratch>,
+}
+
+/// A move's change of hops per link (zero outside a scoring), the links it touched (a link
+/// may be listed twice) and the old utilisation keys of the links it changes.
+struct Scratch {
+    delta: Vec<i32>,
+    touched: Vec<LinkId>,
+    gone: Vec<u64>,
 }
 
 impl<'a> State<'a> {
@@ -195,6 +209,11 @@ impl<'a> State<'a> {
             hops: base.to_vec(),
             levels: BTreeMap::new(),
             hop_routes: hop_routes(routes, ring),
+            scratch: RefCell::new(Scratch {
+                delta: vec![0; base.len()],
+                touched: Vec::new(),
+                gone: Vec::new(),
+            }),
         };
         for r in &s.hop_routes {
             for &l in r {
@@ -229,44 +248,62 @@ impl<'a> State<'a> {
 
     /// (maximum, links at it) after `m`.
     fn score(&self, m: &Move) -> (u64, u32) {
-        let mut delta: Vec<(LinkId, i64)> = Vec::new();
+        let mut guard = self.scratch.borrow_mut();
+        let Scratch {
+            delta,
+            touched,
+            gone,
+        } = &mut *guard;
+        let mut bump = |l: LinkId, d: i32| {
+            if delta[l as usize] == 0 {
+                touched.push(l);
+            }
+            delta[l as usize] += d;
+        };
         for &h in &m.removed {
-            delta.extend(self.hop_routes[h].iter().map(|&l| (l, -1)));
+            for &l in &self.hop_routes[h] {
+                bump(l, -1);
+            }
         }
         for &(a, b) in &m.added {
-            self.routes
-                .with(a, b, |r| delta.extend(r.iter().map(|&l| (l, 1))));
+            self.routes.with(a, b, |r| {
+                for &l in r {
+                    bump(l, 1);
+                }
+            });
         }
-        delta.sort_unstable();
         // Old levels of the changed links, which the unchanged links' top must not count,
-        // and their new ones.
-        let mut gone: BTreeMap<u64, u32> = BTreeMap::new();
-        let mut fresh: Vec<u64> = Vec::new();
-        for run in delta.chunk_by(|x, y| x.0 == y.0) {
-            let l = run[0].0;
-            let d: i64 = run.iter().map(|x| x.1).sum();
+        // and the highest of their new ones with how many links reach it.
+        let (mut top, mut at_top) = (0u64, 0u32);
+        for &l in touched.iter() {
+            let d = std::mem::take(&mut delta[l as usize]);
             let link = &self.routes.net.links[l as usize];
             if d == 0 || link.bw <= 0.0 {
                 continue;
             }
             let h = self.hops[l as usize];
             if h > 0 {
-                *gone.entry(key(h, link)).or_insert(0) += 1;
+                gone.push(key(h, link));
             }
-            let nh = (i64::from(h) + d) as u32;
+            let nh = (i64::from(h) + i64::from(d)) as u32;
             if nh > 0 {
-                fresh.push(key(nh, link));
+                let k = key(nh, link);
+                if k > top {
+                    (top, at_top) = (k, 1);
+                } else if k == top {
+                    at_top += 1;
+                }
             }
         }
         let kept = self.levels.iter().rev().find_map(|(&k, &c)| {
-            let left = c - gone.get(&k).copied().unwrap_or(0);
+            let left = c - gone.iter().filter(|&&g| g == k).count() as u32;
             (left > 0).then_some((k, left))
         });
-        let max = kept
-            .map_or(0, |k| k.0)
-            .max(fresh.iter().copied().max().unwrap_or(0));
+        touched.clear();
+        gone.clear();
+        let max = kept.map_or(0, |k| k.0).max(top);
         let count = kept.filter(|k| k.0 == max).map_or(0, |k| k.1)
-            + fresh.iter().filter(|&&k| k == max).count() as u32;
+            + if top == max && top > 0 { at_top } else { 0 };
         (max, count)
     }
 

@@ -20,6 +20,7 @@ pub use engine::{Stuck, run};
 pub use forest::{run_forest, run_forest_in};
 pub use lowered::{Lowered, lower};
 pub use outcome::{FlowRun, LaneSpan, bus_factor};
+pub(crate) use pair::{NONE, pair};
 
 /// Seconds in the most readable unit, with three or four significant digits: `150.0 ns`,
 /// `25.00 us`, `12.30 ms`, `2.000 s`.

@@ -1,15 +1,16 @@
-//! The pairing of messages the flow-level simulator makes before a run ([`super::engine`]):
-//! which receive takes which send's message ([`pair`]).
+//! The pairing of messages the flow-level simulator makes before a run ([`super::engine`]),
+//! and the round model ([`crate::cost::rounds`]) with it: which receive takes which send's
+//! message ([`pair`]).
 
 use crate::backend::goal::{GoalSchedule, OpKind};
 
 /// No op.
-pub(super) const NONE: u32 = u32::MAX;
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Each send's receive and each receive's send, by global op index ([`NONE`] when there is
 /// none): a key (sender, receiver, tag)'s k-th send in program order goes with its k-th
 /// receive.
-pub(super) fn pair(s: &GoalSchedule, base: &[usize]) -> Vec<u32> {
+pub(crate) fn pair(s: &GoalSchedule, base: &[usize]) -> Vec<u32> {
     let total = base.last().copied().unwrap_or(0);
     let mut sends: Vec<(u32, u32, u32, u32)> = Vec::new();
     let mut recvs: Vec<(u32, u32, u32, u32)> = Vec::new();
