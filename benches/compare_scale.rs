@@ -51,6 +51,17 @@
 //! the GPUs' links; rank 0's steps took 0.83 to 1.16 us at 1 MiB and 0.2 to 209 us at 1 GiB on
 //! 128 GPUs, with no period up to 64 steps), so only a different model of the ring's steady
 //! state would bring this down.
+//!
+//! 2026-11-29 (twenty-ninth session), on a machine whose memory answered a dependent load in
+//! 409 ns over 256 MB (191 ns over 7 MB), so again not comparable: the ring search, which every
+//! command on a ring runs once per topology, priced its repair moves with a sorted vector and
+//! two maps allocated per move, and went on repairing rings already at their floor. Pricing in
+//! a kept per-link array, dropping a move as soon as it cannot gain, and stopping at the floor
+//! (src/net/rings/unclash.rs) give the same rings (`search` on the file's network, release
+//! test build, one run each): DGX fat tree 256 GPUs 5.63 -> 2.23 s, 512 GPUs 15.6 -> 5.0 s,
+//! 1,024 GPUs 32.1 -> 5.6 s; fat_tree_1024 12.8 -> 0.8 s. One search per `compare` (on
+//! fat_tree_1024 it was half of a two-size ring compare, 18.7 s); the flow engine's
+//! message-by-message ring is still what the 10 s target is missing.
 
 mod common;
 

@@ -165,3 +165,32 @@ fn rings_on_a_fat_tree_take_every_rail() {
     assert_eq!(ch.rings.len(), 8);
     assert_eq!(algbw(128, &ch.load), int(200 * 128) / int(127));
 }
+
+#[test]
+fn the_repair_floor_is_a_lone_ranks_single_link_one_hop_up() {
+    // h0..h2 each have one link to the switch; h3 has two (to the switch and to h2's side).
+    let (topo, ranks) = topology(
+        "topology t { compute h[4]; switch s; switch t2; \
+         for i in 0..4 { link h[i] <-> s : 100 Gbps; } link h[3] <-> t2 : 100 Gbps; \
+         link t2 <-> s : 50 Gbps; } \
+         collective allgather { size: 1 MiB; dtype: f32; } schedule ring;",
+    );
+    let net = Net::new(&topo);
+    let routes = Routes::new(&net, &ranks);
+    let one = |hops: u32| (f64::from(hops) / 12.5e9).to_bits();
+    let mut base = vec![0u32; net.links.len()];
+    assert_eq!(unclash::floor(&routes, &base), one(1));
+    // Two hops of earlier channels on h1's link out raise it to three.
+    let out = (0..net.links.len())
+        .find(|&l| net.names[net.links[l].from] == "h[1]")
+        .unwrap();
+    base[out] = 2;
+    assert_eq!(unclash::floor(&routes, &base), one(3));
+    // h3's links are not forced (it has two each way): hops on them leave the floor alone.
+    for (l, link) in net.links.iter().enumerate() {
+        if net.names[link.from] == "h[3]" {
+            base[l] = 7;
+        }
+    }
+    assert_eq!(unclash::floor(&routes, &base), one(3));
+}

@@ -23,8 +23,18 @@
 //!   hop inside it re-routed, since routes need not be alike both ways);
 //!
 //! and makes the first move that lowers the pair (maximum, links at the maximum),
-//! lexicographically; it stops when no move lowers it, or after a bounded number of moves.
-//! Only strict improvements are made, so a ring without collisions is left as it is.
+//! lexicographically; it stops when no move lowers it, after a bounded number of moves, or
+//! when the maximum is at its floor: a rank alone on a node with a single link out (or in)
+//! puts a hop of every ring on that link, so no ring goes below the most loaded such link
+//! (the Canary paper's fat tree: every host link, one hop each; fewer links at the maximum
+//! would not lower the bound). Only strict improvements are made, so a ring without
+//! collisions is left as it is.
+//!
+//! Pricing a move is the cost (thousands per hot hop on 1,024 ranks, each reading the routes of
+//! its new hops from a table of tens of MB): its changes per link go into an array kept from
+//! move to move, removals first, so a link that the additions bring to the maximum stays
+//! there, and a move is dropped as soon as it takes a link above the maximum or brings as
+//! many links to it as it takes from it.
 //!
 //! Moves rather than NCCL's own remedy (NCCL does not see inside the fabric; operators give
 //! InfiniBand fat trees routes that spread a shift permutation, and RoCE fabrics several queue
@@ -54,8 +64,12 @@ pub(super) fn unclash(routes: &Routes, hops: &mut [u32], ring: &mut Vec<u32>) {
         return;
     }
     let first = ring[0];
+    let least = floor(routes, hops);
     let mut s = State::new(routes, hops, ring);
     for _ in 0..MOVES_PER_RANK * n {
+        if s.top().0 <= least {
+            break;
+        }
         let Some(m) = s.first_gain(ring) else {
             break;
         };
@@ -66,6 +80,29 @@ pub(super) fn unclash(routes: &Routes, hops: &mut [u32], ring: &mut Vec<u32>) {
     if let Some(p) = ring.iter().position(|&r| r == first) {
         ring.rotate_left(p);
     }
+}
+
+/// The least maximum any ring can reach on top of `base` (the channels before): a rank alone
+/// on a node with one link out (in) puts a hop of every ring on that link. A ring at it has no
+/// collision left to repair, and fewer links at it would not lower the bound.
+pub(super) fn floor(routes: &Routes, base: &[u32]) -> u64 {
+    let net = routes.net;
+    let mut ranks = vec![0u32; net.out.len()];
+    for &x in routes.hosts {
+        ranks[x] += 1;
+    }
+    let mut least = 0;
+    for &x in routes.hosts.iter().filter(|&&x| ranks[x] == 1) {
+        for list in [&net.out[x], &net.into[x]] {
+            if let [l] = list.as_slice() {
+                let link = &net.links[*l as usize];
+                if link.bw > 0.0 {
+                    least = least.max(key(base[*l as usize] + 1, link));
+                }
+            }
+        }
+    }
+    least
 }
 
 /// A utilisation as an ordered key (non-negative `f64`s order as their bits).
@@ -246,31 +283,68 @@ impl<'a> State<'a> {
             .collect()
     }
 
-    /// (maximum, links at it) after `m`.
-    fn score(&self, m: &Move) -> (u64, u32) {
+    /// (maximum, links at it) after `m`, against `now` (the ring's before it): a move that
+    /// cannot lower it is cut short as `(u64::MAX, 0)`. Removals come first, so a link that
+    /// additions bring to the maximum ends there or above; the links at the maximum must lose
+    /// more than the additions bring to it, and a link above it loses the move outright.
+    fn score(&self, m: &Move, now: (u64, u32)) -> (u64, u32) {
+        let max = now.0;
         let mut guard = self.scratch.borrow_mut();
         let Scratch {
             delta,
             touched,
             gone,
         } = &mut *guard;
-        let mut bump = |l: LinkId, d: i32| {
-            if delta[l as usize] == 0 {
-                touched.push(l);
-            }
-            delta[l as usize] += d;
-        };
         for &h in &m.removed {
             for &l in &self.hop_routes[h] {
-                bump(l, -1);
+                if delta[l as usize] == 0 {
+                    touched.push(l);
+                }
+                delta[l as usize] -= 1;
             }
         }
+        let links = &self.routes.net.links;
+        let at_max = |l: LinkId, h: u32| {
+            let link = &links[l as usize];
+            link.bw > 0.0 && h > 0 && key(h, link) == max
+        };
+        let lowered = touched
+            .iter()
+            .filter(|&&l| delta[l as usize] < 0 && at_max(l, self.hops[l as usize]))
+            .count();
+        let mut reached = 0usize;
+        let mut lost = lowered == 0;
         for &(a, b) in &m.added {
+            if lost {
+                break;
+            }
             self.routes.with(a, b, |r| {
                 for &l in r {
-                    bump(l, 1);
+                    let d = &mut delta[l as usize];
+                    if *d == 0 {
+                        touched.push(l);
+                    }
+                    let before = (i64::from(self.hops[l as usize]) + i64::from(*d)) as u32;
+                    *d += 1;
+                    let link = &links[l as usize];
+                    if link.bw > 0.0 {
+                        let k = key(before + 1, link);
+                        if k > max {
+                            lost = true;
+                        } else if k == max && (before == 0 || key(before, link) < max) {
+                            reached += 1;
+                            lost |= reached >= lowered;
+                        }
+                    }
                 }
             });
+        }
+        if lost {
+            for &l in touched.iter() {
+                delta[l as usize] = 0;
+            }
+            touched.clear();
+            return (u64::MAX, 0);
         }
         // Old levels of the changed links, which the unchanged links' top must not count,
         // and the highest of their new ones with how many links reach it.
@@ -323,7 +397,7 @@ impl<'a> State<'a> {
                     .filter(|&j| j != i && j != (i + n - 1) % n)
                     .map(|j| relocate(ring, i, j));
                 for m in swaps.chain(moves) {
-                    if self.score(&m) < now {
+                    if self.score(&m, now) < now {
                         return Some(m);
                     }
                 }
@@ -341,7 +415,7 @@ impl<'a> State<'a> {
                 let outside = outside.filter(|&j| !(s == 0 && j == n - 1));
                 for j in outside {
                     let m = shift(ring, s, e, j);
-                    if self.score(&m) < now {
+                    if self.score(&m, now) < now {
                         return Some(m);
                     }
                 }
@@ -354,7 +428,7 @@ impl<'a> State<'a> {
                     continue;
                 }
                 let m = reverse(ring, i, j);
-                if self.score(&m) < now {
+                if self.score(&m, now) < now {
                     return Some(m);
                 }
             }
