@@ -170,20 +170,15 @@ pub fn round_cost(
         per.push((lv, ri, bytes));
     }
     per.sort_unstable();
-    // Routes ranked by start-up (equal ones alike), so a round's slowest is a maximum of ranks.
-    let mut by_startup: Vec<u32> = (0..routes.len() as u32).collect();
-    by_startup.sort_by(|&x, &y| routes[x as usize].1.cmp(&routes[y as usize].1));
-    let mut rank_of = vec![0u32; routes.len()];
-    for w in by_startup.windows(2) {
-        let same = routes[w[0] as usize].1 == routes[w[1] as usize].1;
-        rank_of[w[1] as usize] = rank_of[w[0] as usize] + u32::from(!same);
-    }
-    let mut startup_of_rank: Vec<BigRational> = Vec::new();
-    for &x in &by_startup {
-        if startup_of_rank.len() <= rank_of[x as usize] as usize {
-            startup_of_rank.push(routes[x as usize].1.clone());
-        }
-    }
+    // The distinct start-ups in order, and each route's place among them: a round's slowest
+    // start-up is then a maximum of places.
+    let mut startups: Vec<BigRational> = routes.iter().map(|r| r.1.clone()).collect();
+    startups.sort();
+    startups.dedup();
+    let rank_of: Vec<u32> = routes
+        .iter()
+        .map(|r| startups.binary_search(&r.1).unwrap_or(0) as u32)
+        .collect();
     let mut loads = Loads::new(net);
     let mut startup = vec![None::<u32>; rounds];
     let mut transfers = vec![(BigRational::zero(), None); rounds];
@@ -200,7 +195,7 @@ pub fn round_cost(
     }
     let startup: Vec<BigRational> = startup
         .into_iter()
-        .map(|s| s.map_or_else(BigRational::zero, |r| startup_of_rank[r as usize].clone()))
+        .map(|s| s.map_or_else(BigRational::zero, |r| startups[r as usize].clone()))
         .collect();
     let mut reduce: Vec<BTreeMap<u32, u64>> = vec![BTreeMap::new(); rounds.max(1)];
     for &(lv, r, t) in &calcs {
