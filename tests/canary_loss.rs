@@ -49,14 +49,15 @@ fn pair(size: &str) -> ((u64, u64), (u64, u64)) {
 fn one_mib_at_one_percent_loss_stays_near_the_lossless_time() {
     // Workers' timers per block (fixed 2 RTT, then RFC 6298 per block) took 150 ms, then
     // 786 us, then 236 us with the leaders' own detection; the lossless run takes 106 us and
-    // 22.5 k packets. Now a median of 203 us (paced streams, RACK on the answers).
+    // 22.5 k packets. 203 us with paced streams and RACK on the answers; now a median of
+    // 159 us, a stream packet that is due leaving before the repair waiting at its host.
     let ((t0, p0), (t1, p1)) = pair("1 MiB");
     assert!(
         p1 * 2 < 3 * p0,
         "packets: {p1} at 1% loss against {p0} lossless"
     );
     assert!(
-        t1 < 2 * t0,
+        t1 * 5 < 8 * t0,
         "median time: {t1} ps at 1% loss against {t0} ps lossless"
     );
 }
@@ -93,7 +94,7 @@ fn leaders_find_most_lost_generations_and_few_failures_are_spurious() {
 fn four_mib_at_one_percent_loss_stays_near_the_lossless_time() {
     // About 11.5 ms before leaders detected losses themselves, 924 us before the streams were
     // paced (every repair waited for its host's stream to end, then came in one burst);
-    // 405 us lossless; now a median of 528 us.
+    // 405 us lossless; now a median of 527 us.
     let ((t0, p0), (t1, p1)) = pair("4 MiB");
     assert!(
         p1 < 2 * p0,
@@ -102,5 +103,93 @@ fn four_mib_at_one_percent_loss_stays_near_the_lossless_time() {
     assert!(
         t1 * 2 < 3 * t0,
         "median time: {t1} ps at 1% loss against {t0} ps lossless"
+    );
+}
+
+/// A fat tree of the paper's kind (32 hosts per leaf, 32 spines, 100 Gb/s) with `leaves`
+/// leaves, a 1 MiB Canary allreduce with `retries`, under packet loss `loss`.
+fn paper_like(leaves: u32, retries: u32, loss: &str) -> Model {
+    let src = format!(
+        "import fat_tree;\n\
+         topology t = fat_tree(leaves: {leaves}, hosts_per_leaf: 32, spines: 32, host_bw: 100 Gbps, spine_bw: 100 Gbps);\n\
+         collective allreduce {{ participants: all; size: 1 MiB; dtype: i32; op: sum; }}\n\
+         schedule canary {{ timeout: 1 us; elements_per_packet: 256; retries: {retries}; }}\n\
+         model m: packet {{ loss: {loss}; }}\n"
+    );
+    let mut sources = SourceMap::new();
+    let id = sources.add("paper_like.coll", src);
+    let c = check(&mut sources, id, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:?}", c.diagnostics);
+    c.model.expect("checks")
+}
+
+#[test]
+fn a_leaders_burst_of_answers_does_not_push_its_stream_out_of_step() {
+    // 64 hosts: a first generation climbs about 100 links, so at 1% loss about two in three
+    // fail and, with `retries: 0`, fall back to the hosts: their leaders answer 63 workers
+    // each. When those answers went ahead of the leader's due stream packets, its stream fell
+    // 5 us behind the others', its contributions reached the root as stragglers (78,647
+    // straggler rules run) and the run took 707 us against 96 us lossless; now 376 us.
+    let clean = runs(&paper_like(2, 0, "0"), 1).remove(0);
+    let lossy = runs(&paper_like(2, 0, "0.01"), 1).remove(0);
+    let rec = lossy.recovery.expect("loss recovery runs under loss");
+    assert!(rec.fallbacks > 300, "most blocks fall back: {rec:?}");
+    assert!(
+        (300_000..450_000).contains(&rec.through),
+        "a generation gets through with p = 0.99^(links climbed): {rec:?}"
+    );
+    let stragglers = lossy
+        .rules
+        .iter()
+        .find(|(r, _)| r == "straggler")
+        .map_or(0, |x| x.1);
+    assert!(
+        stragglers < 5_000,
+        "streams stay in step: {stragglers} stragglers"
+    );
+    assert!(
+        lossy.end < 5 * clean.end,
+        "{} ps at 1% loss against {} ps lossless",
+        lossy.end,
+        clean.end
+    );
+}
+
+#[test]
+fn sim_says_when_falling_back_is_cheaper_than_re_issuing() {
+    let d = tempfile::tempdir().expect("temp dir");
+    let text = std::fs::read_to_string("examples/canary_small.coll")
+        .expect("the example")
+        .replace("size: 1 MiB;", "size: 64 KiB;");
+    let sim = |loss: &str| {
+        let f = d.path().join(format!("loss{loss}.coll"));
+        std::fs::write(&f, format!("{text}\nmodel m: packet {{ loss: {loss}; }}\n"))
+            .expect("write");
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_collc"))
+            .args(["sim", f.to_str().expect("utf-8"), "--model", "m"])
+            .output()
+            .expect("runs collc");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).expect("utf-8")
+    };
+    // About 11 links climbed: p = 0.99^11 at 1% loss, 0.9^11 at 10%.
+    let low = sim("0.01");
+    assert!(
+        low.contains("a generation gets every contribution up with probability 0.8"),
+        "{low}"
+    );
+    assert!(
+        !low.contains("`retries: 0` is the cheaper recovery"),
+        "{low}"
+    );
+    let high = sim("0.1");
+    assert!(
+        high.contains("a generation gets every contribution up with probability 0.3"),
+        "{high}"
+    );
+    assert!(
+        high.contains("re-issuing costs each worker 1/p = 3.")
+            && high.contains("`retries: 0` is the cheaper recovery"),
+        "{high}"
     );
 }

@@ -69,6 +69,9 @@ pub(super) struct CanaryState {
     /// traffic ([`super::canary_faults`]): when they started, and the share and the repair
     /// traffic expected, per mille (0: unpaced).
     pub(super) pace: (u64, u64, u64),
+    /// Where packets can be lost, the chance that a generation gets every contribution up
+    /// (per million, [`Sim::repair_share`]).
+    pub(super) through: u64,
     pub(super) rank_of: FxHashMap<u32, u32>,
     pub(super) sends: Vec<Vec<u32>>,
     pub(super) leads: Leads,
@@ -124,6 +127,7 @@ impl CanaryState {
             finish: vec![0; h as usize],
             ranks_left: if p.blocks == 0 { 0 } else { h },
             pace: (0, 0, 0),
+            through: 1_000_000,
             wrong: None,
             duplicates: 0,
             sent_gen: FxHashMap::default(),
@@ -187,8 +191,9 @@ impl Sim<'_> {
         let job = &self.cjobs[c as usize];
         let (h, blocks) = (job.plan.ranks(), job.plan.blocks);
         if job.faults && self.params.loss > 0.0 {
-            let (expected, share) = self.repair_share(c);
+            let (expected, share, through) = self.repair_share(c);
             self.canary[c as usize].pace = (self.now, share, expected);
+            self.canary[c as usize].through = through;
         }
         for r in 0..h {
             let n = self.canary[c as usize].sends[r as usize].len() as u32;

@@ -36,7 +36,8 @@
 //!
 //! **Repair traffic** (requests, notices, re-issued generations, answers to requests) leaves
 //! a switch before everything else ([`super::engine::Class`]), so a recovery does not wait
-//! behind the streams' queues. At hosts it goes first too where the streams are paced
+//! behind the streams' queues. At hosts it goes first too (after a due stream packet) where
+//! the streams are paced
 //! ([`super::canary_faults`]: where packets can be lost, the streams leave a share of each
 //! host link to repair), and last otherwise, so that it does not push a host's stream behind
 //! the others': the switches aggregate a block's packets only within their timeout t of each
@@ -508,11 +509,16 @@ impl Sim<'_> {
     /// What the loss recovery of every Canary job did (None where no job has faults on).
     pub(super) fn canary_recovery(&self) -> Option<super::report::Recovery> {
         let mut out: Option<super::report::Recovery> = None;
-        for st in &self.canary {
+        for (st, job) in self.canary.iter().zip(self.cjobs) {
             let (Some(l), Some(w)) = (&st.leaders, &st.workers) else {
                 continue;
             };
-            let r = out.get_or_insert_with(Default::default);
+            let r = out.get_or_insert_with(|| super::report::Recovery {
+                through: 1_000_000,
+                ..Default::default()
+            });
+            r.through = r.through.min(st.through);
+            r.retries = r.retries.max(job.retries);
             r.failed_rack += l.by_rack;
             r.failed_timer += l.by_timer;
             r.failed_spurious += l.spurious;

@@ -68,7 +68,8 @@ use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
 
 /// The service class of a packet at a port ([`Sim::queue_out`]): Canary's repair traffic
-/// goes first at switches, and at hosts first beside paced streams and last beside unpaced
+/// goes first at switches, and at hosts first beside paced streams (after a stream packet
+/// that is due: [`super::canary_faults`]) and last beside unpaced
 /// ones ([`super::canary_leader`] says why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Class {
@@ -679,8 +680,9 @@ impl Sim<'_> {
                 .is_some_and(|w| self.flight[m.src as usize] >= w)
         });
         // A paced Canary stream whose next packet is not due lets the port serve others, or
-        // idle until it is.
+        // idle until it is; one that is due goes before everything, repair included.
         let mut wake = 0;
+        let mut paced = false;
         let msg = port.msgs.front().filter(|_| !windowed).and_then(|&m| {
             let m = &self.msgs[m as usize];
             if is_canary(m.owner) {
@@ -689,12 +691,15 @@ impl Sim<'_> {
                     wake = due;
                     return None;
                 }
+                paced = self.canary[(m.owner & !CANARY) as usize].pace.1 > 0;
             }
             let dst = if is_canary(m.owner) { to } else { m.dst };
             let wire = self.msg_wire(m, u64::from(m.sent));
             fits(wire, dst).then_some((None, wire, dst))
         });
-        let pick = if prio.is_some() || port.turn || port.msgs.is_empty() {
+        let pick = if paced && msg.is_some() {
+            msg
+        } else if prio.is_some() || port.turn || port.msgs.is_empty() {
             pkt.or(msg)
         } else {
             msg.or(pkt)

@@ -91,6 +91,10 @@ pub struct Recovery {
     /// expected there, per mille (the largest over the jobs; 0: unpaced).
     pub repair_share: u64,
     pub repair_expected: u64,
+    /// The chance that a generation gets every contribution up, per million (the least over
+    /// the jobs), and the most `retries` of a job.
+    pub through: u64,
+    pub retries: u32,
 }
 
 impl PacketRun {
@@ -477,6 +481,27 @@ pub fn render(
             r.asked_timer,
             r.asked_spurious
         );
+        let p = r.through as f64 / 1e6;
+        let _ = writeln!(
+            out,
+            "  a generation gets every contribution up with probability {} (over the links its contributions climb, from the routes of the first blocks)",
+            if p < 0.001 {
+                "below 0.001".to_string()
+            } else {
+                format!("{p:.3}")
+            }
+        );
+        if p < 0.5 && r.retries > 0 {
+            let _ = writeln!(
+                out,
+                "  note: re-issuing costs each worker 1/p = {} contributions on average, falling back to the hosts about 2 (its contribution and its share of the leader's answers): below p = 1/2, `retries: 0` is the cheaper recovery",
+                if p < 0.001 {
+                    "over 1000".to_string()
+                } else {
+                    format!("{:.1}", 1.0 / p)
+                }
+            );
+        }
     }
     if !first.rules.is_empty() {
         let hits: Vec<String> = first
