@@ -84,6 +84,9 @@ pub(super) struct CanaryState {
     pub(super) duplicates: u64,
     /// Per (rank, block) re-sent after a failure: the generation it last sent.
     pub(super) sent_gen: FxHashMap<(u32, u32), u32>,
+    /// Per (rank, block), the generation of a re-sent contribution still waiting at its host
+    /// ([`super::canary_faults`]).
+    pub(super) waiting: FxHashMap<(u32, u32), u32>,
     /// The workers' loss detection ([`super::canary_worker`]), where faults are on.
     pub(super) workers: Option<super::canary_worker::Workers>,
     /// Blocks that fell back to the hosts.
@@ -131,6 +134,7 @@ impl CanaryState {
             wrong: None,
             duplicates: 0,
             sent_gen: FxHashMap::default(),
+            waiting: FxHashMap::default(),
             workers: c.faults.then(|| super::canary_worker::Workers::new(p)),
             fallbacks: 0,
             reduce_root: p.reduce_root,

@@ -214,7 +214,14 @@ impl Sim<'_> {
                 {
                     return;
                 }
+                // A copy of this generation still waiting at this host answers this notice
+                // too: a leader that asks again after the fallback, while the contributions
+                // it asked for wait behind the streams, does not queue a copy per ask.
+                if st.waiting.get(&(r, b)) == Some(&g) {
+                    return;
+                }
                 st.sent_gen.insert((r, b), g);
+                st.waiting.insert((r, b), g);
                 let p = plan.packet_gen(r, b, g, fallen);
                 let to = if fallen { p.dst } else { p.switch };
                 self.canary_emit(at, p, to, None);

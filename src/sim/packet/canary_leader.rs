@@ -454,15 +454,26 @@ impl Sim<'_> {
         self.lead_missing(c, b);
     }
 
-    /// Canary packet `h` left a host: when it is its leader's failure notice, the generation
+    /// Canary packet `h` left host `at`: when it is a re-sent contribution, it no longer
+    /// waits there; when it is its leader's failure notice, the generation
     /// it announces starts (a leader's notices may wait behind its stream,
     /// `class_of` in [`super::canary`]; the generation is underway once they are out).
-    pub(super) fn canary_left_host(&mut self, h: &Header) {
+    pub(super) fn canary_left_host(&mut self, at: u32, h: &Header) {
         let c = Plan::app_of(h.id);
         let Some(job) = self.cjobs.get(c as usize) else {
             return;
         };
         let (b, g) = (job.plan.block_of(h.id), job.plan.gen_of(h.id));
+        if h.kind == Kind::Data && !h.multicast {
+            // A re-sent contribution: a further notice queues another copy.
+            let st = &mut self.canary[c as usize];
+            if let Some(&r) = st.rank_of.get(&at)
+                && st.waiting.get(&(r, b)) == Some(&g)
+            {
+                st.waiting.remove(&(r, b));
+            }
+            return;
+        }
         if h.kind == Kind::Retransmit {
             // A worker's request: its wait for the answer starts.
             if let Some(&r) = self.canary[c as usize].rank_of.get(&h.switch) {

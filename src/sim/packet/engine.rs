@@ -810,7 +810,7 @@ impl Sim<'_> {
         if p.ch() != NONE {
             if p.hop == 0 && !self.switch[self.router.link_from(l) as usize] {
                 let h = self.hdrs[p.ch() as usize].0;
-                self.canary_left_host(&h);
+                self.canary_left_host(self.router.link_from(l), &h);
             }
             if p.msg != NONE && p.hop == 0 && p.idx + 1 == self.msgs[p.msg as usize].npk {
                 // The last packet of a host's Canary stream has left: its message is done.
