@@ -549,6 +549,9 @@ impl Sim<'_> {
         }
         if job.faults && !lead.fallen {
             self.lead_start(c as u32, b);
+            if let Some(l) = self.canary[c].leaders.as_mut() {
+                l.last.insert(b, now);
+            }
         }
         let job = &self.cjobs[c];
         let Some(lead) = self.canary[c].leads.get_mut(&b) else {
