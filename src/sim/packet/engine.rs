@@ -68,8 +68,8 @@ use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
 
 /// The service class of a packet at a port ([`Sim::queue_out`]): Canary's repair traffic
-/// goes first at switches, and at hosts first beside paced streams (after a stream packet
-/// that is due: [`super::canary_faults`]) and last beside unpaced
+/// goes first at switches, and at hosts first beside paced streams (until the stream lags
+/// its pace by half the switch timeout: [`super::canary_faults`]) and last beside unpaced
 /// ones ([`super::canary_leader`] says why).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Class {
@@ -680,9 +680,12 @@ impl Sim<'_> {
                 .is_some_and(|w| self.flight[m.src as usize] >= w)
         });
         // A paced Canary stream whose next packet is not due lets the port serve others, or
-        // idle until it is; one that is due goes before everything, repair included.
+        // idle until it is; one that is due goes before everything once it lags its pace by
+        // half the switch timeout (before that, repair waiting goes first:
+        // [`super::canary_faults`]).
         let mut wake = 0;
         let mut paced = false;
+        let (mut lag, mut hold) = (0, 0);
         let msg = port.msgs.front().filter(|_| !windowed).and_then(|&m| {
             let m = &self.msgs[m as usize];
             if is_canary(m.owner) {
@@ -691,13 +694,16 @@ impl Sim<'_> {
                     wake = due;
                     return None;
                 }
-                paced = self.canary[(m.owner & !CANARY) as usize].pace.1 > 0;
+                let c = (m.owner & !CANARY) as usize;
+                paced = self.canary[c].pace.1 > 0;
+                lag = self.now - due;
+                hold = self.cjobs[c].timeout / 2;
             }
             let dst = if is_canary(m.owner) { to } else { m.dst };
             let wire = self.msg_wire(m, u64::from(m.sent));
             fits(wire, dst).then_some((None, wire, dst))
         });
-        let pick = if paced && msg.is_some() {
+        let pick = if paced && msg.is_some() && (prio.is_none() || lag >= hold) {
             msg
         } else if prio.is_some() || port.turn || port.msgs.is_empty() {
             pkt.or(msg)
