@@ -82,11 +82,9 @@ pub(super) struct CanaryState {
     ranks_left: u32,
     pub(super) wrong: Option<String>,
     pub(super) duplicates: u64,
-    /// Per (rank, block) re-sent after a failure: the generation it last sent.
-    pub(super) sent_gen: FxHashMap<(u32, u32), u32>,
-    /// Per (rank, block), the generation of a re-sent contribution still waiting at its host
-    /// ([`super::canary_faults`]).
-    pub(super) waiting: FxHashMap<(u32, u32), u32>,
+    /// Per (rank, block) re-sent after a failure: the generation it last sent, and whether
+    /// that copy still waits at its host ([`super::canary_faults`]).
+    resent: FxHashMap<(u32, u32), (u32, bool)>,
     /// The workers' loss detection ([`super::canary_worker`]), where faults are on.
     pub(super) workers: Option<super::canary_worker::Workers>,
     /// Blocks that fell back to the hosts.
@@ -105,6 +103,28 @@ pub(super) fn is_canary(owner: u32) -> bool {
 }
 
 impl CanaryState {
+    /// The generation rank `r` last sent of block `b` (0: only the first).
+    pub(super) fn sent_gen(&self, r: u32, b: u32) -> u32 {
+        self.resent.get(&(r, b)).map_or(0, |x| x.0)
+    }
+
+    /// Rank `r` re-sends block `b` under generation `g`: the copy waits at its host.
+    pub(super) fn resend(&mut self, r: u32, b: u32, g: u32) {
+        self.resent.insert((r, b), (g, true));
+    }
+
+    /// Whether rank `r`'s copy of generation `g` of block `b` still waits at its host.
+    pub(super) fn waiting(&self, r: u32, b: u32, g: u32) -> bool {
+        self.resent.get(&(r, b)) == Some(&(g, true))
+    }
+
+    /// Rank `r`'s copy of generation `g` of block `b` left its host.
+    pub(super) fn resent_left(&mut self, r: u32, b: u32, g: u32) {
+        if let Some(x) = self.resent.get_mut(&(r, b)).filter(|x| x.0 == g) {
+            x.1 = false;
+        }
+    }
+
     pub(super) fn new(job: u32, c: &CanaryJob) -> CanaryState {
         let p = &c.plan;
         let h = p.ranks();
@@ -133,8 +153,7 @@ impl CanaryState {
             through: 1_000_000,
             wrong: None,
             duplicates: 0,
-            sent_gen: FxHashMap::default(),
-            waiting: FxHashMap::default(),
+            resent: FxHashMap::default(),
             workers: c.faults.then(|| super::canary_worker::Workers::new(p)),
             fallbacks: 0,
             reduce_root: p.reduce_root,
@@ -550,7 +569,7 @@ impl Sim<'_> {
         if job.faults && !lead.fallen {
             self.lead_start(c as u32, b);
             if let Some(l) = self.canary[c].leaders.as_mut() {
-                l.last.insert(b, now);
+                l.heard(b, now);
             }
         }
         let job = &self.cjobs[c];

@@ -219,22 +219,17 @@ impl Sim<'_> {
                 let fallen = g > job.retries;
                 // A notice for a generation already re-sent is a duplicate, except after a
                 // fallback, where it asks for this host's contribution again.
-                if st.has(r, b)
-                    || st
-                        .sent_gen
-                        .get(&(r, b))
-                        .is_some_and(|&s| s > g || (s == g && !fallen))
-                {
+                let s = st.sent_gen(r, b);
+                if st.has(r, b) || (s > 0 && (s > g || (s == g && !fallen))) {
                     return;
                 }
                 // A copy of this generation still waiting at this host answers this notice
                 // too: a leader that asks again after the fallback, while the contributions
                 // it asked for wait behind the streams, does not queue a copy per ask.
-                if st.waiting.get(&(r, b)) == Some(&g) {
+                if st.waiting(r, b, g) {
                     return;
                 }
-                st.sent_gen.insert((r, b), g);
-                st.waiting.insert((r, b), g);
+                st.resend(r, b, g);
                 let p = plan.packet_gen(r, b, g, fallen);
                 let to = if fallen { p.dst } else { p.switch };
                 self.canary_emit(at, p, to, None);

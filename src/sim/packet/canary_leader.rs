@@ -119,8 +119,9 @@ pub(super) struct Leaders {
     /// Per block, the workers that asked for its result while its current generation was
     /// open: the leader answers them when it is done.
     pub(super) askers: FxHashMap<u32, Vec<u32>>,
-    /// Per block, when the leader last got a contribution of its open generation.
-    pub(super) last: FxHashMap<u32, u64>,
+    /// Per block, when the leader last got a contribution of its open generation (u64::MAX:
+    /// none yet), what a re-issued generation's patience reads ([`Sim::lead_clock`]).
+    last: Vec<u64>,
     /// A declared timeout, used as written.
     fixed: Option<u64>,
     /// Failures decided by RACK, by the timer, and found spurious.
@@ -130,6 +131,11 @@ pub(super) struct Leaders {
 }
 
 impl Leaders {
+    /// A contribution of block `b`'s open generation reached its leader at `now`.
+    pub(super) fn heard(&mut self, b: u32, now: u64) {
+        self.last[b as usize] = now;
+    }
+
     /// For `plan`; `floor` is the least RTO (the block lifetime), `fixed` a declared timeout.
     pub(super) fn new(plan: &Plan, floor: u64, fixed: Option<u64>) -> Leaders {
         let h = plan.ranks() as usize;
@@ -144,7 +150,7 @@ impl Leaders {
             due: vec![u64::MAX; plan.blocks as usize],
             late: FxHashMap::default(),
             askers: FxHashMap::default(),
-            last: FxHashMap::default(),
+            last: vec![u64::MAX; plan.blocks as usize],
             clock: (0..2 * h)
                 .map(|_| Clock {
                     rtt: Rto::new(floor),
@@ -268,7 +274,6 @@ impl Sim<'_> {
         // A re-issued generation that got a contribution within the last quarter timeout is
         // still arriving (see the module doc): it stays open.
         let reissued = k % 2 == 1;
-        let last = &l.last;
         let lost: Vec<u32> = l.clock[k]
             .open
             .iter()
@@ -276,9 +281,8 @@ impl Sim<'_> {
             .map(|&(_, b)| b)
             .filter(|b| {
                 !reissued
-                    || last
-                        .get(b)
-                        .is_none_or(|&t| t.saturating_add(age / 4) <= now)
+                    || l.last[*b as usize] == u64::MAX
+                    || l.last[*b as usize].saturating_add(age / 4) <= now
             })
             .collect();
         l.clock[k].backoff = l.clock[k].backoff.saturating_add(1);
@@ -476,7 +480,7 @@ impl Sim<'_> {
             l.clock[Leaders::slot(leader, g)].open.remove(&(s, b));
             l.due[b as usize] = u64::MAX;
             l.askers.remove(&b);
-            l.last.remove(&b);
+            l.last[b as usize] = u64::MAX;
             l.late.insert(
                 b,
                 Late {
@@ -503,10 +507,8 @@ impl Sim<'_> {
         if h.kind == Kind::Data && !h.multicast {
             // A re-sent contribution: a further notice queues another copy.
             let st = &mut self.canary[c as usize];
-            if let Some(&r) = st.rank_of.get(&at)
-                && st.waiting.get(&(r, b)) == Some(&g)
-            {
-                st.waiting.remove(&(r, b));
+            if let Some(&r) = st.rank_of.get(&at) {
+                st.resent_left(r, b, g);
             }
             return;
         }

@@ -173,11 +173,7 @@ impl Sim<'_> {
     /// generation it sent is a re-issued one (those travel in the priority class,
     /// [`super::canary_leader`], and overtake first generations).
     fn lane(&self, c: u32, r: u32, b: u32) -> u32 {
-        let g = self.canary[c as usize]
-            .sent_gen
-            .get(&(r, b))
-            .copied()
-            .unwrap_or(0);
+        let g = self.canary[c as usize].sent_gen(r, b);
         2 * self.cjobs[c as usize].plan.leader(b) + u32::from(g > 0)
     }
 
@@ -213,7 +209,7 @@ impl Sim<'_> {
         let waits: [u64; MAX_BACKOFF as usize + 1] =
             std::array::from_fn(|n| self.worker_wait(c, n as u8));
         let st = &mut self.canary[c as usize];
-        let sent_gen = st.sent_gen.get(&(r, b)).copied().unwrap_or(0);
+        let sent_gen = st.sent_gen(r, b);
         let held = st.has(r, b);
         let Some(ws) = st.workers.as_mut() else {
             return;
@@ -327,7 +323,7 @@ impl Sim<'_> {
     pub(super) fn worker_asked(&mut self, c: u32, r: u32, b: u32, g: u32) {
         let now = self.now;
         let st = &mut self.canary[c as usize];
-        if st.sent_gen.get(&(r, b)).copied().unwrap_or(0) != g || st.has(r, b) {
+        if st.sent_gen(r, b) != g || st.has(r, b) {
             return;
         }
         let Some(ws) = st.workers.as_mut() else {
@@ -347,7 +343,7 @@ impl Sim<'_> {
     /// the generation it last sent.
     fn canary_ask(&mut self, c: u32, r: u32, b: u32) {
         let st = &self.canary[c as usize];
-        let g0 = st.sent_gen.get(&(r, b)).copied().unwrap_or(0);
+        let g0 = st.sent_gen(r, b);
         let plan = &self.cjobs[c as usize].plan;
         let leader = plan.hosts[plan.leader(b) as usize];
         let me = plan.hosts[r as usize];
