@@ -90,7 +90,7 @@ fn canary_times_beyond_a_second_are_refused_by_the_checker() {
 #[test]
 fn a_lossy_canary_run_stops_at_the_packet_simulators_limits() {
     let d = tempfile::tempdir().expect("temp dir");
-    let f = write(
+    let hopeless = write(
         &d,
         "lossy.coll",
         &canary(
@@ -99,9 +99,24 @@ fn a_lossy_canary_run_stops_at_the_packet_simulators_limits() {
             "model p: packet { loss: 0.99; }",
         ),
     );
-    // With the default limits: a coded error naming the flag that raises the limit hit.
-    let err = expect(&run(&["sim", path(&f)], 120), 1, "E0046");
-    assert!(err.contains("raise the limit with `--max-"), "{err}");
+    // At 99% loss every block falls back to the hosts, and a contribution crossing five
+    // links whole takes 10^10 tries on average: refused at once with the default limits (it
+    // ran for 100 s to the limit before), naming the flag that raises it.
+    let err = expect(&run(&["sim", path(&hopeless)], 20), 1, "E0046");
+    assert!(
+        err.contains("at 0.99 loss per link") && err.contains("4.096e13 tries"),
+        "{err}"
+    );
+    assert!(err.contains("raise the limit with `--max-events"), "{err}");
+    let f = write(
+        &d,
+        "lossy30.coll",
+        &canary(
+            "retries: 3;",
+            "retries: 3;",
+            "model p: packet { loss: 0.3; }",
+        ),
+    );
     // Each limit is the user's: a low one is reached first and named, with a higher value.
     let err = expect(
         &run(&["sim", path(&f), "--max-events", "100000"], 20),
@@ -110,8 +125,6 @@ fn a_lossy_canary_run_stops_at_the_packet_simulators_limits() {
     );
     assert!(err.contains("did not finish within 100000 events"), "{err}");
     assert!(err.contains("`--max-events 131072`"), "{err}");
-    // (The adaptive retransmission timeout backs off, so at 99% loss few packets are in
-    // flight at once.)
     let err = expect(
         &run(&["sim", path(&f), "--max-packets", "100"], 20),
         1,

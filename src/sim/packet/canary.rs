@@ -72,6 +72,9 @@ pub(super) struct CanaryState {
     /// Where packets can be lost, the chance that a generation gets every contribution up
     /// (per million, [`Sim::repair_share`]).
     pub(super) through: u64,
+    /// Where packets can be lost, a floor under the events the run is expected to take
+    /// ([`Sim::repair_share`]).
+    pub(super) floor: f64,
     pub(super) rank_of: FxHashMap<u32, u32>,
     pub(super) sends: Vec<Vec<u32>>,
     pub(super) leads: Leads,
@@ -151,6 +154,7 @@ impl CanaryState {
             ranks_left: if p.blocks == 0 { 0 } else { h },
             pace: (0, 0, 0),
             through: 1_000_000,
+            floor: 0.0,
             wrong: None,
             duplicates: 0,
             resent: FxHashMap::default(),
@@ -214,9 +218,10 @@ impl Sim<'_> {
         let job = &self.cjobs[c as usize];
         let (h, blocks) = (job.plan.ranks(), job.plan.blocks);
         if job.faults && self.params.loss > 0.0 {
-            let (expected, share, through) = self.repair_share(c);
+            let (expected, share, through, floor) = self.repair_share(c);
             self.canary[c as usize].pace = (self.now, share, expected);
             self.canary[c as usize].through = through;
+            self.canary[c as usize].floor = floor;
         }
         for r in 0..h {
             let n = self.canary[c as usize].sends[r as usize].len() as u32;

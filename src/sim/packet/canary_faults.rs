@@ -120,8 +120,13 @@ impl Rto {
 impl Sim<'_> {
     /// The repair traffic expected on a host link of Canary job `c` and the share of it the
     /// streams leave (see the module doc), per mille, and the chance that a generation gets
-    /// every contribution up, per million, from the routes of up to 64 blocks.
-    pub(super) fn repair_share(&mut self, c: u32) -> (u64, u64, u64) {
+    /// every contribution up, per million, from the routes of up to 64 blocks; and a floor
+    /// under the events the run is expected to take after the fallback alone: a block falls
+    /// back unless one of its `retries + 1` generations gets through (so with probability at
+    /// least 1 - (retries + 1) p), and a fallen-back contribution reaches the leader only in
+    /// a try that crosses all d links of its route, (1 - loss)^-d tries on average, each at
+    /// least one event.
+    pub(super) fn repair_share(&mut self, c: u32) -> (u64, u64, u64, f64) {
         let keep = 1.0 - self.params.loss.clamp(0.0, 1.0);
         let plan = &self.cjobs[c as usize].plan;
         let n = plan.ranks();
@@ -130,12 +135,13 @@ impl Sim<'_> {
             .collect();
         let hosts = plan.hosts.clone();
         if n < 2 || blocks.is_empty() {
-            return (0, 0, 1_000_000);
+            return (0, 0, 1_000_000, 0.0);
         }
-        let (mut sum, mut through) = (0.0, 0.0);
+        let tries = f64::from(self.cjobs[c as usize].retries) + 1.0;
+        let (mut sum, mut through, mut floor) = (0.0, 0.0, 0.0);
         for &(root, leader) in &blocks {
             let mut up = rustc_hash::FxHashSet::default();
-            let mut lost = 0.0;
+            let (mut lost, mut fallback) = (0.0, 0.0);
             let p = self.router.path(root, leader);
             let back = self.router.path_links(p).len();
             up.extend(self.router.path_links(p).iter().copied());
@@ -145,9 +151,13 @@ impl Sim<'_> {
                 let q = self.router.path(root, w);
                 let down = back + self.router.path_links(q).len();
                 lost += 1.0 - keep.powi(down as i32);
+                let f = self.router.path(w, leader);
+                let d = self.router.path_links(f).len();
+                fallback += keep.powi(-(d as i32));
             }
             let fail = 1.0 - keep.powi(up.len() as i32);
             through += 1.0 - fail;
+            floor += (1.0 - tries * (1.0 - fail)).max(0.0) * fallback;
             let resent = if fail >= 1.0 {
                 f64::INFINITY
             } else {
@@ -160,10 +170,12 @@ impl Sim<'_> {
         let expected = sum / blocks.len() as f64;
         let per_mille = |x: f64| (x * 1000.0).round().min(1000.0) as u64;
         let through = (through / blocks.len() as f64 * 1e6).round() as u64;
+        let floor = floor * f64::from(plan.blocks) / blocks.len() as f64;
         (
             per_mille(expected),
             per_mille((2.0 * expected).min(0.5)),
             through,
+            floor,
         )
     }
 
