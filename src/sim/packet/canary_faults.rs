@@ -57,6 +57,7 @@
 //! age stays `retries + 2` times the `auto` value, [`super::file`].)
 
 use super::engine::Sim;
+use super::{Stuck, StuckKind};
 use crate::canary::protocol::Kind;
 use crate::canary::switch::Header;
 
@@ -177,6 +178,23 @@ impl Sim<'_> {
             through,
             floor,
         )
+    }
+
+    /// Why the run is refused before it starts, if it is: its lossy Canary jobs are expected
+    /// to need more than twice `--max-events` tries after the fallback alone (the floor of
+    /// [`Sim::repair_share`]; twice, since the floor is an average).
+    pub(super) fn canary_hopeless(&self) -> Option<Stuck> {
+        let floor = self.canary.iter().map(|st| st.floor).sum::<f64>();
+        let limit = self.params.max_events;
+        (limit > 0 && floor > 2.0 * limit as f64).then(|| Stuck {
+            job: 0,
+            ops_left: 0,
+            why: format!(
+                "at {} loss per link, its Canary blocks fall back to the hosts, whose contributions are expected to need at least {floor:.3e} tries to cross their routes whole, more than twice the limit of {limit} events",
+                self.params.loss
+            ),
+            kind: StuckKind::Limit("--max-events", limit, floor.min(u64::MAX as f64) as u64),
+        })
     }
 
     /// A control packet `h` for block `b` of job `c` reached host `at`.

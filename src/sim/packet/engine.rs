@@ -291,23 +291,8 @@ pub fn simulate(
             sim.canary_start(c as u32);
         }
     }
-    // A lossy Canary run expected to need far more events than the limit is refused now
-    // rather than after it has run to the limit: twice over, since the floor is an average.
-    let floor = sim.canary.iter().map(|st| st.floor).sum::<f64>();
-    if params.max_events > 0 && floor > 2.0 * params.max_events as f64 {
-        return Err(Stuck {
-            job: 0,
-            ops_left: 0,
-            why: format!(
-                "at {} loss per link, its Canary blocks fall back to the hosts, whose contributions are expected to need at least {floor:.3e} tries to cross their routes whole, more than twice the limit of {} events",
-                params.loss, params.max_events
-            ),
-            kind: StuckKind::Limit(
-                "--max-events",
-                params.max_events,
-                floor.min(u64::MAX as f64) as u64,
-            ),
-        });
+    if let Some(s) = sim.canary_hopeless() {
+        return Err(s);
     }
     if sim.bg_hosts.len() >= 2 || (!sim.bg_hosts.is_empty() && sim.peers.len() >= 2) {
         for k in 0..sim.bg_hosts.len() {
