@@ -70,10 +70,10 @@ pub(super) struct CanaryState {
     /// traffic expected, per mille (0: unpaced).
     pub(super) pace: (u64, u64, u64),
     /// Where packets can be lost, the chance that a generation gets every contribution up
-    /// (per million, [`Sim::repair_share`]).
+    /// (per million, [`super::canary_faults::Repair`]).
     pub(super) through: u64,
     /// Where packets can be lost, a floor under the events the run is expected to take
-    /// ([`Sim::repair_share`]).
+    /// ([`super::canary_faults::Repair`]).
     pub(super) floor: f64,
     pub(super) rank_of: FxHashMap<u32, u32>,
     pub(super) sends: Vec<Vec<u32>>,
@@ -218,10 +218,11 @@ impl Sim<'_> {
         let job = &self.cjobs[c as usize];
         let (h, blocks) = (job.plan.ranks(), job.plan.blocks);
         if job.faults && self.params.loss > 0.0 {
-            let (expected, share, through, floor) = self.repair_share(c);
-            self.canary[c as usize].pace = (self.now, share, expected);
-            self.canary[c as usize].through = through;
-            self.canary[c as usize].floor = floor;
+            let r = self.repair_share(c);
+            let st = &mut self.canary[c as usize];
+            st.pace = (self.now, r.share, r.expected);
+            st.through = r.through;
+            st.floor = r.floor;
         }
         for r in 0..h {
             let n = self.canary[c as usize].sends[r as usize].len() as u32;
@@ -572,10 +573,7 @@ impl Sim<'_> {
             return;
         }
         if job.faults && !lead.fallen {
-            self.lead_start(c as u32, b);
-            if let Some(l) = self.canary[c].leaders.as_mut() {
-                l.heard(b, now);
-            }
+            self.lead_heard(c as u32, b);
         }
         let job = &self.cjobs[c];
         let Some(lead) = self.canary[c].leads.get_mut(&b) else {

@@ -7,7 +7,7 @@
 //! when a leader fails a generation are the business of [`super::canary_worker`] and
 //! [`super::canary_leader`].
 //!
-//! **Pacing for repair** ([`Sim::repair_share`]): where packets can be lost, every host sends
+//! **Pacing for repair** ([`Repair`]): where packets can be lost, every host sends
 //! its stream at a common pace below its line rate and repair traffic (requests, notices,
 //! re-sent contributions, answers) goes out first in the gaps, and ahead of a stream packet
 //! that is due only while the stream is less than half the switch timeout behind its pace:
@@ -118,16 +118,26 @@ impl Rto {
     }
 }
 
+/// What a Canary job's routes say about its repair where packets can be lost
+/// ([`Sim::repair_share`], from the routes of up to 64 blocks).
+pub(super) struct Repair {
+    /// The repair traffic expected on a host link, and the share of it the streams leave
+    /// (see the module doc), per mille.
+    pub(super) expected: u64,
+    pub(super) share: u64,
+    /// The chance that a generation gets every contribution up, per million.
+    pub(super) through: u64,
+    /// A floor under the events the run is expected to take after the fallback alone: a
+    /// block falls back unless one of its `retries + 1` generations gets through (so with
+    /// probability at least 1 - (retries + 1) p), and a fallen-back contribution reaches the
+    /// leader only in a try that crosses all d links of its route, (1 - loss)^-d tries on
+    /// average, each at least one event.
+    pub(super) floor: f64,
+}
+
 impl Sim<'_> {
-    /// The repair traffic expected on a host link of Canary job `c` and the share of it the
-    /// streams leave (see the module doc), per mille, and the chance that a generation gets
-    /// every contribution up, per million, from the routes of up to 64 blocks; and a floor
-    /// under the events the run is expected to take after the fallback alone: a block falls
-    /// back unless one of its `retries + 1` generations gets through (so with probability at
-    /// least 1 - (retries + 1) p), and a fallen-back contribution reaches the leader only in
-    /// a try that crosses all d links of its route, (1 - loss)^-d tries on average, each at
-    /// least one event.
-    pub(super) fn repair_share(&mut self, c: u32) -> (u64, u64, u64, f64) {
+    /// Canary job `c`'s [`Repair`].
+    pub(super) fn repair_share(&mut self, c: u32) -> Repair {
         let keep = 1.0 - self.params.loss.clamp(0.0, 1.0);
         let plan = &self.cjobs[c as usize].plan;
         let n = plan.ranks();
@@ -136,7 +146,12 @@ impl Sim<'_> {
             .collect();
         let hosts = plan.hosts.clone();
         if n < 2 || blocks.is_empty() {
-            return (0, 0, 1_000_000, 0.0);
+            return Repair {
+                expected: 0,
+                share: 0,
+                through: 1_000_000,
+                floor: 0.0,
+            };
         }
         let tries = f64::from(self.cjobs[c as usize].retries) + 1.0;
         let (mut sum, mut through, mut floor) = (0.0, 0.0, 0.0);
@@ -170,19 +185,17 @@ impl Sim<'_> {
         }
         let expected = sum / blocks.len() as f64;
         let per_mille = |x: f64| (x * 1000.0).round().min(1000.0) as u64;
-        let through = (through / blocks.len() as f64 * 1e6).round() as u64;
-        let floor = floor * f64::from(plan.blocks) / blocks.len() as f64;
-        (
-            per_mille(expected),
-            per_mille((2.0 * expected).min(0.5)),
-            through,
-            floor,
-        )
+        Repair {
+            expected: per_mille(expected),
+            share: per_mille((2.0 * expected).min(0.5)),
+            through: (through / blocks.len() as f64 * 1e6).round() as u64,
+            floor: floor * f64::from(plan.blocks) / blocks.len() as f64,
+        }
     }
 
     /// Why the run is refused before it starts, if it is: its lossy Canary jobs are expected
-    /// to need more than twice `--max-events` tries after the fallback alone (the floor of
-    /// [`Sim::repair_share`]; twice, since the floor is an average).
+    /// to need more than twice `--max-events` tries after the fallback alone
+    /// ([`Repair::floor`]; twice, since the floor is an average).
     pub(super) fn canary_hopeless(&self) -> Option<Stuck> {
         let floor = self.canary.iter().map(|st| st.floor).sum::<f64>();
         let limit = self.params.max_events;

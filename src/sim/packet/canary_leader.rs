@@ -120,7 +120,8 @@ pub(super) struct Leaders {
     /// open: the leader answers them when it is done.
     pub(super) askers: FxHashMap<u32, Vec<u32>>,
     /// Per block, when the leader last got a contribution of its open generation (u64::MAX:
-    /// none yet), what a re-issued generation's patience reads ([`Sim::lead_clock`]).
+    /// none yet, [`Sim::lead_heard`]), what a re-issued generation's patience reads
+    /// ([`Sim::lead_clock`]).
     last: Vec<u64>,
     /// A declared timeout, used as written.
     fixed: Option<u64>,
@@ -131,11 +132,6 @@ pub(super) struct Leaders {
 }
 
 impl Leaders {
-    /// A contribution of block `b`'s open generation reached its leader at `now`.
-    pub(super) fn heard(&mut self, b: u32, now: u64) {
-        self.last[b as usize] = now;
-    }
-
     /// For `plan`; `floor` is the least RTO (the block lifetime), `fixed` a declared timeout.
     pub(super) fn new(plan: &Plan, floor: u64, fixed: Option<u64>) -> Leaders {
         let h = plan.ranks() as usize;
@@ -241,6 +237,16 @@ impl Sim<'_> {
         l.clock[k].open.insert((now, b));
         if l.clock[k].timer == u64::MAX {
             self.arm_clock(c, k);
+        }
+    }
+
+    /// A contribution of block `b`'s open generation (not fallen back) reached its leader:
+    /// the generation is underway, and this is its latest contribution.
+    pub(super) fn lead_heard(&mut self, c: u32, b: u32) {
+        self.lead_start(c, b);
+        let now = self.now;
+        if let Some(l) = self.leaders(c) {
+            l.last[b as usize] = now;
         }
     }
 
