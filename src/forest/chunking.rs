@@ -45,6 +45,7 @@ use crate::sema::model::{AutoOr, Collective, CollectiveKind, NodeId, Topology};
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 mod describe;
 pub use describe::gbs_short;
@@ -66,7 +67,7 @@ pub struct Reach {
 }
 
 /// A tree as the time model sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct TreeTime {
     /// Which phase (index into the forests) and tree (index into its `trees`).
     pub phase: usize,
@@ -81,10 +82,13 @@ pub struct TreeTime {
     /// Store-and-forward hops to the farthest node (the tree's depth, or height for in-trees).
     pub depth: u64,
     /// Every node that receives data, with its hops and latency (an in-tree node once per
-    /// chain of children below it that no other beats in both).
-    pub reach: Vec<Reach>,
+    /// chain of children below it that no other beats in both); shared by the copies a sweep
+    /// over sizes makes (only `bytes` changes with the size).
+    pub reach: Arc<[Reach]>,
+    /// Each of `reach`'s latencies as the nearest `f64`, for the flow simulation.
+    pub reach_seconds: Arc<[f64]>,
     /// The (hops, latency) pairs no other node beats in both: what bounds the tree's finish.
-    frontier: Vec<(u64, BigRational)>,
+    frontier: Arc<[(u64, BigRational)]>,
 }
 
 impl TreeTime {
@@ -276,7 +280,11 @@ fn trees_with<L: Lat>(
                 share,
                 rate: t.rate.clone(),
                 depth,
-                frontier: front.iter().map(|(h, l)| (*h, exact(l))).collect(),
+                frontier: front
+                    .iter()
+                    .map(|(h, l)| (*h, exact(l)))
+                    .collect::<Vec<_>>()
+                    .into(),
                 reach: reach
                     .iter()
                     .map(|(hops, node, l)| Reach {
@@ -284,8 +292,17 @@ fn trees_with<L: Lat>(
                         hops: *hops,
                         latency: exact(l),
                     })
-                    .collect(),
+                    .collect::<Vec<_>>()
+                    .into(),
+                reach_seconds: Arc::from([]),
             });
+            if let Some(t) = out.last_mut() {
+                t.reach_seconds = t
+                    .reach
+                    .iter()
+                    .map(|r| r.latency.to_f64().unwrap_or(0.0))
+                    .collect();
+            }
         }
     }
     out

@@ -16,6 +16,9 @@ pub struct Filler {
     /// The links the flows use, ascending, and each one's place in that list (by link id).
     used: Vec<LinkId>,
     slot_of: Vec<u32>,
+    /// Per link: the fill that last listed it in `used`.
+    seen: Vec<u32>,
+    stamp: u32,
     /// Per used link: capacity left, unfrozen crossings and their summed shares, and where
     /// its crossings start in `through` (CSR).
     left: Vec<f64>,
@@ -39,15 +42,28 @@ impl Filler {
     where
         I: Iterator<Item = (LinkId, f64)>,
     {
-        self.used.clear();
-        for f in 0..flows {
-            self.used.extend(links(f).map(|x| x.0));
-        }
-        self.used.sort_unstable();
-        self.used.dedup();
+        // The distinct links, each listed once when first seen (a flow crosses a link many
+        // times in a forest's tree), then sorted.
         if self.slot_of.len() < caps.len() {
             self.slot_of.resize(caps.len(), 0);
+            self.seen.resize(caps.len(), 0);
         }
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.seen.fill(0);
+            self.stamp = 1;
+        }
+        self.used.clear();
+        for f in 0..flows {
+            for (l, _) in links(f) {
+                let seen = &mut self.seen[l as usize];
+                if *seen != self.stamp {
+                    *seen = self.stamp;
+                    self.used.push(l);
+                }
+            }
+        }
+        self.used.sort_unstable();
         for (k, &l) in self.used.iter().enumerate() {
             self.slot_of[l as usize] = k as u32;
         }

@@ -74,16 +74,17 @@ pub fn run_forest_in(
     chunks: u64,
     trace: bool,
 ) -> FlowRun {
-    let link_of: BTreeMap<(NodeId, NodeId), LinkId> = net
-        .links
-        .iter()
-        .enumerate()
-        .map(|(i, l)| ((l.from, l.to), i as LinkId))
-        .collect();
-    let rank_of: BTreeMap<NodeId, usize> =
-        c.ranks.iter().enumerate().map(|(r, &n)| (n, r)).collect();
+    let link_of = edge_links(topo, net);
+    // Each node's rank (by node index), if it has one.
+    let mut rank_of: Vec<Option<usize>> = vec![None; topo.graph.node_count()];
+    for (r, &n) in c.ranks.iter().enumerate() {
+        if let Some(x) = rank_of.get_mut(n) {
+            *x = Some(r);
+        }
+    }
     let caps = params.caps(net);
-    let mut link_bytes: BTreeMap<LinkId, f64> = BTreeMap::new();
+    // Bytes per link (None: no tree crossed it), summed tree by tree in path order.
+    let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
     let mut finish = vec![0.0f64; c.ranks.len()];
     let mut spans = trace.then(Vec::new);
     let mut messages = 0u64;
@@ -93,12 +94,12 @@ pub fn run_forest_in(
         let mine: Vec<&TreeTime> = trees.iter().filter(|t| t.phase == phase).collect();
         let mut live: Vec<Live> = mine
             .iter()
-            .map(|t| live_tree(topo, &link_of, f, t, chunks))
+            .map(|t| live_tree(&link_of, f, t, chunks))
             .collect();
         for (t, l) in mine.iter().zip(&live) {
             let bytes = t.bytes.to_f64().unwrap_or(0.0);
             for &link in &l.path {
-                *link_bytes.entry(link).or_insert(0.0) += bytes;
+                *link_bytes[link as usize].get_or_insert(0.0) += bytes;
             }
             messages += f.trees[t.tree].edges.len() as u64 * chunks;
         }
@@ -106,11 +107,10 @@ pub fn run_forest_in(
         let mut end = start;
         let mut lanes: BTreeMap<NodeId, u32> = BTreeMap::new();
         for ((t, l), r0) in mine.iter().zip(&live).zip(&rates0) {
-            for reach in &t.reach {
+            for (reach, &latency) in t.reach.iter().zip(t.reach_seconds.iter()) {
                 let i = l.marks.partition_point(|m| m.0 < reach.hops);
-                let at = l.reached.get(i).copied().unwrap_or(l.done)
-                    + reach.latency.to_f64().unwrap_or(0.0);
-                if let Some(&r) = rank_of.get(&reach.node) {
+                let at = l.reached.get(i).copied().unwrap_or(l.done) + latency;
+                if let Some(&Some(r)) = rank_of.get(reach.node) {
                     finish[r] = finish[r].max(at);
                 }
                 end = end.max(at);
@@ -135,31 +135,25 @@ pub fn run_forest_in(
     }
     FlowRun {
         finish,
-        link_bytes: link_bytes.into_iter().collect(),
+        link_bytes: link_bytes
+            .into_iter()
+            .enumerate()
+            .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
+            .collect(),
         messages,
         spans,
     }
 }
 
 /// The flow of tree `t`: its links, one entry per crossing tree edge, and its marks.
-fn live_tree(
-    topo: &Topology,
-    link_of: &BTreeMap<(NodeId, NodeId), LinkId>,
-    f: &Forest,
-    t: &TreeTime,
-    chunks: u64,
-) -> Live {
+fn live_tree(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime, chunks: u64) -> Live {
     let mut path = Vec::new();
     for e in &f.trees[t.tree].edges {
-        for &g in e.route.iter() {
-            let ends = topo
-                .graph
-                .edge_endpoints(petgraph::graph::EdgeIndex::new(g))
-                .map(|(a, b)| (a.index(), b.index()));
-            if let Some(&l) = ends.and_then(|k| link_of.get(&k)) {
-                path.push(l);
-            }
-        }
+        path.extend(
+            e.route
+                .iter()
+                .filter_map(|&g| link_of.get(g).copied().flatten()),
+        );
     }
     let mut hops: Vec<u64> = t.reach.iter().map(|r| r.hops).collect();
     hops.sort_unstable();
@@ -185,6 +179,24 @@ fn live_tree(
         reached: Vec::new(),
         done: 0.0,
     }
+}
+
+/// The merged network link of every edge of `topo` (by edge index; None for an edge the
+/// network does not hold): what a tree edge's route, a list of topology edges, crosses.
+fn edge_links(topo: &Topology, net: &Net) -> Vec<Option<LinkId>> {
+    let link_of: BTreeMap<(NodeId, NodeId), LinkId> = net
+        .links
+        .iter()
+        .enumerate()
+        .map(|(i, l)| ((l.from, l.to), i as LinkId))
+        .collect();
+    topo.graph
+        .edge_indices()
+        .map(|e| {
+            let (a, b) = topo.graph.edge_endpoints(e)?;
+            link_of.get(&(a.index(), b.index())).copied()
+        })
+        .collect()
 }
 
 /// Runs one phase from `start`: every tree's transfer at max-min fair rates, recomputed when
@@ -293,9 +305,9 @@ fn span(
     start: f64,
     done: f64,
     lane: u32,
-    rank_of: &BTreeMap<NodeId, usize>,
+    rank_of: &[Option<usize>],
 ) -> LaneSpan {
-    let root = rank_of.get(&t.root).copied().unwrap_or(0) as u32;
+    let root = rank_of.get(t.root).copied().flatten().unwrap_or(0) as u32;
     let what = match dir {
         Direction::Out => "out-tree",
         Direction::In => "in-tree",
