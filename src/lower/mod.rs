@@ -483,7 +483,7 @@ pub fn ring_channel_room(c: &Collective, slices: u32) -> u64 {
 /// The rings of a ring schedule, one visiting order per channel: the node-order ring alone
 /// without a topology or for `channels: 1`, else [`crate::net::rings`]' search (cached per
 /// network and ranks), with `channels: auto` at most as many channels as the elements fill.
-fn ring_orders(
+pub(crate) fn ring_orders(
     model: &Model,
     c: &Collective,
     channels: AutoOr<u64>,

@@ -8,7 +8,8 @@
 //! messages (`goal::from_verified_at`), and the proof is about slots. What a size does change is
 //! the parameters `auto` resolves to (a ring's channels are as many as the elements fill, NCCL's
 //! tree's chunks follow the bytes, `stages: auto` the cost at that size): the key holds them as
-//! resolved, so two sizes share a program exactly when lowering them would build the same ops.
+//! resolved (a ring's rings as the channel search lays them), so two sizes share a program
+//! exactly when lowering them would build the same ops.
 //! Families whose parameters are costly to resolve without lowering (forests, the all-to-all
 //! optimum's chunks) or that do not lower to host programs have no key and lower per size.
 //!
@@ -17,7 +18,7 @@
 //! does not grow with every file it sees. A key being lowered by one thread is waited for by
 //! the others that need it, never lowered twice at once.
 
-use super::{ring_channels, ring_slices};
+use super::{ring_orders, ring_slices};
 use crate::diag::Diagnostic;
 use crate::ir::{Program, verify::Proof};
 use crate::sema::model::{AutoOr, Family, Model};
@@ -36,9 +37,12 @@ pub fn structure(m: &Model) -> Option<String> {
     let family = super::family_of(m, c.kind);
     let resolved = match &family {
         Family::Ring { slices, channels } => {
+            // The rings themselves (the channel search is cached): `channels: auto` allows
+            // as many channels as the elements fill, so small sizes ask the search for fewer,
+            // and it often lays the same rings for them all (one ring on a fat tree).
             let slices = ring_slices(c, *slices);
-            let (want, fixed) = ring_channels(c, *channels, slices).ok()?;
-            format!("ring {slices} slices {want} channels fixed {fixed}")
+            let rings = ring_orders(m, c, *channels, slices).ok()?;
+            format!("ring {slices} slices {rings:?}")
         }
         Family::RecursiveDoubling => "recursive_doubling".into(),
         Family::RecursiveMultiplying { stages, model } => match stages {
