@@ -98,7 +98,7 @@ fn evaluate_once(
         return forest(&mm, *k, *chunks, params);
     }
     let net = Net::new(topo);
-    let low = crate::sim::fluid::lower(&mm, params)?;
+    let low = crate::sim::fluid::lower_sized(&mm, params)?;
     low.simulate(&net, params, false)
 }
 

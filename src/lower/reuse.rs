@@ -141,12 +141,13 @@ pub fn lowered(
 mod tests {
     use super::structure;
 
-    /// A ring allgather of `per_rank` f32 elements per rank over 600 hosts on one switch.
-    fn ring(per_rank: u64) -> crate::sema::model::Model {
+    /// A ring allgather of `per_rank` f32 elements per rank over 600 hosts on one switch,
+    /// with `channels` as the schedule gives it.
+    fn ring(per_rank: u64, channels: &str) -> crate::sema::model::Model {
         let n = 600;
         let src = format!(
             "topology t {{ compute h[{n}]; switch s; for i in 0..{n} {{ link h[i] <-> s : 25 GB/s; }} }} \
-             collective allgather {{ size: {} B; dtype: f32; }} schedule ring {{ channels: auto; }}",
+             collective allgather {{ size: {} B; dtype: f32; }} schedule ring {{ channels: {channels}; }}",
             per_rank * n * 4
         );
         let mut files = crate::diag::SourceMap::new();
@@ -156,27 +157,30 @@ mod tests {
         c.model.expect("a model")
     }
 
-    /// At 600 ranks the search lays at most 23 channels (`rings::auto_limit`): sizes whose
-    /// elements fill 24, 31 or 32 and more channels share one key (one search, one program),
-    /// and sizes that fill fewer keep keys of their own.
+    /// `channels: auto` lets a size ask the search for as many channels as its elements fill
+    /// (at most 23 at 600 ranks, `rings::auto_limit`), and on one switch the search lays one
+    /// ring whatever it may lay: every size shares one key (one program), whether its elements
+    /// fill 4, 22, 24 or more channels. Rings that differ keep keys of their own.
     #[test]
-    fn sizes_past_the_search_limit_share_a_structure() {
+    fn sizes_share_a_structure_when_the_search_lays_the_same_rings() {
         assert_eq!(crate::net::rings::auto_limit(600), 23);
-        // The resolved parameters: the key's part before the collective (the rest is alike).
-        let full = |per_rank| structure(&ring(per_rank)).expect("a ring has a key");
-        let key = |per_rank| {
-            full(per_rank)
-                .split('|')
-                .next()
-                .unwrap_or_default()
-                .to_string()
-        };
-        assert_eq!(key(24), "ring 1 slices 23 channels fixed false");
+        let key = |per_rank, channels| structure(&ring(per_rank, channels)).expect("a key");
+        let one = key(24, "auto");
+        for per_rank in [1, 4, 22, 31, 1000] {
+            assert_eq!(key(per_rank, "auto"), one, "{per_rank} elements per rank");
+        }
+        let resolved = one.split('|').next().unwrap_or_default().to_string();
         assert!(
-            full(31) == full(24) && full(1000) == full(24),
-            "one key past the limit"
+            resolved.starts_with("ring 1 slices [[0, 1, 2, "),
+            "{resolved}"
         );
-        assert_eq!(key(22), "ring 1 slices 22 channels fixed false");
-        assert_eq!(key(4), "ring 1 slices 4 channels fixed false");
+        assert_eq!(resolved.matches('[').count(), 2, "one ring: {resolved}");
+        assert_eq!(
+            key(24, "1"),
+            one,
+            "the one ring of `auto` is `channels: 1`'s"
+        );
+        assert_ne!(key(24, "2"), one, "two channels are another program");
+        assert_ne!(key(24, "2"), key(24, "3"));
     }
 }

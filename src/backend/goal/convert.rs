@@ -44,6 +44,30 @@ pub fn from_verified_at(
     convert(p, opts, false, part_elements)
 }
 
+/// Every op's bytes (sends, receives) or time (calcs) in `s`, a schedule converted from `p`
+/// ([`from_verified_at`] at any size), with parts of `part_elements` elements instead, rank by
+/// rank in op order: the GOAL ops of one program do not change with the collective's size,
+/// only these numbers, so a sweep over sizes converts once and sizes per size.
+pub fn amounts_at(
+    p: &Program,
+    s: &GoalSchedule,
+    opts: &GoalOptions,
+    part_elements: u64,
+) -> Result<Vec<u64>, GoalError> {
+    let bytes = SliceBytes::new(p, part_elements);
+    let n = s.ranks.len();
+    in_order(par::map_blocks(n, par::block_size(n, 64), |r| {
+        let mut cx = RankCx::new(p, opts, &[], &bytes);
+        let mut out = Vec::new();
+        for pi in r {
+            for g in &s.ranks[pi].ops {
+                out.push(cx.amount(pi, g)?);
+            }
+        }
+        Ok(out)
+    }))
+}
+
 /// Refuses a proof of another program (see [`from_verified`]).
 pub(super) fn check_proof(p: &Program, proof: &Proof) -> Result<(), GoalError> {
     if proof.ops != p.op_count() {

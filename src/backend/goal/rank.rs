@@ -146,6 +146,33 @@ impl<'a> RankCx<'a> {
         Ok(t)
     }
 
+    /// The bytes (a send or receive) or time (a calc) of op `g` of GOAL rank `pi`, converted
+    /// from process `pi` of this converter's program, at this converter's sizes: what
+    /// [`Self::rank`] gives the op at them.
+    pub(super) fn amount(&mut self, pi: usize, g: &GoalOp) -> Result<u64, GoalError> {
+        let Some(Label::Ir { op, calc }) = g.label else {
+            return Err(err(
+                format!("an op of rank {pi} has no IR label"),
+                "size only a schedule converted from this program",
+            ));
+        };
+        let Some(ir) = self.p.procs.get(pi).and_then(|p| p.ops.get(op as usize)) else {
+            return Err(err(
+                format!("rank {pi} names op {op}, which its process does not have"),
+                "size only a schedule converted from this program",
+            ));
+        };
+        match (&ir.kind, calc) {
+            (IrOp::Send { src, .. }, _) => Ok(self.bytes.of(*src)),
+            (IrOp::Recv { dst, .. } | IrOp::RecvReduce { dst, .. }, false) => {
+                Ok(self.bytes.of(*dst))
+            }
+            (IrOp::RecvReduce { dst, .. } | IrOp::Reduce { dst, .. }, _)
+            | (IrOp::Recv { dst, .. }, true) => self.calc(0, self.bytes.of(*dst)),
+            (IrOp::Copy { dst, .. }, _) => self.calc(1, self.bytes.of(*dst)),
+        }
+    }
+
     /// GOAL rank `pi`, from process `pi`.
     pub(super) fn rank(&mut self, pi: usize) -> Result<GoalRank, GoalError> {
         let p = self.p;

@@ -56,9 +56,9 @@ enum Ev {
     CalcDone(u32, u32),
 }
 
-struct Sim {
+struct Sim<'a> {
     tick: f64,
-    flat: Flat,
+    flat: &'a Flat,
     remaining: Vec<u32>,
     now: f64,
     ready: VecDeque<(u32, u32)>,
@@ -67,7 +67,7 @@ struct Sim {
     /// Every op's state ([`POSTED`], [`ARRIVED`], [`DONE`]), by global index.
     st: Vec<u8>,
     /// Each send's receive and each receive's send (global indices; [`NONE`] when unpaired).
-    pair: Vec<u32>,
+    pair: &'a [u32],
     cpu_free: HashMap<(u32, u8), f64>,
     finish: Vec<f64>,
     done_ops: usize,
@@ -76,7 +76,7 @@ struct Sim {
     spans: Option<Vec<LaneSpan>>,
 }
 
-impl Sim {
+impl Sim<'_> {
     fn idx(&self, rank: u32, op: u32) -> usize {
         self.flat.g(rank, op)
     }
@@ -191,9 +191,53 @@ pub fn run(
     params: &FlowParams,
     trace: bool,
 ) -> Result<FlowRun, Stuck> {
-    let (flat, remaining) = Flat::new(s);
+    run_sized(s, None, None, hosts, tick, net, params, trace)
+}
+
+/// What a run needs of a schedule's structure, the same at every size: the flat dependents,
+/// every op's count of dependencies, and which receive takes which send.
+pub struct Prepared {
+    flat: Flat,
+    remaining: Vec<u32>,
+    pair: Vec<u32>,
+}
+
+impl Prepared {
+    pub fn new(s: &GoalSchedule) -> Prepared {
+        let (flat, remaining) = Flat::new(s);
+        let pair = pair(s, &flat.base);
+        Prepared {
+            flat,
+            remaining,
+            pair,
+        }
+    }
+}
+
+/// [`run`] with every op's bytes or time taken from `amounts` (by global op index, as
+/// [`crate::backend::goal::amounts_at`] gives them) instead of `s`'s own, when given, and
+/// `s`'s structure from `prepared` (made from `s`), when given.
+#[allow(clippy::too_many_arguments)]
+pub fn run_sized(
+    s: &GoalSchedule,
+    amounts: Option<&[u64]>,
+    prepared: Option<&Prepared>,
+    hosts: &[NodeId],
+    tick: f64,
+    net: &Net,
+    params: &FlowParams,
+    trace: bool,
+) -> Result<FlowRun, Stuck> {
+    let made;
+    let prep = match prepared {
+        Some(p) => p,
+        None => {
+            made = Prepared::new(s);
+            &made
+        }
+    };
+    let (flat, remaining, pair) = (&prep.flat, prep.remaining.clone(), &prep.pair[..]);
     let total = remaining.len();
-    let pair = pair(s, &flat.base);
     let mut sim = Sim {
         tick,
         flat,
@@ -218,7 +262,12 @@ pub fn run(
         }
     }
 
-    let hot = hot_ops(s);
+    let mut hot = hot_ops(s);
+    if let Some(a) = amounts {
+        for (h, &x) in hot.iter_mut().zip(a) {
+            h.amount = x;
+        }
+    }
     let caps = params.caps(net);
     let mut table = Routes {
         plain: Vec::new(),
@@ -316,10 +365,7 @@ pub fn run(
             for f in flows.end_at(sim.now, &table) {
                 let at = sim.now + table.lat[f.route] + table.over[f.route];
                 if trace {
-                    let bytes = match s.ranks[f.rank as usize].ops[f.op as usize].kind {
-                        OpKind::Send { size, .. } => size,
-                        _ => 0,
-                    };
+                    let bytes = hot[sim.idx(f.rank, f.op)].amount;
                     let args = vec![("bytes", json!(bytes))];
                     sim.span(f.rank, 0, format!("send to {}", f.to), f.start, args);
                 }

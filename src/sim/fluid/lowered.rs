@@ -2,9 +2,14 @@
 //! it: lowered, proved ([`crate::lower::lower_and_verify`]) and converted to GOAL with
 //! reductions timed by the flow model's `gamma` in picosecond units; rank r on the compute
 //! node the collective puts it on.
+//!
+//! A sweep over sizes ([`lower_sized`]: `compare`, `schedule auto`) converts each lowered
+//! program once, keeps the conversion beside the program ([`Converted`]), and gives every
+//! other size only its ops' bytes and times ([`crate::backend::goal::amounts_at`]): the GOAL
+//! ops of a program do not change with the size.
 
 use super::FlowRun;
-use crate::backend::goal::{self, GoalOptions, GoalSchedule};
+use crate::backend::goal::{self, GoalOptions, GoalSchedule, OpKind};
 use crate::cost::rounds::{RoundCost, round_cost};
 use crate::diag::{Code, Diagnostic};
 use crate::net::{FlowParams, Net};
@@ -12,10 +17,17 @@ use crate::sema::model::{CostModelKind, Model, NodeId};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A lowered schedule placed on the network.
 pub struct Lowered {
-    pub goal: GoalSchedule,
+    pub goal: Arc<GoalSchedule>,
+    /// Every op's bytes or time at this size (by global op index), when `goal` was converted
+    /// at another size or under other options ([`lower_sized`]); None when `goal`'s own are
+    /// this size's.
+    pub amounts: Option<Vec<u64>>,
+    /// `goal`'s structure as the engine runs it, shared by a sweep's sizes ([`lower_sized`]).
+    pub prepared: Option<Arc<super::engine::Prepared>>,
     pub hosts: Vec<NodeId>,
     /// Seconds per GOAL time unit.
     pub tick: BigRational,
@@ -30,6 +42,17 @@ fn tick() -> BigRational {
 
 /// Lowers, proves and converts `m`'s schedule (any family that lowers to host processes).
 pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>> {
+    lower_in(m, params, false)
+}
+
+/// [`lower`] for one size of a sweep: the GOAL conversion of the program's structure is
+/// shared with the sweep's other sizes and this size's bytes and times are
+/// [`Lowered::amounts`]. For [`Lowered::simulate`]; the round model sizes a copy.
+pub fn lower_sized(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>> {
+    lower_in(m, params, true)
+}
+
+fn lower_in(m: &Model, params: &FlowParams, shared: bool) -> Result<Lowered, Vec<Diagnostic>> {
     // The program and proof of this structure, lowered once for every size (`lower::reuse`).
     let proved = crate::lower::reuse::lowered(m, || crate::lower::lower_and_verify(m))?;
     let (program, proof) = (&proved.0, &proved.1);
@@ -43,8 +66,19 @@ pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>>
         ..GoalOptions::default()
     };
     let span = m.build_span(None);
-    let goal = goal::from_verified_at(program, proof, &opts, part)
-        .map_err(|e| vec![e.diagnostic(span)])?;
+    let diag = |e: goal::GoalError| vec![e.diagnostic(span)];
+    let (goal, amounts, prepared) = if shared {
+        let c = converted(&proved, &opts, part).map_err(diag)?;
+        let amounts = if c.part == part && c.opts == opts {
+            None
+        } else {
+            Some(goal::amounts_at(program, &c.goal, &opts, part).map_err(diag)?)
+        };
+        (c.goal.clone(), amounts, Some(c.prepared.clone()))
+    } else {
+        let goal = goal::from_verified_at(program, proof, &opts, part).map_err(diag)?;
+        (Arc::new(goal), None, None)
+    };
     let ranks = m
         .collective
         .as_ref()
@@ -63,6 +97,8 @@ pub fn lower(m: &Model, params: &FlowParams) -> Result<Lowered, Vec<Diagnostic>>
     }
     Ok(Lowered {
         goal,
+        amounts,
+        prepared,
         hosts: ranks,
         tick: tick(),
         span,
@@ -98,7 +134,9 @@ impl Lowered {
         trace: bool,
     ) -> Result<FlowRun, Vec<Diagnostic>> {
         let t = self.tick.to_f64().unwrap_or(0.0);
-        super::run(&self.goal, &self.hosts, t, net, params, trace).map_err(|s| {
+        let (amounts, prepared) = (self.amounts.as_deref(), self.prepared.as_deref());
+        let (goal, hosts) = (&self.goal, &self.hosts);
+        super::run_sized(goal, amounts, prepared, hosts, t, net, params, trace).map_err(|s| {
             vec![
                 Diagnostic::error(
                     Code::GoalInvalid,
@@ -116,6 +154,138 @@ impl Lowered {
 
     /// The round model's cost ([`crate::cost::rounds`]).
     pub fn round_cost(&self, net: &Net, params: &FlowParams) -> Option<RoundCost> {
-        round_cost(&self.goal, &self.hosts, &self.tick, net, params)
+        match &self.amounts {
+            None => round_cost(&self.goal, &self.hosts, &self.tick, net, params),
+            Some(a) => {
+                let sized = sized(&self.goal, a);
+                round_cost(&sized, &self.hosts, &self.tick, net, params)
+            }
+        }
+    }
+}
+
+/// `s` with every op's bytes or time from `amounts` (by global op index).
+fn sized(s: &GoalSchedule, amounts: &[u64]) -> GoalSchedule {
+    let mut out = s.clone();
+    let ops = out.ranks.iter_mut().flat_map(|r| r.ops.iter_mut());
+    for (op, &x) in ops.zip(amounts) {
+        match &mut op.kind {
+            OpKind::Send { size, .. } | OpKind::Recv { size, .. } => *size = x,
+            OpKind::Calc { time } => *time = x,
+        }
+    }
+    out
+}
+
+/// A program's GOAL conversion at one size and options, kept beside it for a sweep's other
+/// sizes ([`lower_sized`]).
+struct Converted {
+    part: u64,
+    opts: GoalOptions,
+    goal: Arc<GoalSchedule>,
+    prepared: Arc<super::engine::Prepared>,
+}
+
+/// Conversions kept by the program they convert (held, so no other program takes its
+/// address), the most recent last, up to [`crate::lower::reuse::BUDGET`] ops in all (the
+/// newest always stays). A conversion under way is waited for by the other threads that
+/// need it (its slot's lock), never made twice at once.
+type Slot = Arc<Mutex<Option<Arc<Converted>>>>;
+static CONVERTED: OnceLock<Mutex<Vec<(crate::lower::reuse::Proved, Slot, usize)>>> =
+    OnceLock::new();
+
+/// `proved`'s conversion: kept from an earlier size, else made at `part` under `opts`.
+fn converted(
+    proved: &crate::lower::reuse::Proved,
+    opts: &GoalOptions,
+    part: u64,
+) -> Result<Arc<Converted>, goal::GoalError> {
+    let cache = CONVERTED.get_or_init(Default::default);
+    let slot = {
+        let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
+        match entries.iter().position(|e| Arc::ptr_eq(&e.0, proved)) {
+            Some(i) => {
+                let e = entries.remove(i);
+                let slot = e.1.clone();
+                entries.push(e);
+                slot
+            }
+            None => {
+                let slot: Slot = Arc::new(Mutex::new(None));
+                entries.push((proved.clone(), slot.clone(), proved.0.op_count()));
+                // Within the budget, the newest kept whatever its size.
+                let mut total: usize = entries.iter().map(|e| e.2).sum();
+                while total > crate::lower::reuse::BUDGET && entries.len() > 1 {
+                    total -= entries.remove(0).2;
+                }
+                slot
+            }
+        }
+    };
+    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(c) = held.as_ref() {
+        return Ok(c.clone());
+    }
+    let goal = goal::from_verified_at(&proved.0, &proved.1, opts, part)?;
+    let c = Arc::new(Converted {
+        part,
+        opts: opts.clone(),
+        prepared: Arc::new(super::engine::Prepared::new(&goal)),
+        goal: Arc::new(goal),
+    });
+    *held = Some(c.clone());
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{lower, lower_sized};
+    use crate::net::{Net, for_file};
+
+    /// A ring allreduce of `bytes` over 6 hosts of two switches, reductions at 0.5 ns a byte.
+    fn file(bytes: u64) -> crate::sema::model::Model {
+        let src = format!(
+            "topology t {{ compute h[6]; switch a; switch b; \
+             for i in 0..3 {{ link h[i] <-> a : 25 GB/s; link h[i + 3] <-> b : 25 GB/s; }} \
+             link a <-> b : 50 GB/s; }} \
+             collective allreduce {{ size: {bytes} B; dtype: f32; op: sum; }} \
+             schedule ring {{ channels: 2; }} \
+             model m: flow {{ gamma: 0.5 ns/B; }}"
+        );
+        let mut files = crate::diag::SourceMap::new();
+        let id = files.add("t.coll", src);
+        let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
+        assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+        c.model.expect("a model")
+    }
+
+    /// A sweep's sizes share one conversion and differ in their ops' bytes and times only:
+    /// sized from another size's conversion, a program is op for op the one converted at its
+    /// own size (uneven chunks and reduction times included), and simulates to the same run.
+    #[test]
+    fn a_size_sized_from_another_sizes_conversion_is_its_own() {
+        let first = file(48_000);
+        let params = for_file(&first, None);
+        let a = lower_sized(&first, &params).expect("lowers");
+        assert!(
+            a.amounts.is_none(),
+            "the first size is the conversion's own"
+        );
+        // 12,004 bytes: 3,001 elements, which six ranks and two channels do not divide.
+        for bytes in [12_004, 1_000_004, 48_000] {
+            let m = file(bytes);
+            let sized = lower_sized(&m, &params).expect("lowers");
+            // (Another test's programs may have pushed this one's conversion out of the cache;
+            // then this size is converted for itself, and the comparison below still holds.)
+            let own = lower(&m, &params).expect("lowers");
+            let goal = match &sized.amounts {
+                Some(x) => super::sized(&sized.goal, x),
+                None => (*sized.goal).clone(),
+            };
+            assert_eq!(goal, *own.goal, "{bytes} B");
+            let net = Net::new(m.topology.as_ref().expect("a topology"));
+            let run = |l: &super::Lowered| l.simulate(&net, &params, false).expect("runs");
+            assert_eq!(run(&sized), run(&own), "{bytes} B");
+        }
     }
 }
