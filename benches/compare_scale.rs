@@ -65,6 +65,25 @@
 //! under `/usr/bin/time` on that machine, nearly idle: 100.2 s wall (177.8 s user) before,
 //! 71.8 s (116.5 s) after, 3.2 GB both, the same CSV. The flow engine's message-by-message ring
 //! is still what the 10 s target is missing.
+//!
+//! 2026-11-30 (thirty-second session), another machine of this kind, nearly idle, the whole
+//! command under `/usr/bin/time`, the binary of the session's start against its end (every
+//! CSV byte-identical). What changed: the forest's flow simulation per size stopped looking
+//! every tree hop up in a map and deep-copying the trees' reach lists; sizes whose rings the
+//! search lays alike share one lowered program (fat_tree_1024's 8, 16 and 32 KiB were three
+//! more); a sweep converts each program to GOAL once and gives the other sizes only their
+//! ops' bytes and times, with the engine's dependents and pairing made once beside it.
+//!
+//! | file | start | end |
+//! |---|---|---|
+//! | fat_tree_1024, median of 3 | 39.95 s (39.19 to 42.83), 63.9 s user, 2.3 GB | 23.13 s (22.78 to 24.93), 39.8 s user, 2.0 GB |
+//! | dgx_a100_fat_tree_1024, one run | 193.5 s, 336 s user, 4.8 GB | 152.2 s, 258 s user, 5.5 GB |
+//!
+//! Per size, fat_tree_1024's ring is now about 1.4 s of flow engine (1 M messages) and the
+//! DGX file's about 10 s (8.4 M messages over 8 channels); the 10 s target is still out of
+//! reach of a message-by-message ring. At 256 GPUs (`--param boxes=32`) the search lays 31
+//! channels and the ring's components of flows sharing links grow to about 800 of 7,500 flows
+//! at 1 GiB: that one size took 632 s, so a 256-GPU compare is slower than the 1,024-GPU one.
 
 mod common;
 
