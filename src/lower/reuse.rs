@@ -150,11 +150,7 @@ mod tests {
              collective allgather {{ size: {} B; dtype: f32; }} schedule ring {{ channels: {channels}; }}",
             per_rank * n * 4
         );
-        let mut files = crate::diag::SourceMap::new();
-        let id = files.add("t.coll", src);
-        let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
-        assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
-        c.model.expect("a model")
+        crate::sema::checked(&src)
     }
 
     /// `channels: auto` lets a size ask the search for as many channels as its elements fill

@@ -73,6 +73,17 @@ pub const HIDDEN_AFTER_SYNTAX_ERRORS: &[Code] = &[
     Code::BadRoot,
 ];
 
+/// The model of `src` (a file named `t.coll`) under the default options, for unit tests;
+/// panics with the diagnostics when it does not check.
+#[cfg(test)]
+pub(crate) fn checked(src: &str) -> Model {
+    let mut files = SourceMap::new();
+    let id = files.add("t.coll", src.to_string());
+    let c = check(&mut files, id, &Options::default());
+    assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
+    c.model.expect("a model")
+}
+
 /// Checks the file `main` (already in `sources`), loading imports into `sources`.
 pub fn check(sources: &mut SourceMap, main: FileId, opts: &Options) -> Checked {
     let mut diags = Vec::new();

@@ -5,11 +5,7 @@ use crate::forest::report::ring_cut;
 use num_traits::One;
 
 fn topology(src: &str) -> (Topology, Vec<NodeId>) {
-    let mut files = crate::diag::SourceMap::new();
-    let id = files.add("test.coll", src.to_string());
-    let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
-    assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
-    let m = c.model.expect("a model");
+    let m = crate::sema::checked(src);
     let ranks = m.collective.expect("a collective").ranks;
     (m.topology.expect("a topology"), ranks)
 }

@@ -181,19 +181,6 @@ fn hot_ops(s: &GoalSchedule) -> Vec<Hot> {
         .collect()
 }
 
-/// Runs a GOAL schedule whose rank r sits on node `hosts[r]`; GOAL time units (calc times)
-/// are `tick` seconds. Keeps a timeline when `trace` is set.
-pub fn run(
-    s: &GoalSchedule,
-    hosts: &[NodeId],
-    tick: f64,
-    net: &Net,
-    params: &FlowParams,
-    trace: bool,
-) -> Result<FlowRun, Stuck> {
-    run_sized(s, None, None, hosts, tick, net, params, trace)
-}
-
 /// What a run needs of a schedule's structure, the same at every size: the flat dependents,
 /// every op's count of dependencies, and which receive takes which send.
 pub struct Prepared {
@@ -214,11 +201,12 @@ impl Prepared {
     }
 }
 
-/// [`run`] with every op's bytes or time taken from `amounts` (by global op index, as
-/// [`crate::backend::goal::amounts_at`] gives them) instead of `s`'s own, when given, and
-/// `s`'s structure from `prepared` (made from `s`), when given.
+/// Runs a GOAL schedule whose rank r sits on node `hosts[r]`; GOAL time units (calc times)
+/// are `tick` seconds. Keeps a timeline when `trace` is set. Every op's bytes or time come
+/// from `amounts` (by global op index, as [`crate::backend::goal::amounts_at`] gives them)
+/// when given, else from `s`; `s`'s structure from `prepared` (made from `s`) when given.
 #[allow(clippy::too_many_arguments)]
-pub fn run_sized(
+pub fn run(
     s: &GoalSchedule,
     amounts: Option<&[u64]>,
     prepared: Option<&Prepared>,

@@ -136,7 +136,7 @@ impl Lowered {
         let t = self.tick.to_f64().unwrap_or(0.0);
         let (amounts, prepared) = (self.amounts.as_deref(), self.prepared.as_deref());
         let (goal, hosts) = (&self.goal, &self.hosts);
-        super::run_sized(goal, amounts, prepared, hosts, t, net, params, trace).map_err(|s| {
+        super::run(goal, amounts, prepared, hosts, t, net, params, trace).map_err(|s| {
             vec![
                 Diagnostic::error(
                     Code::GoalInvalid,
@@ -252,11 +252,7 @@ mod tests {
              schedule ring {{ channels: 2; }} \
              model m: flow {{ gamma: 0.5 ns/B; }}"
         );
-        let mut files = crate::diag::SourceMap::new();
-        let id = files.add("t.coll", src);
-        let c = crate::sema::check(&mut files, id, &crate::sema::Options::default());
-        assert!(c.diagnostics.is_empty(), "{:#?}", c.diagnostics);
-        c.model.expect("a model")
+        crate::sema::checked(&src)
     }
 
     /// A sweep's sizes share one conversion and differ in their ops' bytes and times only:

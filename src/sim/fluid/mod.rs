@@ -16,7 +16,7 @@ pub mod outcome;
 mod pair;
 mod routes;
 
-pub use engine::{Stuck, run, run_sized};
+pub use engine::{Stuck, run};
 pub use forest::{run_forest, run_forest_in};
 pub use lowered::{Lowered, lower, lower_sized};
 pub use outcome::{FlowRun, LaneSpan, bus_factor};
