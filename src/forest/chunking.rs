@@ -272,6 +272,14 @@ fn trees_with<L: Lat>(
             let depth = reach.iter().map(|r| r.0).max().unwrap_or(0);
             let share = &t.rate / &totals[&t.root];
             let front = frontier(reach.iter().map(|r| (r.0, r.2.clone())).collect());
+            let reach: Arc<[Reach]> = reach
+                .iter()
+                .map(|(hops, node, l)| Reach {
+                    node: *node,
+                    hops: *hops,
+                    latency: exact(l),
+                })
+                .collect();
             out.push(TreeTime {
                 phase,
                 tree: i,
@@ -280,29 +288,13 @@ fn trees_with<L: Lat>(
                 share,
                 rate: t.rate.clone(),
                 depth,
-                frontier: front
-                    .iter()
-                    .map(|(h, l)| (*h, exact(l)))
-                    .collect::<Vec<_>>()
-                    .into(),
-                reach: reach
-                    .iter()
-                    .map(|(hops, node, l)| Reach {
-                        node: *node,
-                        hops: *hops,
-                        latency: exact(l),
-                    })
-                    .collect::<Vec<_>>()
-                    .into(),
-                reach_seconds: Arc::from([]),
-            });
-            if let Some(t) = out.last_mut() {
-                t.reach_seconds = t
-                    .reach
+                frontier: front.iter().map(|(h, l)| (*h, exact(l))).collect(),
+                reach_seconds: reach
                     .iter()
                     .map(|r| r.latency.to_f64().unwrap_or(0.0))
-                    .collect();
-            }
+                    .collect(),
+                reach,
+            });
         }
     }
     out

@@ -17,6 +17,7 @@ mod alltoall;
 mod builder;
 pub mod estimate;
 pub mod forest;
+pub mod kept;
 pub mod nccl_tree;
 pub mod recursive;
 pub mod reuse;

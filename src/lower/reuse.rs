@@ -13,16 +13,16 @@
 //! Families whose parameters are costly to resolve without lowering (forests, the all-to-all
 //! optimum's chunks) or that do not lower to host programs have no key and lower per size.
 //!
-//! The cache keeps the programs of the most recent structures up to [`BUDGET`] ops in all
-//! (always the newest one), so a long-lived process (the language server, a Python session)
-//! does not grow with every file it sees. A key being lowered by one thread is waited for by
-//! the others that need it, never lowered twice at once.
+//! The cache ([`super::kept::Kept`]) keeps the programs of the most recent structures up to
+//! [`BUDGET`] ops in all (always the newest one); a key being lowered by one thread is waited
+//! for by the others that need it, never lowered twice at once.
 
+use super::kept::Kept;
 use super::{ring_orders, ring_slices};
 use crate::diag::Diagnostic;
 use crate::ir::{Program, verify::Proof};
 use crate::sema::model::{AutoOr, Family, Model};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 /// Ops the cache holds at most, summed over its programs (the newest always stays).
 pub const BUDGET: usize = 24 << 20;
@@ -69,13 +69,7 @@ pub fn structure(m: &Model) -> Option<String> {
     ))
 }
 
-struct Entry {
-    key: String,
-    slot: Arc<Mutex<Option<Proved>>>,
-    ops: usize,
-}
-
-static CACHE: OnceLock<Mutex<Vec<Entry>>> = OnceLock::new();
+static CACHE: Kept<String, Proved> = Kept::new(BUDGET);
 
 /// `m`'s program and proof: from the cache when a program of the same structure was lowered
 /// before, else lowered and proved by `lower` (and kept when it succeeds). Without a key,
@@ -87,54 +81,7 @@ pub fn lowered(
     let Some(key) = structure(m) else {
         return lower().map(Arc::new);
     };
-    let cache = CACHE.get_or_init(Default::default);
-    let slot = {
-        let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
-        match entries.iter().position(|e| e.key == key) {
-            Some(i) => {
-                // The most recently used last.
-                let e = entries.remove(i);
-                let slot = e.slot.clone();
-                entries.push(e);
-                slot
-            }
-            None => {
-                let slot = Arc::new(Mutex::new(None));
-                entries.push(Entry {
-                    key: key.clone(),
-                    slot: slot.clone(),
-                    ops: 0,
-                });
-                slot
-            }
-        }
-    };
-    // Held while lowering: another thread with the same key waits here for the result.
-    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(p) = held.as_ref() {
-        return Ok(p.clone());
-    }
-    let proved: Proved = match lower() {
-        Ok(p) => Arc::new(p),
-        Err(e) => {
-            drop(held);
-            let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
-            // A failure is not kept: a thread waiting on this slot lowers for itself.
-            entries.retain(|e| !Arc::ptr_eq(&e.slot, &slot));
-            return Err(e);
-        }
-    };
-    *held = Some(proved.clone());
-    drop(held);
-    let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(e) = entries.iter_mut().find(|e| e.key == key) {
-        e.ops = proved.1.ops;
-    }
-    // Oldest first out, until the rest fit the budget (the newest always stays).
-    while entries.len() > 1 && entries.iter().map(|e| e.ops).sum::<usize>() > BUDGET {
-        entries.remove(0);
-    }
-    Ok(proved)
+    CACHE.get(key, || lower().map(Arc::new), |p| p.1.ops)
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use super::pair::{NONE, pair};
 use super::routes::Routes;
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
-use crate::net::{FlowParams, LinkId, Net, Total};
+use crate::net::{FlowParams, Net, Total};
 use crate::sema::model::NodeId;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
@@ -181,12 +181,14 @@ fn hot_ops(s: &GoalSchedule) -> Vec<Hot> {
         .collect()
 }
 
-/// What a run needs of a schedule's structure, the same at every size: the flat dependents,
-/// every op's count of dependencies, and which receive takes which send.
+/// What a run needs of a schedule, made once and shared by the sizes of a sweep: the flat
+/// dependents, every op's count of dependencies, which receive takes which send, and the ops'
+/// records (with `s`'s own bytes and times, which a run at another size replaces).
 pub struct Prepared {
     flat: Flat,
     remaining: Vec<u32>,
     pair: Vec<u32>,
+    hot: Vec<Hot>,
 }
 
 impl Prepared {
@@ -197,6 +199,7 @@ impl Prepared {
             flat,
             remaining,
             pair,
+            hot: hot_ops(s),
         }
     }
 }
@@ -250,7 +253,7 @@ pub fn run(
         }
     }
 
-    let mut hot = hot_ops(s);
+    let mut hot = prep.hot.clone();
     if let Some(a) = amounts {
         for (h, &x) in hot.iter_mut().zip(a) {
             h.amount = x;
@@ -406,11 +409,7 @@ pub fn run(
     }
     Ok(FlowRun {
         finish: sim.finish,
-        link_bytes: link_bytes
-            .into_iter()
-            .enumerate()
-            .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
-            .collect(),
+        link_bytes: super::outcome::loaded(link_bytes),
         messages,
         spans: sim.spans,
     })

@@ -135,11 +135,7 @@ pub fn run_forest_in(
     }
     FlowRun {
         finish,
-        link_bytes: link_bytes
-            .into_iter()
-            .enumerate()
-            .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
-            .collect(),
+        link_bytes: super::outcome::loaded(link_bytes),
         messages,
         spans,
     }

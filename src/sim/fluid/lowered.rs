@@ -12,12 +12,13 @@ use super::FlowRun;
 use crate::backend::goal::{self, GoalOptions, GoalSchedule, OpKind};
 use crate::cost::rounds::{RoundCost, round_cost};
 use crate::diag::{Code, Diagnostic};
+use crate::lower::kept::Kept;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::{CostModelKind, Model, NodeId};
 use num_bigint::BigInt;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 
 /// A lowered schedule placed on the network.
 pub struct Lowered {
@@ -186,13 +187,18 @@ struct Converted {
     prepared: Arc<super::engine::Prepared>,
 }
 
-/// Conversions kept by the program they convert (held, so no other program takes its
-/// address), the most recent last, up to [`crate::lower::reuse::BUDGET`] ops in all (the
-/// newest always stays). A conversion under way is waited for by the other threads that
-/// need it (its slot's lock), never made twice at once.
-type Slot = Arc<Mutex<Option<Arc<Converted>>>>;
-static CONVERTED: OnceLock<Mutex<Vec<(crate::lower::reuse::Proved, Slot, usize)>>> =
-    OnceLock::new();
+/// A lowered program as a key: the very program (held, so no other program takes its
+/// address while its conversion is kept).
+struct Program(crate::lower::reuse::Proved);
+
+impl PartialEq for Program {
+    fn eq(&self, o: &Program) -> bool {
+        Arc::ptr_eq(&self.0, &o.0)
+    }
+}
+
+/// Conversions kept, up to [`crate::lower::reuse::BUDGET`] ops in all.
+static CONVERTED: Kept<Program, Arc<Converted>> = Kept::new(crate::lower::reuse::BUDGET);
 
 /// `proved`'s conversion: kept from an earlier size, else made at `part` under `opts`.
 fn converted(
@@ -200,41 +206,16 @@ fn converted(
     opts: &GoalOptions,
     part: u64,
 ) -> Result<Arc<Converted>, goal::GoalError> {
-    let cache = CONVERTED.get_or_init(Default::default);
-    let slot = {
-        let mut entries = cache.lock().unwrap_or_else(|e| e.into_inner());
-        match entries.iter().position(|e| Arc::ptr_eq(&e.0, proved)) {
-            Some(i) => {
-                let e = entries.remove(i);
-                let slot = e.1.clone();
-                entries.push(e);
-                slot
-            }
-            None => {
-                let slot: Slot = Arc::new(Mutex::new(None));
-                entries.push((proved.clone(), slot.clone(), proved.0.op_count()));
-                // Within the budget, the newest kept whatever its size.
-                let mut total: usize = entries.iter().map(|e| e.2).sum();
-                while total > crate::lower::reuse::BUDGET && entries.len() > 1 {
-                    total -= entries.remove(0).2;
-                }
-                slot
-            }
-        }
+    let make = || {
+        let goal = goal::from_verified_at(&proved.0, &proved.1, opts, part)?;
+        Ok(Arc::new(Converted {
+            part,
+            opts: opts.clone(),
+            prepared: Arc::new(super::engine::Prepared::new(&goal)),
+            goal: Arc::new(goal),
+        }))
     };
-    let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(c) = held.as_ref() {
-        return Ok(c.clone());
-    }
-    let goal = goal::from_verified_at(&proved.0, &proved.1, opts, part)?;
-    let c = Arc::new(Converted {
-        part,
-        opts: opts.clone(),
-        prepared: Arc::new(super::engine::Prepared::new(&goal)),
-        goal: Arc::new(goal),
-    });
-    *held = Some(c.clone());
-    Ok(c)
+    CONVERTED.get(Program(proved.clone()), make, |_| proved.0.op_count())
 }
 
 #[cfg(test)]

@@ -17,6 +17,16 @@ pub struct LaneSpan {
     pub args: Vec<(String, Value)>,
 }
 
+/// Bytes per link, by link index (None: nothing crossed it), as [`FlowRun::link_bytes`] lists
+/// them: the loaded links only, ascending (a link only 0-byte messages crossed is listed).
+pub(super) fn loaded(bytes: Vec<Option<f64>>) -> Vec<(LinkId, f64)> {
+    bytes
+        .into_iter()
+        .enumerate()
+        .filter_map(|(l, b)| b.map(|b| (l as LinkId, b)))
+        .collect()
+}
+
 /// A finished flow-level simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowRun {

@@ -1,0 +1,81 @@
+//! Values made once per key and kept for later calls in this process, within a budget
+//! ([`Kept`]): what a sweep over sizes reuses (lowered programs, `lower::reuse`; their GOAL
+//! conversions, `sim::fluid::lowered`), so a long-lived process (the language server, a Python
+//! session) does not grow with every file it sees.
+//!
+//! The most recently used value is kept last; the oldest go first when the values' summed cost
+//! is over the budget, and the newest always stays. A key being made by one thread is waited
+//! for by the others that ask for it, never made twice at once; a failure is not kept (a
+//! thread waiting on it makes the value for itself).
+
+use std::sync::{Arc, Mutex};
+
+type Slot<V> = Arc<Mutex<Option<V>>>;
+
+struct Entry<K, V> {
+    key: K,
+    slot: Slot<V>,
+    cost: usize,
+}
+
+/// A cache of values by key; see the module doc.
+pub struct Kept<K, V> {
+    entries: Mutex<Vec<Entry<K, V>>>,
+    budget: usize,
+}
+
+impl<K: PartialEq, V: Clone> Kept<K, V> {
+    /// An empty cache whose values may cost `budget` in all (the newest one whatever it costs).
+    pub const fn new(budget: usize) -> Kept<K, V> {
+        Kept {
+            entries: Mutex::new(Vec::new()),
+            budget,
+        }
+    }
+
+    /// The value of `key`: kept from an earlier call, else made by `make` and kept (at the
+    /// cost `cost` gives it) when it succeeds.
+    pub fn get<E>(
+        &self,
+        key: K,
+        make: impl FnOnce() -> Result<V, E>,
+        cost: impl FnOnce(&V) -> usize,
+    ) -> Result<V, E> {
+        let slot = {
+            let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+            let entry = match entries.iter().position(|e| e.key == key) {
+                Some(i) => entries.remove(i),
+                None => Entry {
+                    key,
+                    slot: Arc::new(Mutex::new(None)),
+                    cost: 0,
+                },
+            };
+            let slot = entry.slot.clone();
+            entries.push(entry);
+            slot
+        };
+        // Held while making: another thread with the same key waits here for the result.
+        let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = held.as_ref() {
+            return Ok(v.clone());
+        }
+        let made = make();
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let value = match made {
+            Ok(v) => v,
+            Err(e) => {
+                entries.retain(|e| !Arc::ptr_eq(&e.slot, &slot));
+                return Err(e);
+            }
+        };
+        *held = Some(value.clone());
+        if let Some(e) = entries.iter_mut().find(|e| Arc::ptr_eq(&e.slot, &slot)) {
+            e.cost = cost(&value);
+        }
+        while entries.len() > 1 && entries.iter().map(|e| e.cost).sum::<usize>() > self.budget {
+            entries.remove(0);
+        }
+        Ok(value)
+    }
+}
