@@ -18,6 +18,23 @@ extern "C" fn probe_standard_streams() {
     collc::cli::probe_standard_streams();
 }
 
+// mimalloc's own API (linked in by the `mimalloc` crate): options by their index in its
+// `mi_option_e` (libmimalloc-sys 0.1.49, mimalloc 3.3 and 2.3: `mi_option_purge_delay` is 15).
+unsafe extern "C" {
+    fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+const MI_OPTION_PURGE_DELAY: std::ffi::c_int = 15;
+
 fn main() {
+    // A sweep (compare, `--runs`, the exploration) frees each run's large vectors and
+    // allocates them again for the next: returned to the kernel 10 ms after they are freed
+    // (mimalloc's default), they come back as fresh pages the kernel zeroes, which took 3 of
+    // 26 s of CPU time of `collc compare examples/fat_tree_1024.coll --families ring`. A
+    // command runs once and exits, so freed memory stays with the process (the peak is the
+    // same); the language server, which runs for hours, keeps the default.
+    if std::env::args_os().nth(1).is_none_or(|a| a != "lsp") {
+        // SAFETY: sets one integer option; mimalloc reads its options atomically.
+        unsafe { mi_option_set(MI_OPTION_PURGE_DELAY, -1) };
+    }
     collc::cli::exit(collc::cli::main());
 }

@@ -20,19 +20,20 @@
 //!   route's (equal-cost paths have equal hop counts).
 //!
 //! Events at the same instant are handled in a fixed order (flows finishing by flow number,
-//! then arrivals and calc ends by time and sequence), so a run is reproducible bit for bit.
+//! then arrivals and calc ends by time, first in first out: a radix heap on the times' bits,
+//! [`RadixHeap`]), so a run is reproducible bit for bit.
 
 use super::flows::{Flows, Sent};
 use super::pair::{NONE, pair};
 use super::routes::Routes;
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::{Flat, GoalSchedule, OpKind};
-use crate::net::{FlowParams, Net, Total};
+use crate::net::{FlowParams, Net};
 use crate::sema::model::NodeId;
+use crate::sim::packet::queue::RadixHeap;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 /// A run that could not finish: ops that never became executable or receives never matched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,8 +63,8 @@ struct Sim<'a> {
     remaining: Vec<u32>,
     now: f64,
     ready: VecDeque<(u32, u32)>,
-    events: BinaryHeap<Reverse<(Total, u64, Ev)>>,
-    seq: u64,
+    /// Arrivals and calc ends by time (as [`key`]), first in first out among equal times.
+    events: RadixHeap<Ev>,
     /// Every op's state ([`POSTED`], [`ARRIVED`], [`DONE`]), by global index.
     st: Vec<u8>,
     /// Each send's receive and each receive's send (global indices; [`NONE`] when unpaired).
@@ -74,6 +75,13 @@ struct Sim<'a> {
     /// When each op started (calcs: when their CPU took them); kept for the trace only.
     started: Vec<f64>,
     spans: Option<Vec<LaneSpan>>,
+}
+
+/// A time's place in the event queue: for the times a run makes (finite, not negative) the
+/// order of their bits is the order of the numbers (`+ 0.0` turns a -0 into 0).
+fn key(t: f64) -> u64 {
+    debug_assert!(t >= 0.0 && t.is_finite(), "event time {t}");
+    (t + 0.0).to_bits()
 }
 
 impl Sim<'_> {
@@ -106,8 +114,7 @@ impl Sim<'_> {
     }
 
     fn push(&mut self, at: f64, ev: Ev) {
-        self.seq += 1;
-        self.events.push(Reverse((Total(at), self.seq, ev)));
+        self.events.push(key(at), ev);
     }
 
     /// The message of rank `r`'s send `op` to rank `to` arrives at `at`, at its paired
@@ -237,8 +244,7 @@ pub fn run(
         pair,
         now: 0.0,
         ready: VecDeque::new(),
-        events: BinaryHeap::new(),
-        seq: 0,
+        events: RadixHeap::default(),
         cpu_free: HashMap::default(),
         finish: vec![0.0; s.ranks.len()],
         done_ops: 0,
@@ -342,10 +348,7 @@ pub fn run(
         }
         flows.refill(sim.now, &caps, &table);
         let t_flow = flows.next_end();
-        let t_ev = sim
-            .events
-            .peek()
-            .map_or(f64::INFINITY, |Reverse((t, _, _))| t.0);
+        let t_ev = sim.events.min_key().map_or(f64::INFINITY, f64::from_bits);
         let next = t_flow.min(t_ev);
         if !next.is_finite() {
             break;
@@ -364,11 +367,14 @@ pub fn run(
                 sim.deliver(f.rank, f.op, f.to, at);
             }
         }
-        while let Some(Reverse((t, _, ev))) = sim.events.peek().copied() {
-            if t.0 > sim.now {
+        while sim
+            .events
+            .min_key()
+            .is_some_and(|t| f64::from_bits(t) <= sim.now)
+        {
+            let Some((_, ev)) = sim.events.pop() else {
                 break;
-            }
-            sim.events.pop();
+            };
             match ev {
                 Ev::Arrive(to, op) => {
                     let g = sim.idx(to, op);

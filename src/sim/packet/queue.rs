@@ -1,8 +1,9 @@
-//! The event queue of the packet simulator: a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan),
-//! a monotone priority queue on times (picoseconds, `u64`), first in first out among equal
-//! times. Events are only ever scheduled at or after the current time, which is all a radix
-//! heap needs, and ties pop in the order they were pushed, so it pops in exactly the order of
-//! a binary heap on (time, push sequence number).
+//! The event queue of the packet simulator and of the flow-level one ([`crate::sim::fluid`],
+//! whose times are the bits of non-negative f64 seconds, ordered as the numbers): a radix heap
+//! (Ahuja, Mehlhorn, Orlin and Tarjan), a monotone priority queue on times (`u64`), first in
+//! first out among equal times. Events are only ever scheduled at or after the current time,
+//! which is all a radix heap needs, and ties pop in the order they were pushed, so it pops in
+//! exactly the order of a binary heap on (time, push sequence number).
 //!
 //! Why FIFO holds: a bucket only ever receives entries in push order. A push appends; and a
 //! bucket is only redistributed when every bucket below it is empty, into those buckets, in
@@ -18,6 +19,8 @@ pub struct RadixHeap<T> {
     /// How many entries at the front of bucket 0 were popped.
     head: usize,
     len: usize,
+    /// The least time queued, once [`RadixHeap::min_key`] found it with bucket 0 read out.
+    min: Option<u64>,
 }
 
 impl<T> Default for RadixHeap<T> {
@@ -27,6 +30,7 @@ impl<T> Default for RadixHeap<T> {
             buckets: (0..65).map(|_| Vec::new()).collect(),
             head: 0,
             len: 0,
+            min: None,
         }
     }
 }
@@ -49,8 +53,34 @@ impl<T: Copy> RadixHeap<T> {
     pub fn push(&mut self, k: u64, v: T) {
         debug_assert!(k >= self.last, "radix heap keys must be monotone");
         let k = k.max(self.last);
-        self.buckets[Self::bucket(self.last, k)].push((k, v));
+        let b = Self::bucket(self.last, k);
+        self.buckets[b].push((k, v));
         self.len += 1;
+        if b > 0
+            && let Some(m) = &mut self.min
+        {
+            // (An entry at the last time goes to bucket 0, which `min_key` reads first.)
+            *m = (*m).min(k);
+        }
+    }
+
+    /// The earliest time queued, without taking anything out: unlike a pop, it leaves the
+    /// last time popped where it was, so times from there on may still be pushed (a caller
+    /// that compares the queue's next time with another clock's first).
+    pub fn min_key(&mut self) -> Option<u64> {
+        if self.len == 0 {
+            return None;
+        }
+        if self.head < self.buckets[0].len() {
+            return Some(self.last);
+        }
+        if self.min.is_none() {
+            // Bucket 0 is read out: the least time is in the first bucket that holds any
+            // (a lower bucket holds only earlier times than a higher one).
+            let i = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty())?;
+            self.min = self.buckets[i].iter().map(|e| e.0).min();
+        }
+        self.min
     }
 
     /// Removes and returns the earliest entry (of those at the earliest time, the first
@@ -66,6 +96,7 @@ impl<T: Copy> RadixHeap<T> {
             let mut moved = std::mem::take(&mut self.buckets[i]);
             let min = moved.iter().map(|e| e.0).min()?;
             self.last = min;
+            self.min = None;
             for &e in &moved {
                 self.buckets[Self::bucket(min, e.0)].push(e);
             }
@@ -84,6 +115,37 @@ impl<T: Copy> RadixHeap<T> {
 mod tests {
     use super::RadixHeap;
     use crate::sim::packet::traffic::Rng;
+
+    #[test]
+    fn the_least_time_is_seen_without_popping_whatever_comes_between() {
+        // Pushes, looks and pops in any order, as the flow engine does (it looks at the next
+        // time, lets an earlier flow end, pushes what that sends, and only then pops).
+        let mut rng = Rng::new(5);
+        let mut q = RadixHeap::default();
+        let mut reference = std::collections::BinaryHeap::new();
+        let (mut now, mut seq) = (0u64, 0u64);
+        for _ in 0..200_000 {
+            match rng.below(3) {
+                0 => {
+                    seq += 1;
+                    let k = now + [0, 1, 7, 1000][rng.below(4) as usize];
+                    q.push(k, seq);
+                    reference.push(std::cmp::Reverse((k, seq)));
+                }
+                1 => {
+                    let peeked = reference.peek().map(|std::cmp::Reverse((k, _))| *k);
+                    assert_eq!(q.min_key(), peeked);
+                }
+                _ => {
+                    let popped = reference.pop().map(|std::cmp::Reverse(e)| e);
+                    assert_eq!(q.pop(), popped);
+                    if let Some((k, _)) = popped {
+                        now = k;
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn pops_in_key_order_like_a_binary_heap() {
@@ -106,6 +168,8 @@ mod tests {
                 q.push(k, seq);
                 reference.push(std::cmp::Reverse((k, seq)));
             }
+            let peeked = reference.peek().map(|std::cmp::Reverse((k, _))| *k);
+            assert_eq!(q.min_key(), peeked);
             if let Some((k, v)) = q.pop() {
                 let std::cmp::Reverse(r) = reference.pop().unwrap();
                 assert_eq!((k, v), r);
