@@ -24,15 +24,18 @@
 //! [`RadixHeap`]), so a run is reproducible bit for bit.
 
 use super::flows::{Flows, Sent};
-use super::pair::{NONE, pair};
+pub use super::layout::Prepared;
+use super::layout::{CALC, Hot, RECV, SEND};
+use super::pair::NONE;
 use super::routes::Routes;
 use super::{FlowRun, LaneSpan};
-use crate::backend::goal::{Flat, GoalSchedule, OpKind};
+use crate::backend::goal::GoalSchedule;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::NodeId;
 use crate::sim::packet::queue::RadixHeap;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
+use std::borrow::Cow;
 use std::collections::VecDeque;
 
 /// A run that could not finish: ops that never became executable or receives never matched.
@@ -49,26 +52,28 @@ const POSTED: u8 = 1;
 const ARRIVED: u8 = 2;
 const DONE: u8 = 4;
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// Ops by their place in the engine's layout ([`super::layout`]).
+#[derive(Clone, Copy)]
 enum Ev {
-    /// A message reaches its receive: (receiver, the receive's op).
-    Arrive(u32, u32),
-    /// A calc ends: (rank, op).
-    CalcDone(u32, u32),
+    /// A message reaches its receive.
+    Arrive(u32),
+    /// A calc ends.
+    CalcDone(u32),
 }
 
 struct Sim<'a> {
     tick: f64,
-    flat: &'a Flat,
+    prep: &'a Prepared,
+    hot: &'a [Hot],
+    /// Every send's bytes and calc's time at this run's size.
+    amount: Cow<'a, [u64]>,
     remaining: Vec<u32>,
     now: f64,
-    ready: VecDeque<(u32, u32)>,
+    ready: VecDeque<u32>,
     /// Arrivals and calc ends by time (as [`key`]), first in first out among equal times.
     events: RadixHeap<Ev>,
-    /// Every op's state ([`POSTED`], [`ARRIVED`], [`DONE`]), by global index.
+    /// Every op's state ([`POSTED`], [`ARRIVED`], [`DONE`]).
     st: Vec<u8>,
-    /// Each send's receive and each receive's send (global indices; [`NONE`] when unpaired).
-    pair: &'a [u32],
     cpu_free: HashMap<(u32, u8), f64>,
     finish: Vec<f64>,
     done_ops: usize,
@@ -85,45 +90,39 @@ fn key(t: f64) -> u64 {
 }
 
 impl Sim<'_> {
-    fn idx(&self, rank: u32, op: u32) -> usize {
-        self.flat.g(rank, op)
-    }
-
-    fn release(&mut self, rank: u32, op: u32, on_done: bool) {
+    fn release(&mut self, p: u32, on_done: bool) {
         let list = if on_done {
-            self.flat.after_done(rank, op)
+            self.prep.after_done(p)
         } else {
-            self.flat.after_start(rank, op)
+            self.prep.after_start(p)
         };
         for &d in list {
-            let j = self.flat.g(rank, d);
+            let j = d as usize;
             self.remaining[j] -= 1;
             if self.remaining[j] == 0 {
-                self.ready.push_back((rank, d));
+                self.ready.push_back(d);
             }
         }
     }
 
-    fn finished(&mut self, rank: u32, op: u32) {
+    fn finished(&mut self, p: u32) {
         self.done_ops += 1;
-        let g = self.idx(rank, op);
-        self.st[g] = DONE;
-        let f = &mut self.finish[rank as usize];
+        self.st[p as usize] = DONE;
+        let f = &mut self.finish[self.hot[p as usize].rank as usize];
         *f = f.max(self.now);
-        self.release(rank, op, true);
+        self.release(p, true);
     }
 
     fn push(&mut self, at: f64, ev: Ev) {
         self.events.push(key(at), ev);
     }
 
-    /// The message of rank `r`'s send `op` to rank `to` arrives at `at`, at its paired
-    /// receive (a send nobody receives is simply gone).
-    fn deliver(&mut self, r: u32, op: u32, to: u32, at: f64) {
-        let p = self.pair[self.idx(r, op)];
-        if p != NONE {
-            let op = p - self.flat.base[to as usize] as u32;
-            self.push(at, Ev::Arrive(to, op));
+    /// The message of send `p` arrives at `at`, at its paired receive (a send nobody
+    /// receives is simply gone).
+    fn deliver(&mut self, p: u32, at: f64) {
+        let q = self.prep.pair[p as usize];
+        if q != NONE {
+            self.push(at, Ev::Arrive(q));
         }
     }
 
@@ -145,68 +144,6 @@ impl Sim<'_> {
                 end: now,
                 args: args.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             });
-        }
-    }
-}
-
-/// What the event loop reads of an op when it starts, by global index: 16 bytes instead of a
-/// [`crate::backend::goal::GoalOp`]'s 56 with its label, so a rank's consecutive ops share
-/// cache lines (starting ops in time order jumps between ranks, and each jump missed the
-/// cache on the op's record).
-#[derive(Clone, Copy)]
-struct Hot {
-    /// A send's bytes, a calc's time.
-    amount: u64,
-    /// A send's receiver, a receive's sender.
-    peer: u32,
-    /// [`SEND`], [`RECV`] or [`CALC`].
-    kind: u8,
-    cpu: u8,
-}
-
-const SEND: u8 = 0;
-const RECV: u8 = 1;
-const CALC: u8 = 2;
-
-fn hot_ops(s: &GoalSchedule) -> Vec<Hot> {
-    s.ranks
-        .iter()
-        .flat_map(|r| &r.ops)
-        .map(|op| {
-            let (kind, amount, peer) = match op.kind {
-                OpKind::Send { size, to, .. } => (SEND, size, to),
-                OpKind::Recv { from, .. } => (RECV, 0, from),
-                OpKind::Calc { time } => (CALC, time, 0),
-            };
-            Hot {
-                amount,
-                peer,
-                kind,
-                cpu: op.cpu,
-            }
-        })
-        .collect()
-}
-
-/// What a run needs of a schedule, made once and shared by the sizes of a sweep: the flat
-/// dependents, every op's count of dependencies, which receive takes which send, and the ops'
-/// records (with `s`'s own bytes and times, which a run at another size replaces).
-pub struct Prepared {
-    flat: Flat,
-    remaining: Vec<u32>,
-    pair: Vec<u32>,
-    hot: Vec<Hot>,
-}
-
-impl Prepared {
-    pub fn new(s: &GoalSchedule) -> Prepared {
-        let (flat, remaining) = Flat::new(s);
-        let pair = pair(s, &flat.base);
-        Prepared {
-            flat,
-            remaining,
-            pair,
-            hot: hot_ops(s),
         }
     }
 }
@@ -234,16 +171,20 @@ pub fn run(
             &made
         }
     };
-    let (flat, remaining, pair) = (&prep.flat, prep.remaining.clone(), &prep.pair[..]);
-    let total = remaining.len();
+    let amount = match amounts {
+        Some(a) => Cow::Owned(prep.goal.iter().map(|&g| a[g as usize]).collect()),
+        None => Cow::Borrowed(&prep.own[..]),
+    };
+    let total = amount.len();
     let mut sim = Sim {
         tick,
-        flat,
+        prep,
+        hot: &prep.hot,
+        amount,
         st: vec![0; total],
-        remaining,
-        pair,
+        remaining: prep.remaining.clone(),
         now: 0.0,
-        ready: VecDeque::new(),
+        ready: prep.initial.iter().copied().collect(),
         events: RadixHeap::default(),
         cpu_free: HashMap::default(),
         finish: vec![0.0; s.ranks.len()],
@@ -251,20 +192,6 @@ pub fn run(
         started: if trace { vec![0.0; total] } else { Vec::new() },
         spans: trace.then(Vec::new),
     };
-    for (r, rank) in s.ranks.iter().enumerate() {
-        for i in 0..rank.ops.len() {
-            if sim.remaining[sim.flat.base[r] + i] == 0 {
-                sim.ready.push_back((r as u32, i as u32));
-            }
-        }
-    }
-
-    let mut hot = prep.hot.clone();
-    if let Some(a) = amounts {
-        for (h, &x) in hot.iter_mut().zip(a) {
-            h.amount = x;
-        }
-    }
     let caps = params.caps(net);
     let mut table = Routes {
         plain: Vec::new(),
@@ -281,16 +208,17 @@ pub fn run(
     let mut messages = 0u64;
     loop {
         // Start everything that is executable now.
-        while let Some((r, i)) = sim.ready.pop_front() {
-            let gi = sim.idx(r, i);
-            let op = hot[gi];
+        while let Some(p) = sim.ready.pop_front() {
+            let pi = p as usize;
+            let op = sim.hot[pi];
+            let r = op.rank;
             if trace {
-                sim.started[gi] = sim.now;
+                sim.started[pi] = sim.now;
             }
-            sim.release(r, i, false);
+            sim.release(p, false);
             match op.kind {
                 SEND => {
-                    let (size, to) = (op.amount, op.peer);
+                    let (size, to) = (sim.amount[pi], op.peer);
                     messages += 1;
                     let (a, b) = (
                         hosts[r as usize],
@@ -309,12 +237,12 @@ pub fn run(
                             let args = vec![("bytes", json!(size))];
                             sim.span(r, 0, format!("send to {to}"), sim.now, args);
                         }
-                        sim.finished(r, i);
-                        sim.deliver(r, i, to, at);
+                        sim.finished(p);
+                        sim.deliver(p, at);
                     } else {
                         let sent = Sent {
                             rank: r,
-                            op: i,
+                            op: p,
                             to,
                             route: ri,
                             start: sim.now,
@@ -323,26 +251,27 @@ pub fn run(
                     }
                 }
                 RECV => {
-                    if sim.st[gi] & ARRIVED != 0 {
+                    if sim.st[pi] & ARRIVED != 0 {
                         if trace {
                             let from = op.peer;
                             sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
                         }
-                        sim.finished(r, i);
+                        sim.finished(p);
                     } else {
-                        sim.st[gi] |= POSTED;
+                        sim.st[pi] |= POSTED;
                     }
                 }
                 _ => {
-                    let time = op.amount;
+                    debug_assert_eq!(op.kind, CALC);
+                    let time = sim.amount[pi];
                     let free = sim.cpu_free.get(&(r, op.cpu)).copied().unwrap_or(0.0);
                     let begin = free.max(sim.now);
                     let end = begin + time as f64 * sim.tick;
                     sim.cpu_free.insert((r, op.cpu), end);
                     if trace {
-                        sim.started[gi] = begin;
+                        sim.started[pi] = begin;
                     }
-                    sim.push(end, Ev::CalcDone(r, i));
+                    sim.push(end, Ev::CalcDone(p));
                 }
             }
         }
@@ -359,12 +288,12 @@ pub fn run(
             for f in flows.end_at(sim.now, &table) {
                 let at = sim.now + table.lat[f.route] + table.over[f.route];
                 if trace {
-                    let bytes = hot[sim.idx(f.rank, f.op)].amount;
+                    let bytes = sim.amount[f.op as usize];
                     let args = vec![("bytes", json!(bytes))];
                     sim.span(f.rank, 0, format!("send to {}", f.to), f.start, args);
                 }
-                sim.finished(f.rank, f.op);
-                sim.deliver(f.rank, f.op, f.to, at);
+                sim.finished(f.op);
+                sim.deliver(f.op, at);
             }
         }
         while sim
@@ -376,38 +305,38 @@ pub fn run(
                 break;
             };
             match ev {
-                Ev::Arrive(to, op) => {
-                    let g = sim.idx(to, op);
-                    if sim.st[g] & POSTED != 0 {
+                Ev::Arrive(p) => {
+                    let pi = p as usize;
+                    if sim.st[pi] & POSTED != 0 {
                         if trace {
-                            let from = match s.ranks[to as usize].ops[op as usize].kind {
-                                OpKind::Recv { from, .. } => from,
-                                _ => 0,
-                            };
-                            let posted = sim.started[g];
-                            sim.span(to, 1, format!("recv from {from}"), posted, vec![]);
+                            let h = sim.hot[pi];
+                            let posted = sim.started[pi];
+                            sim.span(h.rank, 1, format!("recv from {}", h.peer), posted, vec![]);
                         }
-                        sim.finished(to, op);
+                        sim.finished(p);
                     } else {
-                        sim.st[g] |= ARRIVED;
+                        sim.st[pi] |= ARRIVED;
                     }
                 }
-                Ev::CalcDone(r, i) => {
+                Ev::CalcDone(p) => {
                     if trace {
-                        let begin = sim.started[sim.idx(r, i)];
-                        sim.span(r, 2, "calc".into(), begin, vec![]);
+                        let pi = p as usize;
+                        let begin = sim.started[pi];
+                        sim.span(sim.hot[pi].rank, 2, "calc".into(), begin, vec![]);
                     }
-                    sim.finished(r, i);
+                    sim.finished(p);
                 }
             }
         }
     }
     debug_assert_eq!(flows.len(), 0);
     if sim.done_ops < total {
-        let base = &sim.flat.base;
-        let rank = (0..s.ranks.len())
-            .find(|&r| sim.st[base[r]..base[r + 1]].iter().any(|&x| x & DONE == 0))
-            .unwrap_or(0) as u32;
+        // The first rank with an op that never ran.
+        let rank = (0..total)
+            .filter(|&p| sim.st[p] & DONE == 0)
+            .map(|p| sim.hot[p].rank)
+            .min()
+            .unwrap_or(0);
         return Err(Stuck {
             ops_left: total - sim.done_ops,
             rank,

@@ -22,6 +22,7 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy)]
 pub(super) struct Sent {
     pub rank: u32,
+    /// The op, by its place in the engine's layout ([`super::layout`]).
     pub op: u32,
     pub to: u32,
     /// The route's index (into the engine's route table).

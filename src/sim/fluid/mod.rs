@@ -11,6 +11,7 @@
 pub mod engine;
 mod flows;
 pub mod forest;
+mod layout;
 pub mod lowered;
 pub mod outcome;
 mod pair;
