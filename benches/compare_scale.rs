@@ -84,6 +84,25 @@
 //! reach of a message-by-message ring. At 256 GPUs (`--param boxes=32`) the search lays 31
 //! channels and the ring's components of flows sharing links grow to about 800 of 7,500 flows
 //! at 1 GiB: that one size took 632 s, so a 256-GPU compare is slower than the 1,024-GPU one.
+//!
+//! 2026-11-30 (thirty-third session), the same machine, nearly idle, the binary of the
+//! session's start (`d0c7fcd`) against its end, every CSV byte-identical to the start's. What
+//! changed, all in the flow engine: its ops laid out column by column (op i of every rank side
+//! by side, src/sim/fluid/layout.rs), so the ops of one ring step are neighbours in memory
+//! instead of a rank's length apart (perf had 28% of the loop's own time on one load, the
+//! record of the op being started); arrivals and calc ends in the radix heap; and commands
+//! other than the language server keeping freed memory (mimalloc otherwise handed each size's
+//! vectors back and the kernel zeroed them again: 3 to 4 s of system time on fat_tree_1024).
+//!
+//! | file | start | end |
+//! |---|---|---|
+//! | fat_tree_1024, median of 3 | 21.9 and 22.7 s (two runs), 37.5-38.4 s user, 3.4-4.1 s system, 2.1 GB | 14.87 s (14.34 to 16.41), 25.5 s user, 1.3-4.8 s system, 2.1 GB |
+//! | dgx_a100_fat_tree_1024, two runs | 151.9 s, 266.6 s user, 6.6 GB (one run) | 99.0 and 106.4 s, 173.7 and 187.7 s user, 6.6-6.7 GB |
+//!
+//! The ring column alone on fat_tree_1024 (`--families ring`) went from 25.3 to 14.6 s of
+//! user time (9.4 s wall). What is left there: the flow heap and the max-min refills (about a
+//! third each of the engine's time), then the GOAL amounts per size; on the DGX file the
+//! refills of components of flows sharing NVLink and NIC links lead.
 
 mod common;
 
