@@ -101,7 +101,8 @@ impl Filler {
         }
         // Progressive filling with a lazy min-heap of link shares: freezing flows at the
         // smallest share only raises the other links' shares, so an entry whose share is out
-        // of date is pushed again with its current value.
+        // of date is pushed again with its current value. Once every flow is frozen, every
+        // link's crossings are gone and the entries left would all be skipped: it stops.
         let share = |k: usize, left: &[f64], weight: &[f64]| left[k].max(0.0) / weight[k];
         let mut entries = std::mem::take(&mut self.heap);
         entries.clear();
@@ -113,7 +114,10 @@ impl Filler {
         let mut heap = BinaryHeap::from(entries);
         reset(&mut self.frozen, flows, false);
         reset(&mut self.rate, flows, f64::INFINITY);
-        while let Some(Reverse((Total(s), k))) = heap.pop() {
+        let mut left_unfrozen = flows;
+        while left_unfrozen > 0
+            && let Some(Reverse((Total(s), k))) = heap.pop()
+        {
             if self.count[k] == 0 {
                 continue;
             }
@@ -127,6 +131,7 @@ impl Filler {
                     continue;
                 }
                 self.frozen[f] = true;
+                left_unfrozen -= 1;
                 self.rate[f] = s;
                 for &(m, w) in &self.slots[self.first[f]..self.first[f + 1]] {
                     self.left[m] -= s * w;
