@@ -96,13 +96,16 @@
 //!
 //! | file | start | end |
 //! |---|---|---|
-//! | fat_tree_1024, median of 3 | 21.9 and 22.7 s (two runs), 37.5-38.4 s user, 3.4-4.1 s system, 2.1 GB | 14.87 s (14.34 to 16.41), 25.5 s user, 1.3-4.8 s system, 2.1 GB |
-//! | dgx_a100_fat_tree_1024, two runs | 151.9 s, 266.6 s user, 6.6 GB (one run) | 99.0 and 106.4 s, 173.7 and 187.7 s user, 6.6-6.7 GB |
+//! | fat_tree_1024, median of 3 | 21.9 and 22.7 s (two runs), 37.5-38.4 s user, 3.4-4.1 s system, 2.1 GB | 13.97 s (13.73 to 14.32), 24.6 s user, 1.2-1.5 s system, 2.1 GB |
+//! | dgx_a100_fat_tree_1024, one run each | 151.9 s, 266.6 s user, 6.6 GB | 100.8 s, 177.0 s user, 6.7 GB |
 //!
-//! The ring column alone on fat_tree_1024 (`--families ring`) went from 25.3 to 14.6 s of
-//! user time (9.4 s wall). What is left there: the flow heap and the max-min refills (about a
-//! third each of the engine's time), then the GOAL amounts per size; on the DGX file the
-//! refills of components of flows sharing NVLink and NIC links lead.
+//! (The last commit of the day stops each max-min fill once every flow is frozen: every one
+//! of fat_tree_1024's ring steps is one component of 1,024 flows, and the fill went on
+//! popping the links left in its heap.) The ring column alone on fat_tree_1024
+//! (`--families ring`) went from 25.3 to 13.5 s of user time (8 s wall). What is left there:
+//! the fill's heap of link shares, then the engine's loop and the component search, then the
+//! GOAL amounts per size; on the DGX file the refills of components of flows sharing NVLink
+//! and NIC links lead.
 
 mod common;
 
