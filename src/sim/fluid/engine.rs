@@ -19,6 +19,9 @@
 //!   spread route ([`crate::net::Net::spread`]) by its share; its latency is still its ECMP
 //!   route's (equal-cost paths have equal hop counts).
 //!
+//! The loop numbers ops as [`Prepared`] lays them out (op i of every rank side by side,
+//! [`super::layout`]), not as GOAL does; it runs them in the same order either way.
+//!
 //! Events at the same instant are handled in a fixed order (flows finishing by flow number,
 //! then arrivals and calc ends by time, first in first out: a radix heap on the times' bits,
 //! [`RadixHeap`]), so a run is reproducible bit for bit.
