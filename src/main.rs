@@ -38,3 +38,26 @@ fn main() {
     }
     collc::cli::exit(collc::cli::main());
 }
+
+#[cfg(test)]
+mod tests {
+    use super::MI_OPTION_PURGE_DELAY;
+
+    unsafe extern "C" {
+        fn mi_option_get(option: std::ffi::c_int) -> std::ffi::c_long;
+    }
+
+    #[test]
+    fn the_option_main_sets_is_mimallocs_purge_delay() {
+        // Options go by index: a mimalloc that numbers them otherwise would have `main` set
+        // another one. The purge delay's default is 1000 ms in mimalloc 3 and 10 ms in
+        // mimalloc 2; the options beside it default to 0 or 1 (its neighbours in 3.3:
+        // eager_commit_delay 1, use_numa_nodes 0).
+        // SAFETY: reads one integer option.
+        let delay = unsafe { mi_option_get(MI_OPTION_PURGE_DELAY) };
+        assert!(
+            delay == 1000 || delay == 10,
+            "mimalloc option {MI_OPTION_PURGE_DELAY} is {delay}, not a purge delay's default"
+        );
+    }
+}
