@@ -41,6 +41,8 @@
 //!   Canary paper's adaptive routing per packet, switch processes that aggregate per packet,
 //!   random uniform background traffic, several seeds; a [`packet::PacketRun`].
 //!
+//! The packet and flow-level simulators share one event queue ([`radix`]).
+//!
 //! Results ([`SimResult`]): per-rank finish times, the maximum, the event count (LogGOPSim's:
 //! one per op and one per message), what was left unmatched, and optionally a timeline, which
 //! [`trace::chrome_json`] turns into Chrome trace JSON for Perfetto.
@@ -49,6 +51,7 @@ pub mod engine;
 pub mod flow;
 pub mod fluid;
 pub mod packet;
+pub mod radix;
 pub mod read;
 pub mod stdsort;
 pub mod trace;

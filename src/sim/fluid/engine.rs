@@ -28,14 +28,14 @@
 
 use super::flows::{Flows, Sent};
 pub use super::layout::Prepared;
-use super::layout::{CALC, Hot, RECV, SEND};
+use super::layout::{CALC, RECV, SEND};
 use super::pair::NONE;
 use super::routes::Routes;
 use super::{FlowRun, LaneSpan};
 use crate::backend::goal::GoalSchedule;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::NodeId;
-use crate::sim::packet::queue::RadixHeap;
+use crate::sim::radix::RadixHeap;
 use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
 use std::borrow::Cow;
@@ -67,7 +67,6 @@ enum Ev {
 struct Sim<'a> {
     tick: f64,
     prep: &'a Prepared,
-    hot: &'a [Hot],
     /// Every send's bytes and calc's time at this run's size.
     amount: Cow<'a, [u64]>,
     remaining: Vec<u32>,
@@ -111,7 +110,7 @@ impl Sim<'_> {
     fn finished(&mut self, p: u32) {
         self.done_ops += 1;
         self.st[p as usize] = DONE;
-        let f = &mut self.finish[self.hot[p as usize].rank as usize];
+        let f = &mut self.finish[self.prep.hot[p as usize].rank as usize];
         *f = f.max(self.now);
         self.release(p, true);
     }
@@ -182,7 +181,6 @@ pub fn run(
     let mut sim = Sim {
         tick,
         prep,
-        hot: &prep.hot,
         amount,
         st: vec![0; total],
         remaining: prep.remaining.clone(),
@@ -213,7 +211,7 @@ pub fn run(
         // Start everything that is executable now.
         while let Some(p) = sim.ready.pop_front() {
             let pi = p as usize;
-            let op = sim.hot[pi];
+            let op = sim.prep.hot[pi];
             let r = op.rank;
             if trace {
                 sim.started[pi] = sim.now;
@@ -312,7 +310,7 @@ pub fn run(
                     let pi = p as usize;
                     if sim.st[pi] & POSTED != 0 {
                         if trace {
-                            let h = sim.hot[pi];
+                            let h = sim.prep.hot[pi];
                             let posted = sim.started[pi];
                             sim.span(h.rank, 1, format!("recv from {}", h.peer), posted, vec![]);
                         }
@@ -325,7 +323,7 @@ pub fn run(
                     if trace {
                         let pi = p as usize;
                         let begin = sim.started[pi];
-                        sim.span(sim.hot[pi].rank, 2, "calc".into(), begin, vec![]);
+                        sim.span(sim.prep.hot[pi].rank, 2, "calc".into(), begin, vec![]);
                     }
                     sim.finished(p);
                 }
@@ -337,7 +335,7 @@ pub fn run(
         // The first rank with an op that never ran.
         let rank = (0..total)
             .filter(|&p| sim.st[p] & DONE == 0)
-            .map(|p| sim.hot[p].rank)
+            .map(|p| sim.prep.hot[p].rank)
             .min()
             .unwrap_or(0);
         return Err(Stuck {

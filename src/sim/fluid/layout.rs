@@ -61,35 +61,32 @@ impl Prepared {
         let lens: Vec<usize> = s.ranks.iter().map(|r| r.ops.len()).collect();
         let mut by_len: Vec<usize> = (0..lens.len()).collect();
         by_len.sort_by_key(|&r| std::cmp::Reverse(lens[r]));
-        let mut goal: Vec<u32> = Vec::with_capacity(total);
+        let (mut goal, mut hot, mut own) = (
+            Vec::with_capacity(total),
+            Vec::with_capacity(total),
+            Vec::with_capacity(total),
+        );
         let mut at = vec![0u32; total];
         for i in 0..lens.iter().copied().max().unwrap_or(0) {
             for &r in by_len.iter().take_while(|&&r| lens[r] > i) {
                 let g = flat.base[r] + i;
                 at[g] = goal.len() as u32;
                 goal.push(g as u32);
-            }
-        }
-        let rank_of = |g: usize| flat.base.partition_point(|&b| b <= g) - 1;
-        let (hot, own): (Vec<Hot>, Vec<u64>) = goal
-            .iter()
-            .map(|&g| {
-                let r = rank_of(g as usize);
-                let op = &s.ranks[r].ops[g as usize - flat.base[r]];
+                let op = &s.ranks[r].ops[i];
                 let (kind, amount, peer) = match op.kind {
                     OpKind::Send { size, to, .. } => (SEND, size, to),
                     OpKind::Recv { from, .. } => (RECV, 0, from),
                     OpKind::Calc { time } => (CALC, time, 0),
                 };
-                let hot = Hot {
+                hot.push(Hot {
                     peer,
                     rank: r as u32,
                     kind,
                     cpu: op.cpu,
-                };
-                (hot, amount)
-            })
-            .unzip();
+                });
+                own.push(amount);
+            }
+        }
         let lists = |on_done: bool| {
             let mut start = Vec::with_capacity(total + 1);
             let mut list = Vec::new();

@@ -1,6 +1,6 @@
 //! The discrete-event loop of the packet simulator ([`simulate`]): integer picoseconds, one
-//! event queue ordered by time, first in first out among equal times ([`super::queue`]), so a
-//! run is a function of its inputs and seed.
+//! event queue ordered by time, first in first out among equal times ([`crate::sim::radix`]),
+//! so a run is a function of its inputs and seed.
 //!
 //! - **Packets.** A message of n bytes is `ceil(n / payload)` packets (at least one); each
 //!   carries its share of the payload plus the header on the wire. A host posts a message
@@ -58,7 +58,6 @@ use super::canary::{CANARY, CanaryJob, CanaryState, is_canary};
 use super::job::{JobState, Kind};
 use super::params::{PacketParams, Routing};
 use super::port::{BG, Inputs, Msg, NONE, Pkt, Port};
-use super::queue::RadixHeap;
 use super::report::{JobRun, PacketRun};
 use super::route::{Router, mix};
 use super::traffic::Rng;
@@ -66,6 +65,7 @@ use super::{Setup, Stuck, StuckKind};
 use crate::canary::protocol::Trigger;
 use crate::canary::switch::{Header, Out, Tables};
 use crate::net::{LinkId, Net};
+use crate::sim::radix::RadixHeap;
 
 /// The service class of a packet at a port ([`Sim::queue_out`]): Canary's repair traffic
 /// goes first at switches, and at hosts first beside paced streams (until the stream lags

@@ -6,8 +6,8 @@
 //!
 //! - [`params`]: the `model NAME: packet { ... }` parameters and their defaults.
 //! - [`route`]: candidates (minimal-path next hops) and the routing rules.
-//! - [`engine`]: the discrete-event loop ([`simulate`]), in integer picoseconds; [`queue`]:
-//!   its event queue (a radix heap).
+//! - [`engine`]: the discrete-event loop ([`simulate`]), in integer picoseconds; its event
+//!   queue is [`crate::sim::radix`] (a radix heap, shared with the flow-level simulator).
 //! - [`job`]: an IR program's ops as the engine runs them (switch processes stream).
 //! - [`traffic`]: the seeded RNG, random placement and background traffic.
 //! - [`bounds`]: what a run must fit before it starts (the clock, the packet counter,
@@ -38,7 +38,6 @@ pub mod file;
 pub mod job;
 pub mod params;
 mod port;
-pub mod queue;
 pub mod report;
 pub mod route;
 pub mod traffic;

@@ -1,9 +1,10 @@
-//! The event queue of the packet simulator and of the flow-level one ([`crate::sim::fluid`],
-//! whose times are the bits of non-negative f64 seconds, ordered as the numbers): a radix heap
-//! (Ahuja, Mehlhorn, Orlin and Tarjan), a monotone priority queue on times (`u64`), first in
-//! first out among equal times. Events are only ever scheduled at or after the current time,
-//! which is all a radix heap needs, and ties pop in the order they were pushed, so it pops in
-//! exactly the order of a binary heap on (time, push sequence number).
+//! The event queue of the packet simulator ([`crate::sim::packet`], times in picoseconds) and
+//! of the flow-level one ([`crate::sim::fluid`], times the bits of non-negative f64 seconds,
+//! which order as the numbers do): a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan), a
+//! monotone priority queue on times (`u64`), first in first out among equal times. Events are
+//! only ever scheduled at or after the current time, which is all a radix heap needs, and ties
+//! pop in the order they were pushed, so it pops in exactly the order of a binary heap on
+//! (time, push sequence number).
 //!
 //! Why FIFO holds: a bucket only ever receives entries in push order. A push appends; and a
 //! bucket is only redistributed when every bucket below it is empty, into those buckets, in
