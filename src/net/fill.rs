@@ -31,7 +31,9 @@ pub struct Filler {
     first: Vec<usize>,
     slots: Vec<(usize, f64)>,
     frozen: Vec<bool>,
-    heap: Vec<Reverse<(Total, usize)>>,
+    /// The links' first shares, sorted, and the shares queued again since (see `fill`).
+    sorted: Vec<u128>,
+    later: BinaryHeap<Reverse<u128>>,
     rate: Vec<f64>,
 }
 
@@ -99,31 +101,48 @@ impl Filler {
                 self.next[k] += 1;
             }
         }
-        // Progressive filling with a lazy min-heap of link shares: freezing flows at the
+        // Progressive filling over link shares in increasing order: freezing flows at the
         // smallest share only raises the other links' shares, so an entry whose share is out
-        // of date is pushed again with its current value. Once every flow is frozen, every
-        // link's crossings are gone and the entries left would all be skipped: it stops.
+        // of date is queued again with its current value. The first shares are sorted once
+        // (`sorted`, read from `cursor`); the shares queued again go to a heap (`later`); the
+        // next entry is the lesser of the two heads, which is the order one heap of both
+        // would pop. Entries pack a share's [`Total::key`] above its link's slot. Once every
+        // flow is frozen, every entry left would be skipped: it stops.
         let share = |k: usize, left: &[f64], weight: &[f64]| left[k].max(0.0) / weight[k];
-        let mut entries = std::mem::take(&mut self.heap);
-        entries.clear();
-        entries.extend(
+        let entry = |s: f64, k: usize| (u128::from(Total(s).key()) << 64) | k as u128;
+        self.sorted.clear();
+        self.sorted.extend(
             (0..n)
                 .filter(|&k| self.count[k] > 0)
-                .map(|k| Reverse((Total(share(k, &self.left, &self.weight)), k))),
+                .map(|k| entry(share(k, &self.left, &self.weight), k)),
         );
-        let mut heap = BinaryHeap::from(entries);
+        self.sorted.sort_unstable();
+        self.later.clear();
+        let mut cursor = 0;
         reset(&mut self.frozen, flows, false);
         reset(&mut self.rate, flows, f64::INFINITY);
         let mut left_unfrozen = flows;
-        while left_unfrozen > 0
-            && let Some(Reverse((Total(s), k))) = heap.pop()
-        {
+        while left_unfrozen > 0 {
+            let first = self.sorted.get(cursor).copied();
+            let e = match (first, self.later.peek()) {
+                (Some(a), Some(&Reverse(b))) if b < a => {
+                    self.later.pop();
+                    b
+                }
+                (Some(a), _) => {
+                    cursor += 1;
+                    a
+                }
+                (None, Some(_)) => self.later.pop().map_or(0, |Reverse(b)| b),
+                (None, None) => break,
+            };
+            let (s, k) = (Total::from_key((e >> 64) as u64), e as u64 as usize);
             if self.count[k] == 0 {
                 continue;
             }
             let now = share(k, &self.left, &self.weight);
             if now != s {
-                heap.push(Reverse((Total(now), k)));
+                self.later.push(Reverse(entry(now, k)));
                 continue;
             }
             for &f in &self.through[self.start[k]..self.start[k + 1]] {
@@ -145,7 +164,6 @@ impl Filler {
                 }
             }
         }
-        self.heap = heap.into_vec();
         &self.rate
     }
 }

@@ -373,6 +373,20 @@ fn mix(a: u64, b: u64, c: u64) -> u64 {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Total(pub f64);
 impl Eq for Total {}
+
+impl Total {
+    /// The number as an integer in the same total order (`f64::total_cmp`): heaps of packed
+    /// integer keys compare one machine word instead of a float and its tie-breakers.
+    pub fn key(self) -> u64 {
+        let b = self.0.to_bits();
+        if b >> 63 == 1 { !b } else { b | 1 << 63 }
+    }
+
+    /// The number whose [`Total::key`] `k` is (the same bits).
+    pub fn from_key(k: u64) -> f64 {
+        f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k })
+    }
+}
 impl PartialOrd for Total {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))

@@ -161,3 +161,43 @@ fn a_spread_route_splits_evenly_over_the_spines() {
     assert_eq!(inside, route);
     assert!(net.spread(a, a).is_empty());
 }
+
+#[test]
+fn total_keys_order_as_total_cmp_and_give_the_same_bits_back() {
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::MIN_POSITIVE,
+        -f64::MIN_POSITIVE,
+        5e-324,
+        -5e-324,
+        f64::MAX,
+        f64::MIN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+        1.5e-6,
+        1.5e-6 + 1e-21,
+        12.5e9,
+    ];
+    let mut z = 0x2545_F491_4F6C_DD1Du64;
+    for _ in 0..2000 {
+        z ^= z << 13;
+        z ^= z >> 7;
+        z ^= z << 17;
+        xs.push(f64::from_bits(z));
+    }
+    for &a in &xs {
+        assert_eq!(Total::from_key(Total(a).key()).to_bits(), a.to_bits());
+        for &b in xs.iter().take(40) {
+            assert_eq!(
+                Total(a).key().cmp(&Total(b).key()),
+                a.total_cmp(&b),
+                "{a} {b}"
+            );
+        }
+    }
+}

@@ -6,9 +6,10 @@
 //! touched are filled again (by a [`crate::net::Filler`] kept from fill to fill, on those
 //! flows alone, in start order, which gives the very rates a fill over every flow gives them),
 //! and only the flows there are brought up to date. Each flow keeps the bytes it had left at its last update and its
-//! rate since; its finishing time sits in a min-heap, stamped with the flow's version so an
-//! entry made out of date by a later rate change is skipped (and such entries are dropped all
-//! at once when they outnumber the live ones four to one).
+//! rate since; its finishing time sits in a min-heap of packed integers (the time's
+//! [`Total::key`], the flow's start order, its slot). An entry whose time is no longer its
+//! flow's (a later rate change moved it) or whose slot holds another flow is skipped, and
+//! such entries are dropped all at once when they outnumber the live ones four to one.
 //!
 //! On a network where most flows share no link with the flows that change (the rings of
 //! separate boxes, channels on separate rails), a start or an end costs the size of its own
@@ -38,11 +39,11 @@ struct Flow {
     left: f64,
     since: f64,
     rate: f64,
-    /// Start order: ties and fills go by it.
-    order: u64,
-    /// Bumped at every rate change; kept across a slot's reuse, so an entry of the heap
-    /// names one rate of one flow.
-    version: u32,
+    /// When it finishes at `rate` (the time its live heap entry holds).
+    end: f64,
+    /// Start order: ties and fills go by it. A run starts fewer flows than it has ops, whose
+    /// indices are `u32`.
+    order: u32,
     rated: bool,
     alive: bool,
     mark: u32,
@@ -56,8 +57,9 @@ pub(super) struct Flows {
     link_mark: Vec<u32>,
     stamp: u32,
     touched: Vec<LinkId>,
-    heap: BinaryHeap<Reverse<(Total, u64, u32, u32)>>,
-    next_order: u64,
+    /// Finishing times: [`entry`]s.
+    heap: BinaryHeap<Reverse<u128>>,
+    next_order: u32,
     live: usize,
     filler: Filler,
 }
@@ -93,17 +95,16 @@ impl Flows {
             left: bytes,
             since: now,
             rate: 0.0,
+            end: f64::INFINITY,
             order: self.next_order,
-            version: 0,
             rated: false,
             alive: true,
             mark: 0,
         };
-        self.next_order += 1;
+        self.next_order = self.next_order.wrapping_add(1);
         let id = match self.free.pop() {
             Some(id) => {
-                let version = self.slab[id as usize].version;
-                self.slab[id as usize] = Flow { version, ..flow };
+                self.slab[id as usize] = flow;
                 id
             }
             None => {
@@ -171,29 +172,23 @@ impl Flows {
             flow.left -= flow.rate * (now - flow.since);
             flow.since = now;
             flow.rate = r;
-            flow.version = flow.version.wrapping_add(1);
-            let end = now + flow.left / r;
-            self.heap
-                .push(Reverse((Total(end), flow.order, f, flow.version)));
+            flow.end = now + flow.left / r;
+            self.heap.push(Reverse(entry(flow.end, flow.order, f)));
         }
         // Entries made stale by later rate changes wait in the heap until they reach its top;
         // when they outnumber the live ones, drop them all at once (the live entries' order
         // is total, so the pops that follow are the same).
         if self.heap.len() > 4 * self.live + 1024 {
             let slab = &self.slab;
-            self.heap.retain(|Reverse((_, _, f, v))| {
-                let flow = &slab[*f as usize];
-                flow.alive && flow.version == *v
-            });
+            self.heap.retain(|&Reverse(e)| live(slab, e).is_some());
         }
     }
 
     /// When the next flow finishes (infinity when none is in flight).
     pub fn next_end(&mut self) -> f64 {
-        while let Some(&Reverse((Total(t), _, f, v))) = self.heap.peek() {
-            let flow = &self.slab[f as usize];
-            if flow.alive && flow.version == v {
-                return t;
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            if let Some(f) = live(&self.slab, e) {
+                return self.slab[f].end;
             }
             self.heap.pop();
         }
@@ -204,25 +199,26 @@ impl Flows {
     /// and returns them in start order.
     pub fn end_at(&mut self, now: f64, paths: &impl Paths) -> Vec<Sent> {
         let mut ended = Vec::new();
-        while let Some(&Reverse((Total(_), _, f, v))) = self.heap.peek() {
-            let flow = &self.slab[f as usize];
-            if !flow.alive || flow.version != v {
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            let Some(f) = live(&self.slab, e) else {
                 self.heap.pop();
                 continue;
-            }
+            };
+            let flow = &mut self.slab[f];
             let left = flow.left - flow.rate * (now - flow.since);
             if left > flow.rate * now * 1e-12 + 1e-9 {
                 break;
             }
             self.heap.pop();
-            ended.push((flow.order, f));
+            // Ended: a second entry of the same time (a rate change that kept it) is skipped.
+            flow.alive = false;
+            ended.push((flow.order, f as u32));
         }
         ended.sort_unstable();
         ended
             .into_iter()
             .map(|(_, f)| {
-                let flow = &mut self.slab[f as usize];
-                flow.alive = false;
+                let flow = &self.slab[f as usize];
                 let e = flow.sent;
                 for &(l, _) in paths.links(flow.sent.route) {
                     let list = &mut self.on_link[l as usize];
@@ -242,4 +238,20 @@ impl Flows {
     pub fn len(&self) -> usize {
         self.live
     }
+}
+
+/// A heap entry: flow `f` (its slot), started `order`-th, finishes at `end`. Ordered by time,
+/// then start order.
+fn entry(end: f64, order: u32, f: u32) -> u128 {
+    (u128::from(Total(end).key()) << 64) | (u128::from(order) << 32) | u128::from(f)
+}
+
+/// The slot of the flow entry `e` names, if that flow is still in flight, still finishes at
+/// the entry's time and is the flow that was in the slot then (the start order tells).
+fn live(slab: &[Flow], e: u128) -> Option<usize> {
+    let f = e as u32 as usize;
+    let flow = &slab[f];
+    let matches =
+        flow.alive && flow.order == (e >> 32) as u32 && Total(flow.end).key() == (e >> 64) as u64;
+    matches.then_some(f)
 }
