@@ -4,12 +4,15 @@
 //! ([`evaluate_packet`]), any family the packet simulator runs, in-network ones included.
 
 use crate::diag::Diagnostic;
+use crate::forest::chunking::TreeTime;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::{AutoOr, Collective, Family, Model, Schedule, Topology};
 use crate::sim::fluid::FlowRun;
+use crate::sim::fluid::forest::ForestPaths;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// `m` with `family` as its schedule and a collective of `bytes` bytes (at least one element).
 pub fn with_family_and_size(m: &Model, family: &Family, bytes: u64) -> Model {
@@ -157,50 +160,51 @@ fn forest(
     };
     let refs = forests.forests();
     // The trees' time model does not depend on the size: made once per forest and parameters,
-    // resized per size (the same figures as `chunking::choose` and `run_forest` make).
+    // resized per size (the same figures as `chunking::choose` and `run_forest` make); so are
+    // the trees' paths and the fills of their rates.
     let key = format!("{}|{params:?}", forest_key(topo, c, k));
     let per_root = crate::forest::chunking::per_root(c);
-    let mut trees = tree_times(&key, || {
-        crate::forest::chunking::trees(topo, params, &per_root, &refs)
+    let net = Net::new(topo);
+    let (mut trees, paths) = tree_times(&key, || {
+        let trees = crate::forest::chunking::trees(topo, params, &per_root, &refs);
+        let paths = ForestPaths::new(topo, &net, params, &trees, &refs);
+        (trees, paths)
     });
     crate::forest::chunking::resize(&mut trees, &per_root);
     let ch = crate::forest::chunking::choose_in(&trees, c, chunks, &refs);
-    let net = Net::new(topo);
     Ok(crate::sim::fluid::run_forest_in(
-        topo, &net, params, &trees, c, &refs, ch.chunks, false,
+        &paths, &trees, c, &refs, ch.chunks, false,
     ))
 }
 
-/// Trees' time models already made in this process, the most recent last (a few: each is
-/// small, and a sweep uses one per forest).
-type TreeTimes = Vec<(
-    String,
-    std::sync::Arc<Vec<crate::forest::chunking::TreeTime>>,
-)>;
+/// Trees' time models already made in this process, with their paths on the network, the
+/// most recent last (a few: a sweep uses one per forest).
+type TreeTimes = Vec<(String, Arc<Vec<TreeTime>>, Arc<ForestPaths>)>;
 static TREE_TIMES: std::sync::OnceLock<std::sync::Mutex<TreeTimes>> = std::sync::OnceLock::new();
 
-/// The trees' time model by `key`: cached, else made by `make` and kept.
+/// The trees' time model and paths by `key`: cached, else made by `make` and kept.
 fn tree_times(
     key: &str,
-    make: impl FnOnce() -> Vec<crate::forest::chunking::TreeTime>,
-) -> Vec<crate::forest::chunking::TreeTime> {
+    make: impl FnOnce() -> (Vec<TreeTime>, ForestPaths),
+) -> (Vec<TreeTime>, Arc<ForestPaths>) {
     let cache = TREE_TIMES.get_or_init(Default::default);
-    if let Some(t) = cache
-        .lock()
-        .ok()
-        .and_then(|m| m.iter().find(|e| e.0 == key).map(|e| e.1.clone()))
-    {
-        return (*t).clone();
+    if let Some((t, p)) = cache.lock().ok().and_then(|m| {
+        m.iter()
+            .find(|e| e.0 == key)
+            .map(|e| (e.1.clone(), e.2.clone()))
+    }) {
+        return ((*t).clone(), p);
     }
-    let made = make();
+    let (made, paths) = make();
+    let paths = Arc::new(paths);
     if let Ok(mut m) = cache.lock() {
         m.retain(|e| e.0 != key);
-        m.push((key.to_string(), std::sync::Arc::new(made.clone())));
+        m.push((key.to_string(), Arc::new(made.clone()), paths.clone()));
         if m.len() > 8 {
             m.remove(0);
         }
     }
-    made
+    (made, paths)
 }
 
 /// Simulates `family` on the file's network with the collective resized to `bytes` under the

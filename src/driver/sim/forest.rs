@@ -20,6 +20,7 @@ use crate::net::{FlowParams, Net};
 use crate::progress::{Phase, Progress};
 use crate::sema::model::{AutoOr, Collective, Family, Model, Topology};
 use crate::sim::flow::{self, Ring, Row};
+use crate::sim::fluid::forest::ForestPaths;
 use crate::sim::fluid::{FlowRun, run_forest_in};
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
@@ -63,7 +64,8 @@ pub(super) fn run(
     let per = chunking::per_root(c);
     let mut trees = chunking::trees(topo, &params, &per, &refs);
     let depth = trees.iter().map(|t| t.depth).max().unwrap_or(0);
-    let run = run_forest_in(topo, &net, &params, &trees, c, &refs, ch.chunks, req.trace);
+    let paths = ForestPaths::new(topo, &net, &params, &trees, &refs);
+    let run = run_forest_in(&paths, &trees, c, &refs, ch.chunks, req.trace);
     let outcome = |text: String| {
         let mut o = SimOutcome::new(
             Engine::Forest,
@@ -111,7 +113,7 @@ pub(super) fn run(
         chunking::resize(&mut chosen, &p);
         let by = if same { &trees } else { &chosen };
         let ch = chunking::choose_in(by, &cs, asked_chunks, &refs);
-        let r = run_forest_in(topo, &net, &params, &trees, &cs, &refs, ch.chunks, false);
+        let r = run_forest_in(&paths, &trees, &cs, &refs, ch.chunks, false);
         rows.push((bytes, r.seconds(), ch.chunks));
     }
     let row = |bytes: u64| {

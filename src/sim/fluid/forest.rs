@@ -13,6 +13,10 @@
 //! the latencies that follow hold nothing. Phases run one after the other (allreduce:
 //! reduce-scatter, then allgather, from the moment the last rank has its reduced part).
 //!
+//! A sweep over sizes makes the trees' paths once ([`ForestPaths`]) and keeps the fills of
+//! their rates by the set of trees still moving: only the bytes change with the size, and a
+//! fill depends on nothing else.
+//!
 //! The run reports per rank when it has received all of every tree that reaches it (for an
 //! in-tree, the data of its subtree; the root, the reduced whole), the bytes every link carried,
 //! `tree edges x chunks` messages, and, for `--trace`, one span per tree on its root's row
@@ -26,8 +30,10 @@ use crate::net::{FlowParams, LinkId, Net, fair_rates};
 use crate::sema::model::{Collective, NodeId, Topology};
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
+use rustc_hash::FxHashMap as HashMap;
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Trees whose transfers end within this share of the current time of the first to end are
 /// taken as ending together (one recomputation of the rates for all of them).
@@ -35,9 +41,8 @@ const SAME_TIME: f64 = 1e-9;
 
 /// One tree during the run.
 struct Live {
-    path: Vec<LinkId>,
-    /// The paper's trees this one stands for: its rate over the forest's rate of one tree.
-    copies: usize,
+    /// Its index among the model's trees (into [`ForestPaths`]).
+    tree: u32,
     /// Transfer (bytes' worth) until each distinct hop count has everything, ascending.
     marks: Vec<(u64, f64)>,
     /// When each mark was reached.
@@ -58,52 +63,142 @@ pub fn run_forest(
     trace: bool,
 ) -> FlowRun {
     let trees = chunking::trees(topo, params, &chunking::per_root(c), forests);
-    run_forest_in(topo, net, params, &trees, c, forests, chunks, trace)
+    let paths = ForestPaths::new(topo, net, params, &trees, forests);
+    run_forest_in(&paths, &trees, c, forests, chunks, trace)
+}
+
+/// What the runs of one forest share at every size (only the trees' bytes and the chunk count
+/// change with the size): each tree's links and copies, the links' bandwidths, and the fair
+/// rates of the fills made so far, by the trees that shared the links (a fill depends on
+/// nothing else, so a kept one is the very fill made again).
+pub struct ForestPaths {
+    caps: Vec<f64>,
+    nodes: usize,
+    /// Per tree of the model (as [`chunking::trees`] lists them): its phase and tree, the
+    /// links its edges' routes cross (a link once per crossing tree edge), its copies.
+    trees: Vec<(usize, usize)>,
+    paths: Vec<Vec<LinkId>>,
+    copies: Vec<usize>,
+    /// Fair rates (per tree, its copies together) by the trees filled, at most
+    /// [`KEPT_FILLS`] numbers in all.
+    fills: std::sync::Mutex<HashMap<Vec<u32>, Arc<[f64]>>>,
+}
+
+/// How many rates (and tree numbers) the fills a [`ForestPaths`] keeps may hold: 16 MiB.
+const KEPT_FILLS: usize = 1 << 20;
+
+impl ForestPaths {
+    /// The paths of `trees` (the model's trees of `forests`) on `net` (built from `topo`),
+    /// with the links' bandwidths under `params`.
+    pub fn new(
+        topo: &Topology,
+        net: &Net,
+        params: &FlowParams,
+        trees: &[TreeTime],
+        forests: &[&Forest],
+    ) -> ForestPaths {
+        let link_of = edge_links(topo, net);
+        let (paths, copies) = trees
+            .iter()
+            .map(|t| tree_path(&link_of, forests[t.phase], t))
+            .unzip();
+        ForestPaths {
+            caps: params.caps(net),
+            nodes: topo.graph.node_count(),
+            trees: trees.iter().map(|t| (t.phase, t.tree)).collect(),
+            paths,
+            copies,
+            fills: Default::default(),
+        }
+    }
+
+    /// Whether these are `trees`' paths.
+    fn of(&self, trees: &[TreeTime]) -> bool {
+        self.trees.len() == trees.len()
+            && self
+                .trees
+                .iter()
+                .zip(trees)
+                .all(|(&(p, i), t)| p == t.phase && i == t.tree)
+    }
+
+    /// The fair rates of the trees `active` (indices into the model's trees), each tree's
+    /// copies summed: kept from an earlier fill of the same trees, else filled (and kept
+    /// while the budget lasts).
+    fn rates(&self, active: &[u32]) -> Arc<[f64]> {
+        if let Some(r) = self.fills.lock().ok().and_then(|m| m.get(active).cloned()) {
+            return r;
+        }
+        // A tree of multiplicity m is m flows on one path; its rate is theirs together.
+        let mut flows: Vec<&[LinkId]> = Vec::new();
+        for &i in active {
+            for _ in 0..self.copies[i as usize] {
+                flows.push(self.paths[i as usize].as_slice());
+            }
+        }
+        let shares = fair_rates(&self.caps, &flows);
+        let mut at = 0;
+        let rates: Arc<[f64]> = active
+            .iter()
+            .map(|&i| {
+                let k = self.copies[i as usize];
+                let r: f64 = shares[at..at + k].iter().sum();
+                at += k;
+                r
+            })
+            .collect();
+        if let Ok(mut m) = self.fills.lock() {
+            let held: usize = m.keys().map(|k| 2 * k.len()).sum();
+            if held + 2 * active.len() <= KEPT_FILLS {
+                m.insert(active.to_vec(), rates.clone());
+            }
+        }
+        rates
+    }
 }
 
 /// [`run_forest`] with the model's trees already made ([`chunking::trees`] with the
-/// parameters' overhead, sized for `c` with [`chunking::resize`]), for sweeps over sizes.
-#[allow(clippy::too_many_arguments)]
+/// parameters' overhead, sized for `c` with [`chunking::resize`]) and their paths, for sweeps
+/// over sizes. `paths` must be made from the same trees (at any size).
 pub fn run_forest_in(
-    topo: &Topology,
-    net: &Net,
-    params: &FlowParams,
+    paths: &ForestPaths,
     trees: &[TreeTime],
     c: &Collective,
     forests: &[&Forest],
     chunks: u64,
     trace: bool,
 ) -> FlowRun {
-    let link_of = edge_links(topo, net);
+    assert!(paths.of(trees), "forest paths made for other trees");
     // Each node's rank (by node index), if it has one.
-    let mut rank_of: Vec<Option<usize>> = vec![None; topo.graph.node_count()];
+    let mut rank_of: Vec<Option<usize>> = vec![None; paths.nodes];
     for (r, &n) in c.ranks.iter().enumerate() {
         if let Some(x) = rank_of.get_mut(n) {
             *x = Some(r);
         }
     }
-    let caps = params.caps(net);
     // Bytes per link (None: no tree crossed it), summed tree by tree in path order.
-    let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
+    let mut link_bytes: Vec<Option<f64>> = vec![None; paths.caps.len()];
     let mut finish = vec![0.0f64; c.ranks.len()];
     let mut spans = trace.then(Vec::new);
     let mut messages = 0u64;
     let mut start = 0.0f64;
     let mut lane0 = 0u32;
     for (phase, f) in forests.iter().enumerate() {
-        let mine: Vec<&TreeTime> = trees.iter().filter(|t| t.phase == phase).collect();
-        let mut live: Vec<Live> = mine
+        let mine: Vec<(usize, &TreeTime)> = trees
             .iter()
-            .map(|t| live_tree(&link_of, f, t, chunks))
+            .enumerate()
+            .filter(|(_, t)| t.phase == phase)
             .collect();
-        for (t, l) in mine.iter().zip(&live) {
+        let mut live: Vec<Live> = mine.iter().map(|&(i, t)| live_tree(i, t, chunks)).collect();
+        for &(i, t) in &mine {
             let bytes = t.bytes.to_f64().unwrap_or(0.0);
-            for &link in &l.path {
+            for &link in &paths.paths[i] {
                 *link_bytes[link as usize].get_or_insert(0.0) += bytes;
             }
             messages += f.trees[t.tree].edges.len() as u64 * chunks;
         }
-        let rates0 = flow_phase(&caps, &mut live, start);
+        let mine: Vec<&TreeTime> = mine.into_iter().map(|(_, t)| t).collect();
+        let rates0 = flow_phase(paths, &mut live, start);
         let mut end = start;
         let mut lanes: BTreeMap<NodeId, u32> = BTreeMap::new();
         for ((t, l), r0) in mine.iter().zip(&live).zip(&rates0) {
@@ -141,8 +236,9 @@ pub fn run_forest_in(
     }
 }
 
-/// The flow of tree `t`: its links, one entry per crossing tree edge, and its marks.
-fn live_tree(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime, chunks: u64) -> Live {
+/// The links of tree `t` of forest `f` (one entry per crossing tree edge) and the copies of
+/// the paper's trees it stands for.
+fn tree_path(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime) -> (Vec<LinkId>, usize) {
     let mut path = Vec::new();
     for e in &f.trees[t.tree].edges {
         path.extend(
@@ -151,6 +247,14 @@ fn live_tree(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime, chunks: u64) 
                 .filter_map(|&g| link_of.get(g).copied().flatten()),
         );
     }
+    // One tree of the paper carries y = 1 / (k * inv_rate); a batch of m carries m * y.
+    let one = &f.inv_rate * BigRational::from_integer(f.k.into());
+    let copies = (&t.rate * one).round().to_integer().to_usize().unwrap_or(1);
+    (path, copies.clamp(1, 1 << 16))
+}
+
+/// The flow of tree `t` (the model's `i`-th) at its size: its marks.
+fn live_tree(i: usize, t: &TreeTime, chunks: u64) -> Live {
     let mut hops: Vec<u64> = t.reach.iter().map(|r| r.hops).collect();
     hops.sort_unstable();
     hops.dedup();
@@ -165,12 +269,8 @@ fn live_tree(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime, chunks: u64) 
             (h, bytes * share)
         })
         .collect();
-    // One tree of the paper carries y = 1 / (k * inv_rate); a batch of m carries m * y.
-    let one = &f.inv_rate * BigRational::from_integer(f.k.into());
-    let copies = (&t.rate * one).round().to_integer().to_usize().unwrap_or(1);
     Live {
-        path,
-        copies: copies.clamp(1, 1 << 16),
+        tree: i as u32,
         marks,
         reached: Vec::new(),
         done: 0.0,
@@ -197,7 +297,7 @@ fn edge_links(topo: &Topology, net: &Net) -> Vec<Option<LinkId>> {
 
 /// Runs one phase from `start`: every tree's transfer at max-min fair rates, recomputed when
 /// trees end. Fills each tree's `reached` and `done`; returns the first rates.
-fn flow_phase(caps: &[f64], live: &mut [Live], start: f64) -> Vec<f64> {
+fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
     let n = live.len();
     let mut moved = vec![0.0f64; n];
     let mut active: Vec<usize> = (0..n).filter(|&i| !live[i].marks.is_empty()).collect();
@@ -208,24 +308,8 @@ fn flow_phase(caps: &[f64], live: &mut [Live], start: f64) -> Vec<f64> {
     let mut now = start;
     let mut round = 0;
     while !active.is_empty() {
-        // A tree of multiplicity m is m flows on one path; its rate is theirs together.
-        let mut paths: Vec<&[LinkId]> = Vec::new();
-        for &i in &active {
-            for _ in 0..live[i].copies {
-                paths.push(live[i].path.as_slice());
-            }
-        }
-        let shares = fair_rates(caps, &paths);
-        let mut at = 0;
-        let rates: Vec<f64> = active
-            .iter()
-            .map(|&i| {
-                let k = live[i].copies;
-                let r: f64 = shares[at..at + k].iter().sum();
-                at += k;
-                r
-            })
-            .collect();
+        let trees: Vec<u32> = active.iter().map(|&i| live[i].tree).collect();
+        let rates = paths.rates(&trees);
         if round == 0 {
             for (k, &i) in active.iter().enumerate() {
                 first[i] = rates[k];
@@ -235,7 +319,7 @@ fn flow_phase(caps: &[f64], live: &mut [Live], start: f64) -> Vec<f64> {
         // Seconds until each transfer ends at these rates; the next to end.
         let left: Vec<f64> = active
             .iter()
-            .zip(&rates)
+            .zip(rates.iter())
             .map(|(&i, &r)| {
                 let total = live[i].marks.last().map_or(0.0, |m| m.1);
                 if r.is_infinite() {
