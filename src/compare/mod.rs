@@ -29,7 +29,8 @@ use crate::sema::model::{AutoOr, CollectiveKind, Dtype, Family, Model};
 use crate::sim::fluid::outcome::bus_factor;
 use crate::sim::packet::PacketParams;
 use num_traits::ToPrimitive;
-use rayon::prelude::*;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// One (size, family) evaluation.
 #[derive(Debug, Clone, PartialEq)]
@@ -299,6 +300,27 @@ struct Row<'a> {
     bytes: u64,
 }
 
+/// The order a sweep's threads take its cells in (`pairs`: row-major, `families` a row):
+/// first each family's first cell that runs here (`runs`, by row), then the rest row by row.
+/// What a family does once per sweep (lowering and proving its program, solving its forest)
+/// then starts on all threads at once, instead of a thread's later cell of that family
+/// waiting for another thread to finish it.
+fn cell_order<A, B>(
+    pairs: &[(usize, usize, A, B)],
+    families: usize,
+    runs: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut first = vec![false; pairs.len()];
+    let mut order: Vec<usize> = (0..families)
+        .filter_map(|fi| (0..pairs.len()).find(|&i| pairs[i].1 == fi && runs(pairs[i].0)))
+        .collect();
+    for &i in &order {
+        first[i] = true;
+    }
+    order.extend((0..pairs.len()).filter(|&i| !first[i]));
+    order
+}
+
 /// Runs every (row, family) evaluation; the families are the first row's.
 fn sweep(
     rows: &[Row],
@@ -405,22 +427,45 @@ fn sweep(
         message: "in another shard".into(),
     };
     progress.phase(Phase::Sweep, Some(pairs.len() as u64));
-    let run = || -> Vec<Result<Cell, Vec<Diagnostic>>> {
-        pairs
-            .par_iter()
-            .map(|&(ri, fi, row, f)| {
-                // Polled before every cell: a cancelled sweep evaluates nothing more (what is
-                // left is not a result, and nothing below reads it).
-                if split.cancelled() {
-                    return Ok(elsewhere());
-                }
-                let r = match &split.given {
-                    Some(given) => Ok(given.get(&(ri, fi)).cloned().unwrap_or_else(elsewhere)),
-                    None if split.runs(ri) => evaluate(row, f),
-                    None => Ok(elsewhere()),
-                };
-                progress.step();
-                r
+    let cell = |&(ri, fi, row, f): &(usize, usize, &Row, &Family)| {
+        // Polled before every cell: a cancelled sweep evaluates nothing more (what is
+        // left is not a result, and nothing below reads it).
+        if split.cancelled() {
+            return Ok(elsewhere());
+        }
+        let r = match &split.given {
+            Some(given) => Ok(given.get(&(ri, fi)).cloned().unwrap_or_else(elsewhere)),
+            None if split.runs(ri) => evaluate(row, f),
+            None => Ok(elsewhere()),
+        };
+        progress.step();
+        r
+    };
+    let order = cell_order(&pairs, families.len(), |ri| {
+        split.given.is_none() && split.runs(ri)
+    });
+    type Evaluated = Result<Cell, Vec<Diagnostic>>;
+    let run = || -> Vec<Evaluated> {
+        // Threads claim cells one at a time in `order`; results go to each cell's place.
+        let next = AtomicUsize::new(0);
+        let slots: Vec<Mutex<Option<Evaluated>>> = pairs.iter().map(|_| Mutex::new(None)).collect();
+        let work = || {
+            while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let r = cell(&pairs[i]);
+                *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+            }
+        };
+        rayon::scope(|s| {
+            for _ in 1..rayon::current_num_threads() {
+                s.spawn(|_| work());
+            }
+            work();
+        });
+        slots
+            .into_iter()
+            .map(|m| {
+                let r = m.into_inner().unwrap_or_else(|e| e.into_inner());
+                r.unwrap_or_else(|| Ok(elsewhere()))
             })
             .collect()
     };
