@@ -45,10 +45,12 @@
 mod unclash;
 
 use super::{LinkId, Net};
+use crate::lower::kept::Kept;
 use crate::sema::model::{NodeId, Topology};
 use num_rational::BigRational;
 use num_traits::Zero;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The most channels the search lays (NCCL's MAXCHANNELS and the MSCCL executor's limit).
 pub const MAX_CHANNELS: usize = 32;
@@ -87,11 +89,16 @@ pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -
         return c;
     }
     let net = Net::new(topo);
-    let found = if fixed {
-        search_exactly(&net, hosts, channels)
-    } else {
-        search(&net, hosts, channels)
-    };
+    let table = (hosts.len() <= TABLE_RANKS).then(|| {
+        let key = format!("{hosts:?}|{}", topo.key());
+        let made = TABLES.get(
+            key,
+            || Ok::<_, ()>(Arc::new(Table::new(&net, hosts))),
+            |t| t.links.len() * 4 + t.start.len() * 4,
+        );
+        made.unwrap_or_else(|()| Arc::new(Table::new(&net, hosts)))
+    });
+    let found = lay(&net, hosts, channels, fixed, table);
     if let Ok(mut m) = cache.lock() {
         m.insert(key, found.clone());
     }
@@ -107,15 +114,23 @@ pub fn auto_limit(n: usize) -> usize {
 
 /// Exactly `channels` rings (at least one), laid as [`search`] lays them.
 pub fn search_exactly(net: &Net, hosts: &[NodeId], channels: usize) -> Channels {
-    lay(net, hosts, channels, true)
+    lay(net, hosts, channels, true, None)
 }
 
 /// Rings for ranks on `hosts`, at most `max` channels (see the module doc).
 pub fn search(net: &Net, hosts: &[NodeId], max: usize) -> Channels {
-    lay(net, hosts, max, false)
+    lay(net, hosts, max, false, None)
 }
 
-fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
+/// [`search`] (`fixed`: [`search_exactly`]), on `table`'s routes when given (made for these
+/// ranks on this network).
+fn lay(
+    net: &Net,
+    hosts: &[NodeId],
+    max: usize,
+    fixed: bool,
+    table: Option<Arc<Table>>,
+) -> Channels {
     let n = hosts.len();
     let first = node_order(hosts);
     if n < 3 && !fixed || n == 0 {
@@ -129,7 +144,7 @@ fn lay(net: &Net, hosts: &[NodeId], max: usize, fixed: bool) -> Channels {
     } else {
         max.min(auto_limit(n)).max(1)
     };
-    let routes = Routes::new(net, hosts);
+    let routes = Routes::new(net, hosts, table);
     let mut hops = vec![0u32; net.links.len()];
     // Channel 0: the node-order ring, unless a searched ring is cheaper on the bare links.
     let unit = weights(net, &hops);
@@ -210,7 +225,13 @@ fn load_of(net: &Net, hops: &[u32], channels: usize) -> BigRational {
 struct Routes<'a> {
     net: &'a Net,
     hosts: &'a [NodeId],
-    /// Per pair (destination-major: `b * n + a`), where its links start in `links`.
+    /// Every pair's route, up to [`TABLE_RANKS`] ranks.
+    table: Option<Arc<Table>>,
+}
+
+/// Every pair's route: per pair (destination-major: `b * n + a`), where its links start in
+/// `links`.
+struct Table {
     start: Vec<u32>,
     links: Vec<LinkId>,
 }
@@ -218,43 +239,48 @@ struct Routes<'a> {
 /// Ranks up to which every pair's route is kept (1,024 ranks: about 30 MB on a fat tree).
 const TABLE_RANKS: usize = 1024;
 
+/// Route tables already made, by ranks and network: a sweep searches rings for several
+/// channel counts on one network. Up to 64 MiB of tables are kept (the newest always).
+static TABLES: Kept<String, Arc<Table>> = Kept::new(64 << 20);
+
+impl Table {
+    fn new(net: &Net, hosts: &[NodeId]) -> Table {
+        let n = hosts.len();
+        let mut start = Vec::with_capacity(n * n + 1);
+        let mut links = Vec::new();
+        for &b in hosts {
+            net.routes_to(b, hosts, |_, r| {
+                start.push(links.len() as u32);
+                links.extend_from_slice(r);
+            });
+        }
+        start.push(links.len() as u32);
+        Table { start, links }
+    }
+}
+
 impl<'a> Routes<'a> {
     /// Routes looked up per call, for a few rings' hops.
     fn direct(net: &'a Net, hosts: &'a [NodeId]) -> Routes<'a> {
         Routes {
             net,
             hosts,
-            start: Vec::new(),
-            links: Vec::new(),
+            table: None,
         }
     }
 
-    fn new(net: &'a Net, hosts: &'a [NodeId]) -> Routes<'a> {
-        let n = hosts.len();
-        let mut start = Vec::new();
-        let mut links = Vec::new();
-        if n <= TABLE_RANKS {
-            start.reserve(n * n + 1);
-            for &b in hosts {
-                net.routes_to(b, hosts, |_, r| {
-                    start.push(links.len() as u32);
-                    links.extend_from_slice(r);
-                });
-            }
-            start.push(links.len() as u32);
-        }
-        Routes {
-            net,
-            hosts,
-            start,
-            links,
-        }
+    /// Routes from a table up to [`TABLE_RANKS`] ranks (`table`, when given, is the table of
+    /// these ranks on this network), else looked up per call.
+    fn new(net: &'a Net, hosts: &'a [NodeId], table: Option<Arc<Table>>) -> Routes<'a> {
+        let table = (hosts.len() <= TABLE_RANKS)
+            .then(|| table.unwrap_or_else(|| Arc::new(Table::new(net, hosts))));
+        Routes { net, hosts, table }
     }
 
     fn with<T>(&self, a: u32, b: u32, f: impl FnOnce(&[LinkId]) -> T) -> T {
-        if !self.start.is_empty() {
+        if let Some(t) = &self.table {
             let i = b as usize * self.hosts.len() + a as usize;
-            return f(&self.links[self.start[i] as usize..self.start[i + 1] as usize]);
+            return f(&t.links[t.start[i] as usize..t.start[i + 1] as usize]);
         }
         f(&self
             .net

@@ -172,7 +172,7 @@ fn the_repair_floor_is_a_lone_ranks_single_link_one_hop_up() {
          collective allgather { size: 1 MiB; dtype: f32; } schedule ring;",
     );
     let net = Net::new(&topo);
-    let routes = Routes::new(&net, &ranks);
+    let routes = Routes::new(&net, &ranks, None);
     let one = |hops: u32| (f64::from(hops) / 12.5e9).to_bits();
     let mut base = vec![0u32; net.links.len()];
     assert_eq!(unclash::floor(&routes, &base), one(1));
