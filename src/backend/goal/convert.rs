@@ -2,10 +2,11 @@
 //! [`Converter`] the streaming writer uses); the mapping is described in the module doc of
 //! [`super`], and each process is converted by [`super::rank`].
 
-use super::rank::{RankCx, SliceBytes, goal_tags};
+use super::matching::FastMap;
+use super::rank::{Measure, RankCx, SliceBytes, goal_tags, measure};
 use super::{ANY_SOURCE, GoalError, GoalOptions, GoalSchedule, err, validate};
-use crate::ir::Program;
 use crate::ir::verify::Proof;
+use crate::ir::{Program, Slice};
 use crate::par;
 use num_rational::BigRational;
 use num_traits::Zero;
@@ -44,28 +45,51 @@ pub fn from_verified_at(
     convert(p, opts, false, part_elements)
 }
 
-/// Every op's bytes (sends, receives) or time (calcs) in `s`, a schedule converted from `p`
-/// ([`from_verified_at`] at any size), with parts of `part_elements` elements instead, rank by
-/// rank in op order: the GOAL ops of one program do not change with the collective's size,
-/// only these numbers, so a sweep over sizes converts once and sizes per size.
-pub fn amounts_at(
-    p: &Program,
-    s: &GoalSchedule,
-    opts: &GoalOptions,
-    part_elements: u64,
-) -> Result<Vec<u64>, GoalError> {
-    let bytes = SliceBytes::new(p, part_elements);
-    let n = s.ranks.len();
-    in_order(par::map_blocks(n, par::block_size(n, 64), |r| {
-        let mut cx = RankCx::new(p, opts, &[], &bytes);
-        let mut out = Vec::new();
-        for pi in r {
-            for g in &s.ranks[pi].ops {
-                out.push(cx.amount(pi, g)?);
-            }
+/// How the ops of `s`, a schedule converted from `p` ([`from_verified_at`] at any size), are
+/// sized at every size: the GOAL ops of one program do not change with the collective's size,
+/// only their bytes and times, and each of those is one measure of one slice (its bytes, or
+/// the time to reduce or copy them). Ops that measure the same slice alike form a class; a
+/// sweep over sizes converts once, classes once, and sizes only the classes per size
+/// ([`Sizing::amounts`]).
+pub struct Sizing {
+    /// Every op's class, rank by rank in op order.
+    pub class: Vec<u32>,
+    /// What each class measures.
+    keys: Vec<(Measure, Slice)>,
+}
+
+/// The classes of `s`'s ops ([`Sizing`]).
+pub fn sizing(p: &Program, s: &GoalSchedule) -> Result<Sizing, GoalError> {
+    let mut index: FastMap<(Measure, Slice), u32> = FastMap::default();
+    let mut keys = Vec::new();
+    let mut class = Vec::with_capacity(s.ranks.iter().map(|r| r.ops.len()).sum());
+    for (pi, r) in s.ranks.iter().enumerate() {
+        for g in &r.ops {
+            let key = measure(p, pi, g)?;
+            let next = keys.len() as u32;
+            let c = *index.entry(key).or_insert_with(|| {
+                keys.push(key);
+                next
+            });
+            class.push(c);
         }
-        Ok(out)
-    }))
+    }
+    Ok(Sizing { class, keys })
+}
+
+impl Sizing {
+    /// Each class's amount (bytes, or time in `opts`' ticks) with parts of `part_elements`
+    /// elements, by class.
+    pub fn amounts(
+        &self,
+        p: &Program,
+        opts: &GoalOptions,
+        part_elements: u64,
+    ) -> Result<Vec<u64>, GoalError> {
+        let bytes = SliceBytes::new(p, part_elements);
+        let mut cx = RankCx::new(p, opts, &[], &bytes);
+        self.keys.iter().map(|&(m, s)| cx.amount_of(m, s)).collect()
+    }
 }
 
 /// Refuses a proof of another program (see [`from_verified`]).

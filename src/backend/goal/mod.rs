@@ -35,7 +35,7 @@ mod stream;
 pub mod validate;
 mod write;
 
-pub use convert::{amounts_at, from_ir, from_verified, from_verified_at};
+pub use convert::{Sizing, from_ir, from_verified, from_verified_at, sizing};
 pub use label::Label;
 pub use parse::{GoalSpans, parse, parse_spanned};
 pub use stream::{WriteError, verify_and_write, write_verified, write_verified_in_windows};

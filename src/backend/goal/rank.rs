@@ -100,6 +100,39 @@ impl SliceBytes {
     }
 }
 
+/// What an op's amount is of its slice: the slice's bytes (a send or a receive), or the
+/// time to reduce or to copy them (a calc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Measure {
+    Bytes,
+    Reduce,
+    Copy,
+}
+
+/// What op `g` of GOAL rank `pi` (converted from process `pi` of `p`) measures, and of which
+/// slice: its amount at any size is that slice's ([`RankCx::amount_of`]).
+pub(super) fn measure(p: &Program, pi: usize, g: &GoalOp) -> Result<(Measure, Slice), GoalError> {
+    let Some(Label::Ir { op, calc }) = g.label else {
+        return Err(err(
+            format!("an op of rank {pi} has no IR label"),
+            "size only a schedule converted from this program",
+        ));
+    };
+    let Some(ir) = p.procs.get(pi).and_then(|p| p.ops.get(op as usize)) else {
+        return Err(err(
+            format!("rank {pi} names op {op}, which its process does not have"),
+            "size only a schedule converted from this program",
+        ));
+    };
+    Ok(match (&ir.kind, calc) {
+        (IrOp::Send { src, .. }, _) => (Measure::Bytes, *src),
+        (IrOp::Recv { dst, .. } | IrOp::RecvReduce { dst, .. }, false) => (Measure::Bytes, *dst),
+        (IrOp::RecvReduce { dst, .. } | IrOp::Reduce { dst, .. }, _)
+        | (IrOp::Recv { dst, .. }, true) => (Measure::Reduce, *dst),
+        (IrOp::Copy { dst, .. }, _) => (Measure::Copy, *dst),
+    })
+}
+
 /// What converting one process needs; one per block of processes.
 pub(super) struct RankCx<'a> {
     p: &'a Program,
@@ -146,30 +179,14 @@ impl<'a> RankCx<'a> {
         Ok(t)
     }
 
-    /// The bytes (a send or receive) or time (a calc) of op `g` of GOAL rank `pi`, converted
-    /// from process `pi` of this converter's program, at this converter's sizes: what
-    /// [`Self::rank`] gives the op at them.
-    pub(super) fn amount(&mut self, pi: usize, g: &GoalOp) -> Result<u64, GoalError> {
-        let Some(Label::Ir { op, calc }) = g.label else {
-            return Err(err(
-                format!("an op of rank {pi} has no IR label"),
-                "size only a schedule converted from this program",
-            ));
-        };
-        let Some(ir) = self.p.procs.get(pi).and_then(|p| p.ops.get(op as usize)) else {
-            return Err(err(
-                format!("rank {pi} names op {op}, which its process does not have"),
-                "size only a schedule converted from this program",
-            ));
-        };
-        match (&ir.kind, calc) {
-            (IrOp::Send { src, .. }, _) => Ok(self.bytes.of(*src)),
-            (IrOp::Recv { dst, .. } | IrOp::RecvReduce { dst, .. }, false) => {
-                Ok(self.bytes.of(*dst))
-            }
-            (IrOp::RecvReduce { dst, .. } | IrOp::Reduce { dst, .. }, _)
-            | (IrOp::Recv { dst, .. }, true) => self.calc(0, self.bytes.of(*dst)),
-            (IrOp::Copy { dst, .. }, _) => self.calc(1, self.bytes.of(*dst)),
+    /// The bytes (a send or receive) or time (a calc) that a [`measure`] of `slice` comes to
+    /// at this converter's sizes: what [`Self::rank`] gives an op that measures it.
+    pub(super) fn amount_of(&mut self, what: Measure, slice: Slice) -> Result<u64, GoalError> {
+        let bytes = self.bytes.of(slice);
+        match what {
+            Measure::Bytes => Ok(bytes),
+            Measure::Reduce => self.calc(0, bytes),
+            Measure::Copy => self.calc(1, bytes),
         }
     }
 

@@ -150,14 +150,23 @@ impl Sim<'_> {
     }
 }
 
+/// Every op's bytes or time at a run's size, by class ([`crate::backend::goal::Sizing`]):
+/// `laid` is each op's class in the layout's order ([`Prepared::laid`]), `table` each class's
+/// amount.
+#[derive(Clone, Copy)]
+pub struct Sizes<'a> {
+    pub table: &'a [u64],
+    pub laid: &'a [u32],
+}
+
 /// Runs a GOAL schedule whose rank r sits on node `hosts[r]`; GOAL time units (calc times)
 /// are `tick` seconds. Keeps a timeline when `trace` is set. Every op's bytes or time come
-/// from `amounts` (by global op index, as [`crate::backend::goal::amounts_at`] gives them)
-/// when given, else from `s`; `s`'s structure from `prepared` (made from `s`) when given.
+/// from `amounts` when given (laid out as `prepared` lays `s` out), else from `s`; `s`'s
+/// structure from `prepared` (made from `s`) when given.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     s: &GoalSchedule,
-    amounts: Option<&[u64]>,
+    amounts: Option<Sizes<'_>>,
     prepared: Option<&Prepared>,
     hosts: &[NodeId],
     tick: f64,
@@ -174,7 +183,7 @@ pub fn run(
         }
     };
     let amount = match amounts {
-        Some(a) => Cow::Owned(prep.goal.iter().map(|&g| a[g as usize]).collect()),
+        Some(z) => Cow::Owned(z.laid.iter().map(|&c| z.table[c as usize]).collect()),
         None => Cow::Borrowed(&prep.own[..]),
     };
     let total = amount.len();

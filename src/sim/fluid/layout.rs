@@ -38,7 +38,7 @@ pub struct Prepared {
     pub(super) hot: Vec<Hot>,
     /// Each send's bytes and calc's time in the program (a run at another size has its own).
     pub(super) own: Vec<u64>,
-    /// Each op's GOAL number (`base[rank] + op`), to read a size's amounts by.
+    /// Each op's GOAL number (`base[rank] + op`), to lay out per-op values by.
     pub(super) goal: Vec<u32>,
     /// Each op's count of dependencies.
     pub(super) remaining: Vec<u32>,
@@ -54,6 +54,11 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// `by_goal` (one value per op, by GOAL number) in this layout's order.
+    pub fn laid(&self, by_goal: &[u32]) -> Vec<u32> {
+        self.goal.iter().map(|&g| by_goal[g as usize]).collect()
+    }
+
     pub fn new(s: &GoalSchedule) -> Prepared {
         let (flat, remaining_g) = Flat::new(s);
         let pair_g = pair(s, &flat.base);

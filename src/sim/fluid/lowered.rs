@@ -4,9 +4,9 @@
 //! node the collective puts it on.
 //!
 //! A sweep over sizes ([`lower_sized`]: `compare`, `schedule auto`) converts each lowered
-//! program once, keeps the conversion beside the program ([`Converted`]), and gives every
-//! other size only its ops' bytes and times ([`crate::backend::goal::amounts_at`]): the GOAL
-//! ops of a program do not change with the size.
+//! program once, keeps the conversion beside the program ([`Converted`]) with its ops' classes
+//! ([`crate::backend::goal::Sizing`]), and gives every other size only its classes' bytes and
+//! times ([`Amounts`]): the GOAL ops of a program do not change with the size.
 
 use super::FlowRun;
 use crate::backend::goal::{self, GoalOptions, GoalSchedule, OpKind};
@@ -23,10 +23,9 @@ use std::sync::Arc;
 /// A lowered schedule placed on the network.
 pub struct Lowered {
     pub goal: Arc<GoalSchedule>,
-    /// Every op's bytes or time at this size (by global op index), when `goal` was converted
-    /// at another size or under other options ([`lower_sized`]); None when `goal`'s own are
-    /// this size's.
-    pub amounts: Option<Vec<u64>>,
+    /// Every op's bytes or time at this size, when `goal` was converted at another size or
+    /// under other options ([`lower_sized`]); None when `goal`'s own are this size's.
+    pub amounts: Option<Amounts>,
     /// `goal`'s structure as the engine runs it, shared by a sweep's sizes ([`lower_sized`]).
     pub prepared: Option<Arc<super::engine::Prepared>>,
     pub hosts: Vec<NodeId>,
@@ -73,7 +72,11 @@ fn lower_in(m: &Model, params: &FlowParams, shared: bool) -> Result<Lowered, Vec
         let amounts = if c.part == part && c.opts == opts {
             None
         } else {
-            Some(goal::amounts_at(program, &c.goal, &opts, part).map_err(diag)?)
+            let table = c.sizing.amounts(program, &opts, part).map_err(diag)?;
+            Some(Amounts {
+                table,
+                converted: c.clone(),
+            })
         };
         (c.goal.clone(), amounts, Some(c.prepared.clone()))
     } else {
@@ -135,7 +138,11 @@ impl Lowered {
         trace: bool,
     ) -> Result<FlowRun, Vec<Diagnostic>> {
         let t = self.tick.to_f64().unwrap_or(0.0);
-        let (amounts, prepared) = (self.amounts.as_deref(), self.prepared.as_deref());
+        let amounts = self.amounts.as_ref().map(|a| super::engine::Sizes {
+            table: &a.table,
+            laid: &a.converted.laid,
+        });
+        let prepared = self.prepared.as_deref();
         let (goal, hosts) = (&self.goal, &self.hosts);
         super::run(goal, amounts, prepared, hosts, t, net, params, trace).map_err(|s| {
             vec![
@@ -158,7 +165,7 @@ impl Lowered {
         match &self.amounts {
             None => round_cost(&self.goal, &self.hosts, &self.tick, net, params),
             Some(a) => {
-                let sized = sized(&self.goal, a);
+                let sized = sized(&self.goal, &a.global());
                 round_cost(&sized, &self.hosts, &self.tick, net, params)
             }
         }
@@ -185,6 +192,23 @@ struct Converted {
     opts: GoalOptions,
     goal: Arc<GoalSchedule>,
     prepared: Arc<super::engine::Prepared>,
+    /// The ops' classes, and each op's class in `prepared`'s layout.
+    sizing: goal::Sizing,
+    laid: Vec<u32>,
+}
+
+/// One size's bytes and times of a conversion made at another ([`lower_sized`]): by class.
+pub struct Amounts {
+    table: Vec<u64>,
+    converted: Arc<Converted>,
+}
+
+impl Amounts {
+    /// Every op's bytes or time, by global op index.
+    pub fn global(&self) -> Vec<u64> {
+        let class = &self.converted.sizing.class;
+        class.iter().map(|&c| self.table[c as usize]).collect()
+    }
 }
 
 /// A lowered program as a key: the very program (held, so no other program takes its
@@ -208,11 +232,16 @@ fn converted(
 ) -> Result<Arc<Converted>, goal::GoalError> {
     let make = || {
         let goal = goal::from_verified_at(&proved.0, &proved.1, opts, part)?;
+        let sizing = goal::sizing(&proved.0, &goal)?;
+        let prepared = super::engine::Prepared::new(&goal);
+        let laid = prepared.laid(&sizing.class);
         Ok(Arc::new(Converted {
             part,
             opts: opts.clone(),
-            prepared: Arc::new(super::engine::Prepared::new(&goal)),
+            prepared: Arc::new(prepared),
             goal: Arc::new(goal),
+            sizing,
+            laid,
         }))
     };
     CONVERTED.get(Program(proved.clone()), make, |_| proved.0.op_count())
@@ -256,7 +285,7 @@ mod tests {
             // then this size is converted for itself, and the comparison below still holds.)
             let own = lower(&m, &params).expect("lowers");
             let goal = match &sized.amounts {
-                Some(x) => super::sized(&sized.goal, x),
+                Some(x) => super::sized(&sized.goal, &x.global()),
                 None => (*sized.goal).clone(),
             };
             assert_eq!(goal, *own.goal, "{bytes} B");
