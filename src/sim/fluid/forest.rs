@@ -79,6 +79,10 @@ pub struct ForestPaths {
     trees: Vec<(usize, usize)>,
     paths: Vec<Vec<LinkId>>,
     copies: Vec<usize>,
+    /// Per tree: the distinct hop counts of the nodes it reaches, ascending (its marks), and
+    /// each reached node's place among them.
+    hops: Vec<Vec<u64>>,
+    mark_of: Vec<Vec<u32>>,
     /// Fair rates (per tree, its copies together) by the trees filled, at most
     /// [`KEPT_FILLS`] numbers in all.
     fills: std::sync::Mutex<HashMap<Vec<u32>, Arc<[f64]>>>,
@@ -102,12 +106,31 @@ impl ForestPaths {
             .iter()
             .map(|t| tree_path(&link_of, forests[t.phase], t))
             .unzip();
+        let hops: Vec<Vec<u64>> = trees
+            .iter()
+            .map(|t| {
+                let mut hops: Vec<u64> = t.reach.iter().map(|r| r.hops).collect();
+                hops.sort_unstable();
+                hops.dedup();
+                hops
+            })
+            .collect();
+        let mark_of = trees
+            .iter()
+            .zip(&hops)
+            .map(|(t, h)| {
+                let place = |x: u64| h.partition_point(|&y| y < x) as u32;
+                t.reach.iter().map(|r| place(r.hops)).collect()
+            })
+            .collect();
         ForestPaths {
             caps: params.caps(net),
             nodes: topo.graph.node_count(),
             trees: trees.iter().map(|t| (t.phase, t.tree)).collect(),
             paths,
             copies,
+            hops,
+            mark_of,
             fills: Default::default(),
         }
     }
@@ -189,7 +212,10 @@ pub fn run_forest_in(
             .enumerate()
             .filter(|(_, t)| t.phase == phase)
             .collect();
-        let mut live: Vec<Live> = mine.iter().map(|&(i, t)| live_tree(i, t, chunks)).collect();
+        let mut live: Vec<Live> = mine
+            .iter()
+            .map(|&(i, t)| live_tree(i, t, &paths.hops[i], chunks))
+            .collect();
         for &(i, t) in &mine {
             let bytes = t.bytes.to_f64().unwrap_or(0.0);
             for &link in &paths.paths[i] {
@@ -202,8 +228,9 @@ pub fn run_forest_in(
         let mut end = start;
         let mut lanes: BTreeMap<NodeId, u32> = BTreeMap::new();
         for ((t, l), r0) in mine.iter().zip(&live).zip(&rates0) {
-            for (reach, &latency) in t.reach.iter().zip(t.reach_seconds.iter()) {
-                let i = l.marks.partition_point(|m| m.0 < reach.hops);
+            let places = &paths.mark_of[l.tree as usize];
+            for ((reach, &latency), &i) in t.reach.iter().zip(t.reach_seconds.iter()).zip(places) {
+                let i = i as usize;
                 let at = l.reached.get(i).copied().unwrap_or(l.done) + latency;
                 if let Some(&Some(r)) = rank_of.get(reach.node) {
                     finish[r] = finish[r].max(at);
@@ -253,15 +280,13 @@ fn tree_path(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime) -> (Vec<LinkI
     (path, copies.clamp(1, 1 << 16))
 }
 
-/// The flow of tree `t` (the model's `i`-th) at its size: its marks.
-fn live_tree(i: usize, t: &TreeTime, chunks: u64) -> Live {
-    let mut hops: Vec<u64> = t.reach.iter().map(|r| r.hops).collect();
-    hops.sort_unstable();
-    hops.dedup();
+/// The flow of tree `t` (the model's `i`-th, reaching nodes at the hop counts `hops`) at its
+/// size: its marks.
+fn live_tree(i: usize, t: &TreeTime, hops: &[u64], chunks: u64) -> Live {
     let bytes = t.bytes.to_f64().unwrap_or(0.0);
     let marks: Vec<(u64, f64)> = hops
-        .into_iter()
-        .map(|h| {
+        .iter()
+        .map(|&h| {
             // `chunking::pipeline` in f64: both counts are exact and IEEE division rounds
             // correctly, so this is the rational's nearest f64 without big integers.
             let c = chunks.max(1);
