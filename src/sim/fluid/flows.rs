@@ -62,6 +62,8 @@ pub(super) struct Flows {
     next_order: u32,
     live: usize,
     filler: Filler,
+    /// Scratch space kept from one refill to the next.
+    members: Vec<u64>,
 }
 
 /// A route's links as the fill sees them: each with its share of the flow.
@@ -84,6 +86,7 @@ impl Flows {
             next_order: 0,
             live: 0,
             filler: Filler::default(),
+            members: Vec::new(),
         }
     }
 
@@ -128,7 +131,10 @@ impl Flows {
         let stamp = self.stamp;
         // The components: every flow reachable from a touched link through shared links.
         let mut stack: Vec<LinkId> = std::mem::take(&mut self.touched);
-        let mut members: Vec<u32> = Vec::new();
+        // Members as (start order, slot) packed in one integer: sorted, they are in start
+        // order without a look into the slab per comparison.
+        let mut members: Vec<u64> = std::mem::take(&mut self.members);
+        members.clear();
         while let Some(l) = stack.pop() {
             if self.link_mark[l as usize] == stamp {
                 continue;
@@ -140,7 +146,7 @@ impl Flows {
                     continue;
                 }
                 flow.mark = stamp;
-                members.push(f);
+                members.push((u64::from(flow.order) << 32) | u64::from(f));
                 for &(m, _) in paths.links(flow.sent.route) {
                     if self.link_mark[m as usize] != stamp {
                         stack.push(m);
@@ -148,12 +154,14 @@ impl Flows {
                 }
             }
         }
+        self.touched = stack;
         if members.is_empty() {
+            self.members = members;
             return;
         }
-        members.sort_unstable_by_key(|&f| self.slab[f as usize].order);
+        members.sort_unstable();
         let slab = &self.slab;
-        let route = |i: usize| slab[members[i] as usize].sent.route;
+        let route = |i: usize| slab[members[i] as u32 as usize].sent.route;
         let rates = if paths.spray() {
             self.filler.fill(caps, members.len(), |i| {
                 paths.links(route(i)).iter().copied()
@@ -163,7 +171,8 @@ impl Flows {
                 paths.plain(route(i)).iter().map(|&l| (l, 1.0))
             })
         };
-        for (&f, &r) in members.iter().zip(rates) {
+        for (&m, &r) in members.iter().zip(rates) {
+            let f = m as u32;
             let flow = &mut self.slab[f as usize];
             if flow.rate == r && flow.rated {
                 continue;
@@ -175,6 +184,7 @@ impl Flows {
             flow.end = now + flow.left / r;
             self.heap.push(Reverse(entry(flow.end, flow.order, f)));
         }
+        self.members = members;
         // Entries made stale by later rate changes wait in the heap until they reach its top;
         // when they outnumber the live ones, drop them all at once (the live entries' order
         // is total, so the pops that follow are the same).
