@@ -215,6 +215,7 @@ pub fn run(
     // is still listed).
     let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
     let mut flows = Flows::new(net.links.len());
+    let mut ended: Vec<Sent> = Vec::new();
     let mut messages = 0u64;
     loop {
         // Start everything that is executable now.
@@ -295,7 +296,8 @@ pub fn run(
         sim.now = next;
         if t_flow <= t_ev {
             // Every flow that ends now (within rounding) leaves the network, in start order.
-            for f in flows.end_at(sim.now, &table) {
+            flows.end_at(sim.now, &table, &mut ended);
+            for &f in &ended {
                 let at = sim.now + table.lat[f.route] + table.over[f.route];
                 if trace {
                     let bytes = sim.amount[f.op as usize];
