@@ -127,7 +127,7 @@
 //! | dgx_a100_fat_tree_1024, one run each | 186.9 s (a build ran beside it part of the time), 212.8 s user, 19.9 s system, 8.2 GB | 94.2 s, 156.9 s user, 7.5 s system, 5.9 GB |
 //!
 //! fat_tree_1024 is within the 10 s target; the DGX file is not. Its ring is 8.4 M messages
-//! per size, and the flow engine spends about 0.6 us of CPU on each (start, refill, end,
+//! per size, and the flow engine spends 0.6 to 0.7 us of CPU on each (start, refill, end,
 //! arrival: 9.2 M refills per size, 8.1 M of them of a single flow); lowering, proving and
 //! converting its 8-channel program once is about 8 s more. Only a coarser model of the
 //! ring's steps (which never repeat exactly in this model, see above) would take it to
