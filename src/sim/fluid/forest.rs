@@ -83,12 +83,16 @@ pub struct ForestPaths {
     /// each reached node's place among them.
     hops: Vec<Vec<u64>>,
     mark_of: Vec<Vec<u32>>,
-    /// Fair rates (per tree, its copies together) by the trees filled, at most
-    /// [`KEPT_FILLS`] numbers in all.
-    fills: std::sync::Mutex<HashMap<Vec<u32>, Arc<[f64]>>>,
+    /// Fair rates (per tree, its copies together) by the trees filled, and how many trees
+    /// they are for in all (at most [`KEPT_FILLS`]).
+    fills: std::sync::Mutex<(Fills, usize)>,
 }
 
-/// How many rates (and tree numbers) the fills a [`ForestPaths`] keeps may hold: 16 MiB.
+/// Fair rates by the trees filled.
+type Fills = HashMap<Vec<u32>, Arc<[f64]>>;
+
+/// How many trees' rates the fills a [`ForestPaths`] keeps may hold in all (a tree number
+/// and a rate each, 12 MiB).
 const KEPT_FILLS: usize = 1 << 20;
 
 impl ForestPaths {
@@ -149,7 +153,12 @@ impl ForestPaths {
     /// copies summed: kept from an earlier fill of the same trees, else filled (and kept
     /// while the budget lasts).
     fn rates(&self, active: &[u32]) -> Arc<[f64]> {
-        if let Some(r) = self.fills.lock().ok().and_then(|m| m.get(active).cloned()) {
+        if let Some(r) = self
+            .fills
+            .lock()
+            .ok()
+            .and_then(|m| m.0.get(active).cloned())
+        {
             return r;
         }
         // A tree of multiplicity m is m flows on one path; its rate is theirs together.
@@ -170,11 +179,11 @@ impl ForestPaths {
                 r
             })
             .collect();
-        if let Ok(mut m) = self.fills.lock() {
-            let held: usize = m.keys().map(|k| 2 * k.len()).sum();
-            if held + 2 * active.len() <= KEPT_FILLS {
-                m.insert(active.to_vec(), rates.clone());
-            }
+        if let Ok(mut m) = self.fills.lock()
+            && m.1 + active.len() <= KEPT_FILLS
+        {
+            m.1 += active.len();
+            m.0.insert(active.to_vec(), rates.clone());
         }
         rates
     }
