@@ -59,9 +59,9 @@ const DONE: u8 = 4;
 #[derive(Clone, Copy)]
 enum Ev {
     /// A message reaches its receive.
-    Arrive(u32),
+    Arrive(u32, u32),
     /// A calc ends.
-    CalcDone(u32),
+    CalcDone(u32, u32),
 }
 
 struct Sim<'a> {
@@ -107,10 +107,13 @@ impl Sim<'_> {
         }
     }
 
-    fn finished(&mut self, p: u32) {
+    /// Op `p` of rank `rank` finishes now (its rank given by the caller, who has it at hand:
+    /// reading it from the op's record here was a cache miss per op).
+    fn finished(&mut self, p: u32, rank: u32) {
+        debug_assert_eq!(self.prep.hot[p as usize].rank, rank);
         self.done_ops += 1;
         self.st[p as usize] = DONE;
-        let f = &mut self.finish[self.prep.hot[p as usize].rank as usize];
+        let f = &mut self.finish[rank as usize];
         *f = f.max(self.now);
         self.release(p, true);
     }
@@ -119,12 +122,12 @@ impl Sim<'_> {
         self.events.push(key(at), ev);
     }
 
-    /// The message of send `p` arrives at `at`, at its paired receive (a send nobody
-    /// receives is simply gone).
-    fn deliver(&mut self, p: u32, at: f64) {
+    /// The message of send `p` to rank `to` arrives at `at`, at its paired receive (a send
+    /// nobody receives is simply gone).
+    fn deliver(&mut self, p: u32, to: u32, at: f64) {
         let q = self.prep.pair[p as usize];
         if q != NONE {
-            self.push(at, Ev::Arrive(q));
+            self.push(at, Ev::Arrive(q, to));
         }
     }
 
@@ -248,8 +251,8 @@ pub fn run(
                             let args = vec![("bytes", json!(size))];
                             sim.span(r, 0, format!("send to {to}"), sim.now, args);
                         }
-                        sim.finished(p);
-                        sim.deliver(p, at);
+                        sim.finished(p, r);
+                        sim.deliver(p, to, at);
                     } else {
                         let sent = Sent {
                             rank: r,
@@ -267,7 +270,7 @@ pub fn run(
                             let from = op.peer;
                             sim.span(r, 1, format!("recv from {from}"), sim.now, vec![]);
                         }
-                        sim.finished(p);
+                        sim.finished(p, r);
                     } else {
                         sim.st[pi] |= POSTED;
                     }
@@ -282,7 +285,7 @@ pub fn run(
                     if trace {
                         sim.started[pi] = begin;
                     }
-                    sim.push(end, Ev::CalcDone(p));
+                    sim.push(end, Ev::CalcDone(p, r));
                 }
             }
         }
@@ -304,8 +307,8 @@ pub fn run(
                     let args = vec![("bytes", json!(bytes))];
                     sim.span(f.rank, 0, format!("send to {}", f.to), f.start, args);
                 }
-                sim.finished(f.op);
-                sim.deliver(f.op, at);
+                sim.finished(f.op, f.rank);
+                sim.deliver(f.op, f.to, at);
             }
         }
         while sim
@@ -317,7 +320,7 @@ pub fn run(
                 break;
             };
             match ev {
-                Ev::Arrive(p) => {
+                Ev::Arrive(p, rank) => {
                     let pi = p as usize;
                     if sim.st[pi] & POSTED != 0 {
                         if trace {
@@ -325,18 +328,18 @@ pub fn run(
                             let posted = sim.started[pi];
                             sim.span(h.rank, 1, format!("recv from {}", h.peer), posted, vec![]);
                         }
-                        sim.finished(p);
+                        sim.finished(p, rank);
                     } else {
                         sim.st[pi] |= ARRIVED;
                     }
                 }
-                Ev::CalcDone(p) => {
+                Ev::CalcDone(p, rank) => {
                     if trace {
                         let pi = p as usize;
                         let begin = sim.started[pi];
-                        sim.span(sim.prep.hot[pi].rank, 2, "calc".into(), begin, vec![]);
+                        sim.span(rank, 2, "calc".into(), begin, vec![]);
                     }
-                    sim.finished(p);
+                    sim.finished(p, rank);
                 }
             }
         }
