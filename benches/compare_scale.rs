@@ -124,9 +124,14 @@
 //! | file | start | end |
 //! |---|---|---|
 //! | fat_tree_1024, median of 3 | 16.50 s (16.26 to 16.79), 26.0 s user, 4.4-5.0 s system, 2.1 GB | 8.78 s (8.71 to 8.86), 16.5 s user, 0.7 s system, 1.9 GB |
-//! | dgx_a100_fat_tree_1024, one run each | 186.9 s (a build ran beside it part of the time), 212.8 s user, 19.9 s system, 8.2 GB | 94.2 s, 156.9 s user, 7.5 s system, 5.9 GB |
+//! | dgx_a100_fat_tree_1024, one run each | 186.9 s (a build ran beside it part of the time), 212.8 s user, 19.9 s system, 8.2 GB | 87.5 s, 141.6 s user, 12.8 s system, 6.1 GB |
 //!
-//! fat_tree_1024 is within the 10 s target; the DGX file is not. Its ring is 8.4 M messages
+//! (The fat_tree_1024 figure is of `10bc06a`; the DGX figure of `b61049a`, the day's last
+//! engine change, which gives each op's rank with its event. Later the machine ran about 3%
+//! slower (the start binary took 17.0 s instead of 16.5) and the last head took 9.0 to 9.6 s
+//! in seven runs.)
+//!
+//! fat_tree_1024 is within the 10 s target, by about 5%; the DGX file is not. Its ring is 8.4 M messages
 //! per size, and the flow engine spends 0.6 to 0.7 us of CPU on each (start, refill, end,
 //! arrival: 9.2 M refills per size, 8.1 M of them of a single flow); lowering, proving and
 //! converting its 8-channel program once is about 8 s more. Only a coarser model of the
