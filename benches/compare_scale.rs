@@ -128,8 +128,8 @@
 //!
 //! (The fat_tree_1024 figure is of `10bc06a`; the DGX figure of `b61049a`, the day's last
 //! engine change, which gives each op's rank with its event. Later the machine ran about 3%
-//! slower (the start binary took 17.0 s instead of 16.5) and the last head took 9.0 to 9.6 s
-//! in seven runs.)
+//! slower (the start binary took 17.0 s instead of 16.5) and the binary of `b61049a` took
+//! 9.00 to 9.57 s in 13 runs, median 9.29 s.)
 //!
 //! fat_tree_1024 is within the 10 s target, by about 5%; the DGX file is not. Its ring is 8.4 M messages
 //! per size, and the flow engine spends 0.6 to 0.7 us of CPU on each (start, refill, end,
