@@ -321,24 +321,7 @@ fn alone_rate(caps: &[f64], paths: &impl Paths, route: usize) -> Option<f64> {
 mod tests {
     use super::*;
 
-    /// Routes as the fill sees them, spread (`spray`) or plain.
-    struct Table {
-        links: Vec<Vec<(LinkId, f64)>>,
-        plain: Vec<Vec<LinkId>>,
-        spray: bool,
-    }
-
-    impl Paths for Table {
-        fn links(&self, route: usize) -> &[(LinkId, f64)] {
-            &self.links[route]
-        }
-        fn plain(&self, route: usize) -> &[LinkId] {
-            &self.plain[route]
-        }
-        fn spray(&self) -> bool {
-            self.spray
-        }
-    }
+    use crate::sim::fluid::routes::Routes;
 
     /// A flow alone gets, bit for bit, the rate the fill gives it: routes that cross a link
     /// more than once, uneven shares summed in route order, bandwidths that tie.
@@ -365,9 +348,11 @@ mod tests {
                 .collect();
             let plain: Vec<LinkId> = links.iter().map(|x| x.0).collect();
             for spray in [false, true] {
-                let t = Table {
-                    links: vec![links.clone()],
+                let t = Routes {
                     plain: vec![plain.clone()],
+                    shared: vec![links.clone()],
+                    lat: vec![0.0],
+                    over: vec![0.0],
                     spray,
                 };
                 let direct = alone_rate(&caps, &t, 0).expect("a short route");
@@ -383,9 +368,11 @@ mod tests {
                 );
             }
         }
-        let long = Table {
-            links: vec![vec![(0, 1.0); ALONE_LINKS + 1]],
+        let long = Routes {
             plain: vec![vec![0; ALONE_LINKS + 1]],
+            shared: vec![vec![(0, 1.0); ALONE_LINKS + 1]],
+            lat: vec![0.0],
+            over: vec![0.0],
             spray: false,
         };
         assert_eq!(alone_rate(&caps, &long, 0), None);
