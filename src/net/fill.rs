@@ -4,7 +4,8 @@
 //! arithmetic. [`super::fair_rates`] and [`super::fair_rates_spread`] are one-off fills.
 //!
 //! The arithmetic is done in one fixed order (links by index, flows in the order given), so a
-//! fill gives the same bits whether its scratch space is fresh or reused.
+//! fill gives the same bits whether its scratch space is fresh or reused. A fill of one flow
+//! takes a short way to the same bits (`Filler::alone`).
 
 use super::{LinkId, Total};
 use std::cmp::Reverse;
@@ -54,6 +55,9 @@ impl Filler {
         if self.stamp == 0 {
             self.seen.fill(0);
             self.stamp = 1;
+        }
+        if flows == 1 {
+            return self.alone(caps, links(0));
         }
         self.used.clear();
         for f in 0..flows {
@@ -164,6 +168,36 @@ impl Filler {
                 }
             }
         }
+        &self.rate
+    }
+}
+
+impl Filler {
+    /// The rate of one flow alone, crossing `links` (a flow engine's components are mostly
+    /// one flow: a ring over channels). What the progressive filling gives it, without its
+    /// lists and queue: per distinct link, its bandwidth over the flow's summed shares of it
+    /// (summed in route order, as the filling sums them); the least of those in total order,
+    /// the share the filling freezes the flow at. No link: unbounded.
+    fn alone(&mut self, caps: &[f64], links: impl Iterator<Item = (LinkId, f64)>) -> &[f64] {
+        self.used.clear();
+        self.weight.clear();
+        for (l, w) in links {
+            let seen = &mut self.seen[l as usize];
+            if *seen != self.stamp {
+                *seen = self.stamp;
+                self.slot_of[l as usize] = self.used.len() as u32;
+                self.used.push(l);
+                self.weight.push(0.0);
+            }
+            self.weight[self.slot_of[l as usize] as usize] += w;
+        }
+        let least = self
+            .used
+            .iter()
+            .zip(&self.weight)
+            .map(|(&l, &w)| Total(caps[l as usize].max(0.0) / w))
+            .min();
+        reset(&mut self.rate, 1, least.map_or(f64::INFINITY, |t| t.0));
         &self.rate
     }
 }

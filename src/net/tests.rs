@@ -201,3 +201,43 @@ fn total_keys_order_as_total_cmp_and_give_the_same_bits_back() {
         }
     }
 }
+
+/// A flow filled alone (the short way) gets, bit for bit, the rate the progressive filling
+/// gives it beside a second flow that shares none of its links: routes that cross a link more
+/// than once, uneven shares summed in route order, bandwidths that tie.
+#[test]
+fn a_flow_alone_gets_the_fills_rate_bit_for_bit() {
+    let mut z = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        z ^= z << 13;
+        z ^= z >> 7;
+        z ^= z << 17;
+        z
+    };
+    // Links 0..12 for the flow, 12..24 for the other.
+    let caps: Vec<f64> = (0..24)
+        .map(|i| [12.5e9, 25e9, 300e9, 1e9 / 3.0][i % 4])
+        .collect();
+    let mut filler = Filler::default();
+    for case in 0..2000 {
+        let len = 1 + (next() % 40) as usize;
+        let route: Vec<(LinkId, f64)> = (0..len)
+            .map(|_| ((next() % 12) as LinkId, 1.0 / (1 + next() % 7) as f64))
+            .collect();
+        let other: Vec<(LinkId, f64)> = route.iter().map(|&(l, w)| (l + 12, w)).collect();
+        for spread in [false, true] {
+            let share = |w: f64| if spread { w } else { 1.0 };
+            let alone = filler.fill(&caps, 1, |_| route.iter().map(|&(l, w)| (l, share(w))))[0];
+            let beside = filler.fill(&caps, 2, |f| {
+                let r = if f == 0 { &route } else { &other };
+                r.iter().map(|&(l, w)| (l, share(w)))
+            })[0];
+            assert_eq!(
+                alone.to_bits(),
+                beside.to_bits(),
+                "case {case}, spread {spread}"
+            );
+        }
+    }
+    assert!(filler.fill(&caps, 1, |_| std::iter::empty())[0].is_infinite());
+}

@@ -13,8 +13,7 @@
 //!
 //! On a network where most flows share no link with the flows that change (the rings of
 //! separate boxes, channels on separate rails), a start or an end costs the size of its own
-//! component instead of every flow in flight; a component of one flow (most of a ring over
-//! channels) gets its rate directly ([`alone_rate`], the fill's answer bit for bit).
+//! component instead of every flow in flight.
 
 use crate::net::{Filler, LinkId, Total};
 use std::cmp::Reverse;
@@ -165,13 +164,7 @@ impl Flows {
         members.sort_unstable();
         let slab = &self.slab;
         let route = |i: usize| slab[members[i] as u32 as usize].sent.route;
-        let alone;
-        let rates = if let [m] = members[..]
-            && let Some(r) = alone_rate(caps, paths, slab[m as u32 as usize].sent.route)
-        {
-            alone = [r];
-            &alone[..]
-        } else if paths.spray() {
+        let rates = if paths.spray() {
             self.filler.fill(caps, members.len(), |i| {
                 paths.links(route(i)).iter().copied()
             })
@@ -273,108 +266,4 @@ fn live(slab: &[Flow], e: u128) -> Option<usize> {
     let matches =
         flow.alive && flow.order == (e >> 32) as u32 && Total(flow.end).key() == (e >> 64) as u64;
     matches.then_some(f)
-}
-
-/// Routes up to this many links get [`alone_rate`]'s direct answer.
-const ALONE_LINKS: usize = 16;
-
-/// The rate of a flow on `route` that shares no link with another (most components of a ring
-/// over channels are one flow): what the fill gives it, computed directly. Per distinct link,
-/// its bandwidth over the flow's summed shares of it (summed in route order, as the fill
-/// sums them); the least of those in total order, which is the one share the fill freezes the
-/// flow at. None for long routes (the fill then answers).
-fn alone_rate(caps: &[f64], paths: &impl Paths, route: usize) -> Option<f64> {
-    let mut distinct: [(LinkId, f64); ALONE_LINKS] = [(0, 0.0); ALONE_LINKS];
-    let mut n = 0;
-    let mut add = |l: LinkId, w: f64| match distinct[..n].iter_mut().find(|d| d.0 == l) {
-        Some(d) => d.1 += w,
-        None => {
-            distinct[n] = (l, 0.0 + w);
-            n += 1;
-        }
-    };
-    if paths.spray() {
-        let links = paths.links(route);
-        if links.len() > ALONE_LINKS {
-            return None;
-        }
-        for &(l, w) in links {
-            add(l, w);
-        }
-    } else {
-        let links = paths.plain(route);
-        if links.len() > ALONE_LINKS {
-            return None;
-        }
-        for &l in links {
-            add(l, 1.0);
-        }
-    }
-    let least = distinct[..n]
-        .iter()
-        .map(|&(l, w)| Total(caps[l as usize].max(0.0) / w))
-        .min();
-    Some(least.map_or(f64::INFINITY, |t| t.0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::sim::fluid::routes::Routes;
-
-    /// A flow alone gets, bit for bit, the rate the fill gives it: routes that cross a link
-    /// more than once, uneven shares summed in route order, bandwidths that tie.
-    #[test]
-    fn a_flow_alone_gets_the_fills_rate_bit_for_bit() {
-        let mut z = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            z ^= z << 13;
-            z ^= z >> 7;
-            z ^= z << 17;
-            z
-        };
-        let caps: Vec<f64> = (0..12)
-            .map(|i| [12.5e9, 25e9, 300e9, 1e9 / 3.0][i % 4])
-            .collect();
-        let mut filler = Filler::default();
-        for case in 0..2000 {
-            let len = 1 + (next() % 16) as usize;
-            let links: Vec<(LinkId, f64)> = (0..len)
-                .map(|_| {
-                    let share = 1.0 / (1 + next() % 7) as f64;
-                    ((next() % 12) as LinkId, share)
-                })
-                .collect();
-            let plain: Vec<LinkId> = links.iter().map(|x| x.0).collect();
-            for spray in [false, true] {
-                let t = Routes {
-                    plain: vec![plain.clone()],
-                    shared: vec![links.clone()],
-                    lat: vec![0.0],
-                    over: vec![0.0],
-                    spray,
-                };
-                let direct = alone_rate(&caps, &t, 0).expect("a short route");
-                let filled = if spray {
-                    filler.fill(&caps, 1, |_| links.iter().copied())[0]
-                } else {
-                    filler.fill(&caps, 1, |_| plain.iter().map(|&l| (l, 1.0)))[0]
-                };
-                assert_eq!(
-                    direct.to_bits(),
-                    filled.to_bits(),
-                    "case {case}, spray {spray}"
-                );
-            }
-        }
-        let long = Routes {
-            plain: vec![vec![0; ALONE_LINKS + 1]],
-            shared: vec![vec![(0, 1.0); ALONE_LINKS + 1]],
-            lat: vec![0.0],
-            over: vec![0.0],
-            spray: false,
-        };
-        assert_eq!(alone_rate(&caps, &long, 0), None);
-    }
 }
