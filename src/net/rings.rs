@@ -91,12 +91,12 @@ pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -
     let net = Net::new(topo);
     let table = (hosts.len() <= TABLE_RANKS).then(|| {
         let key = format!("{hosts:?}|{}", topo.key());
-        let made = TABLES.get(
+        let Ok(made) = TABLES.get(
             key,
-            || Ok::<_, ()>(Arc::new(Table::new(&net, hosts))),
+            || Ok::<_, std::convert::Infallible>(Arc::new(Table::new(&net, hosts))),
             |t| t.links.len() * 4 + t.start.len() * 4,
         );
-        made.unwrap_or_else(|()| Arc::new(Table::new(&net, hosts)))
+        made
     });
     let found = lay(&net, hosts, channels, fixed, table);
     if let Ok(mut m) = cache.lock() {
