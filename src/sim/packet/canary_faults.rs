@@ -210,6 +210,33 @@ impl Sim<'_> {
         })
     }
 
+    /// Why a run that reached a limit took so much, where a lossy Canary job explains it:
+    /// the chance that a generation gets every contribution up, and what the recovery did
+    /// so far (appended to the limit's message).
+    pub(super) fn canary_limit_why(&self) -> Option<String> {
+        let (st, job) = self
+            .canary
+            .iter()
+            .zip(self.cjobs)
+            .filter(|(st, _)| st.leaders.is_some())
+            .min_by_key(|(st, _)| st.through)?;
+        let l = st.leaders.as_ref()?;
+        let p = if st.through == 0 {
+            "< 1e-6".to_string()
+        } else {
+            format!("{:.3e}", st.through as f64 / 1e6)
+        };
+        Some(format!(
+            "; at {} loss per link a generation of Canary's {} blocks on {} ranks gets every contribution up with p = {p}, so far {} generations failed and {} blocks fell back to the hosts, whose leaders answer each of {} workers (Section 3.3's recovery re-sends a failed block from every rank, so its traffic grows with the ranks)",
+            self.params.loss,
+            job.plan.blocks,
+            job.plan.ranks(),
+            l.by_rack + l.by_timer,
+            st.fallbacks,
+            job.plan.ranks().saturating_sub(1)
+        ))
+    }
+
     /// A control packet `h` for block `b` of job `c` reached host `at`.
     pub(super) fn canary_control(&mut self, c: u32, at: u32, b: u32, h: Header) {
         let job = &self.cjobs[c as usize];

@@ -357,8 +357,10 @@ pub fn simulate(
                 job: 0,
                 ops_left: sim.jobs.iter().map(|j| j.left).sum(),
                 why: format!(
-                    "the run did not finish within {} events (at {} ps of simulated time): packets and timers keep coming without the collective completing",
-                    params.max_events, sim.now
+                    "the run did not finish within {} events (at {} ps of simulated time): packets and timers keep coming without the collective completing{}",
+                    params.max_events,
+                    sim.now,
+                    sim.canary_limit_why().unwrap_or_default()
                 ),
                 kind: StuckKind::Limit("--max-events", params.max_events, 0),
             });
@@ -368,8 +370,11 @@ pub fn simulate(
                 job: 0,
                 ops_left: sim.jobs.iter().map(|j| j.left).sum(),
                 why: format!(
-                    "the run held more than {} packets at once (at {} ps of simulated time, after {} events): hosts send faster than the network delivers",
-                    params.max_packets, sim.now, sim.events
+                    "the run held more than {} packets at once (at {} ps of simulated time, after {} events): hosts send faster than the network delivers{}",
+                    params.max_packets,
+                    sim.now,
+                    sim.events,
+                    sim.canary_limit_why().unwrap_or_default()
                 ),
                 kind: StuckKind::Limit("--max-packets", params.max_packets, 0),
             });
