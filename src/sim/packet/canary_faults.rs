@@ -214,6 +214,10 @@ impl Sim<'_> {
     /// the chance that a generation gets every contribution up, and what the recovery did
     /// so far (appended to the limit's message).
     pub(super) fn canary_limit_why(&self) -> Option<String> {
+        if self.params.loss <= 0.0 {
+            // Faults from a switch failure alone lose no generation to the links.
+            return None;
+        }
         let (st, job) = self
             .canary
             .iter()
