@@ -170,9 +170,7 @@ impl Filler {
         }
         &self.rate
     }
-}
 
-impl Filler {
     /// The rate of one flow alone, crossing `links` (a flow engine's components are mostly
     /// one flow: a ring over channels). What the progressive filling gives it, without its
     /// lists and queue: per distinct link, its bandwidth over the flow's summed shares of it

@@ -139,7 +139,7 @@ pub(super) struct RankCx<'a> {
     opts: &'a GoalOptions,
     sends_of: &'a [Vec<(u32, u32, u32)>],
     bytes: &'a SliceBytes,
-    calc_cache: FastMap<(u8, u64), u64>,
+    calc_cache: FastMap<(Measure, u64), u64>,
 }
 
 impl<'a> RankCx<'a> {
@@ -158,16 +158,16 @@ impl<'a> RankCx<'a> {
         }
     }
 
-    /// The time of a reduce (`kind` 0) or copy (1) of `bytes`, in ticks.
-    fn calc(&mut self, kind: u8, bytes: u64) -> Result<u64, GoalError> {
+    /// The time of a reduce or copy (`kind`) of `bytes`, in ticks.
+    fn calc(&mut self, kind: Measure, bytes: u64) -> Result<u64, GoalError> {
         if let Some(t) = self.calc_cache.get(&(kind, bytes)) {
             return Ok(*t);
         }
         let opts = self.opts;
         let b = BigRational::from_integer(BigInt::from(bytes));
         let secs = match kind {
-            0 => &opts.reduce_fixed + &opts.reduce_per_byte * b,
-            _ => &opts.copy_per_byte * b,
+            Measure::Copy => &opts.copy_per_byte * b,
+            _ => &opts.reduce_fixed + &opts.reduce_per_byte * b,
         };
         let t = ticks(&secs, &opts.tick).ok_or_else(|| {
             err(
@@ -185,8 +185,7 @@ impl<'a> RankCx<'a> {
         let bytes = self.bytes.of(slice);
         match what {
             Measure::Bytes => Ok(bytes),
-            Measure::Reduce => self.calc(0, bytes),
-            Measure::Copy => self.calc(1, bytes),
+            calc => self.calc(calc, bytes),
         }
     }
 
@@ -283,7 +282,7 @@ impl<'a> RankCx<'a> {
                     first[oi] = Some(r);
                     last[oi] = Some(r);
                     if reduces {
-                        let time = self.calc(0, size)?;
+                        let time = self.calc(Measure::Reduce, size)?;
                         let c = push(
                             &mut rank,
                             Label::Ir {
@@ -301,13 +300,13 @@ impl<'a> RankCx<'a> {
                     }
                 }
                 IrOp::Reduce { dst, .. } => {
-                    let time = self.calc(0, self.bytes.of(dst))?;
+                    let time = self.calc(Measure::Reduce, self.bytes.of(dst))?;
                     let c = push(&mut rank, label, OpKind::Calc { time });
                     (first[oi], last[oi]) = (Some(c), Some(c));
                 }
                 IrOp::Copy { dst, .. } => {
                     if !self.opts.copy_per_byte.is_zero() {
-                        let time = self.calc(1, self.bytes.of(dst))?;
+                        let time = self.calc(Measure::Copy, self.bytes.of(dst))?;
                         let c = push(&mut rank, label, OpKind::Calc { time });
                         (first[oi], last[oi]) = (Some(c), Some(c));
                     }

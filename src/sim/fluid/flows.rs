@@ -148,7 +148,7 @@ impl Flows {
                     continue;
                 }
                 flow.mark = stamp;
-                members.push((u64::from(flow.order) << 32) | u64::from(f));
+                members.push(in_order(flow.order, f));
                 for &(m, _) in paths.links(flow.sent.route) {
                     if self.link_mark[m as usize] != stamp {
                         stack.push(m);
@@ -226,7 +226,7 @@ impl Flows {
             self.heap.pop();
             // Ended: a second entry of the same time (a rate change that kept it) is skipped.
             flow.alive = false;
-            ended.push((u64::from(flow.order) << 32) | f as u64);
+            ended.push(in_order(flow.order, f as u32));
         }
         ended.sort_unstable();
         for &x in &ended {
@@ -255,7 +255,13 @@ impl Flows {
 /// A heap entry: flow `f` (its slot), started `order`-th, finishes at `end`. Ordered by time,
 /// then start order.
 fn entry(end: f64, order: u32, f: u32) -> u128 {
-    (u128::from(Total(end).key()) << 64) | (u128::from(order) << 32) | u128::from(f)
+    (u128::from(Total(end).key()) << 64) | u128::from(in_order(order, f))
+}
+
+/// Flow slot `f` with its start order `order` in one integer that sorts by start order; its
+/// low 32 bits are the slot.
+fn in_order(order: u32, f: u32) -> u64 {
+    (u64::from(order) << 32) | u64::from(f)
 }
 
 /// The slot of the flow entry `e` names, if that flow is still in flight, still finishes at

@@ -43,8 +43,9 @@ const SAME_TIME: f64 = 1e-9;
 struct Live {
     /// Its index among the model's trees (into [`ForestPaths`]).
     tree: u32,
-    /// Transfer (bytes' worth) until each distinct hop count has everything, ascending.
-    marks: Vec<(u64, f64)>,
+    /// Transfer (bytes' worth) until each distinct hop count ([`ForestPaths`]' marks) has
+    /// everything, ascending.
+    marks: Vec<f64>,
     /// When each mark was reached.
     reached: Vec<f64>,
     /// When the transfer ended (the tree's links free again).
@@ -293,14 +294,14 @@ fn tree_path(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime) -> (Vec<LinkI
 /// size: its marks.
 fn live_tree(i: usize, t: &TreeTime, hops: &[u64], chunks: u64) -> Live {
     let bytes = t.bytes.to_f64().unwrap_or(0.0);
-    let marks: Vec<(u64, f64)> = hops
+    let marks: Vec<f64> = hops
         .iter()
         .map(|&h| {
             // `chunking::pipeline` in f64: both counts are exact and IEEE division rounds
             // correctly, so this is the rational's nearest f64 without big integers.
             let c = chunks.max(1);
             let share = (c + h.max(1) - 1) as f64 / c as f64;
-            (h, bytes * share)
+            bytes * share
         })
         .collect();
     Live {
@@ -355,7 +356,7 @@ fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
             .iter()
             .zip(rates.iter())
             .map(|(&i, &r)| {
-                let total = live[i].marks.last().map_or(0.0, |m| m.1);
+                let total = live[i].marks.last().copied().unwrap_or(0.0);
                 if r.is_infinite() {
                     0.0
                 } else if r > 0.0 {
@@ -382,7 +383,7 @@ fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
             let l = &mut live[i];
             // Marks crossed during this step.
             while l.reached.len() < l.marks.len() {
-                let mark = l.marks[l.reached.len()].1;
+                let mark = l.marks[l.reached.len()];
                 let need = (mark - moved[i]).max(0.0);
                 let at = if r.is_infinite() || need == 0.0 {
                     0.0
@@ -397,7 +398,7 @@ fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
             }
             if ends {
                 l.done = now + step;
-                moved[i] = l.marks.last().map_or(0.0, |m| m.1);
+                moved[i] = l.marks.last().copied().unwrap_or(0.0);
             } else {
                 moved[i] += if r.is_infinite() { 0.0 } else { r * dt };
                 still.push(i);
