@@ -31,9 +31,22 @@
 //!   b). After `retries` failed generations the block falls back to a host-based reduction:
 //!   workers send their contribution straight to the leader (bypass), which answers each with
 //!   the result.
+//! - **Contributor recovery** (`recovery: contributors`, collc's departure from Section 3.3,
+//!   [`crate::sema::model::Recovery`]): every packet carries the set of ranks whose data it
+//!   holds ([`super::switch::Sets`]), so a leader knows whom its partial sum lacks. A failed
+//!   generation keeps what it gathered; the notice goes only to the ranks missing from it,
+//!   who re-send under the next id (a generation of that many hosts, [`Lead::gen_hosts`]),
+//!   and after `retries` failures straight to the leader. A packet whose ranks the sum already
+//!   holds (a late copy of a failed generation overtaken by the re-sent one) is dropped whole,
+//!   since a sum cannot be taken apart. The result goes down the tree of every generation that
+//!   brought data through the switches, and straight to the ranks that sent theirs straight.
+//!   A result lost high in a tree leaves many workers without it: once a finished block's
+//!   leader has been asked by an eighth of the ranks, it floods the result down a
+//!   breadth-first tree of the network instead of answering each (the packet simulator's
+//!   `canary_flood`; switches copy a flood by a static table, as a multicast group would).
 
 use super::protocol::Kind;
-use super::switch::{Header, crc32};
+use super::switch::{Header, NO_ONE, Sets, crc32};
 use crate::sema::model::LeaderPolicy;
 use rustc_hash::FxHashMap;
 
@@ -62,6 +75,8 @@ pub struct Plan {
     /// packets that build the trees (contributing nothing), and the root's data goes down
     /// them as the result.
     pub broadcast_root: Option<u32>,
+    /// Packets carry contributor sets (`recovery: contributors`).
+    pub contributors: bool,
 }
 
 impl Plan {
@@ -148,6 +163,7 @@ impl Plan {
             multicast: false,
             kind,
             data: 0,
+            from: NO_ONE,
         }
     }
 
@@ -175,6 +191,11 @@ impl Plan {
             multicast: false,
             kind: Kind::Data,
             data: self.value(r, b),
+            from: if self.contributors {
+                Sets::rank(r)
+            } else {
+                NO_ONE
+            },
         }
     }
 }
@@ -184,14 +205,24 @@ impl Plan {
 pub struct Lead {
     pub counter: u32,
     pub data: u64,
-    /// Ports to restore, by switch (in the order collisions were seen).
-    pub restore: Vec<(u32, u128)>,
+    /// Ports to restore, by generation and switch (in the order collisions were seen).
+    pub restore: Vec<(u32, u32, u128)>,
     pub done: bool,
+    /// When the leader sent the result (ps; set by the packet simulator).
+    pub done_at: u64,
     /// The current generation, and whether the block has fallen back to the hosts.
     pub generation: u32,
     pub fallen: bool,
     /// After a fallback, the hosts whose contribution arrived.
     pub from: Vec<u32>,
+    /// With contributor recovery: the ranks whose data `data` holds (a bitset, empty
+    /// otherwise), the in-network generations that brought some (their trees take the result
+    /// down), and the hosts the current generation was asked of, the leader included.
+    pub have: Vec<u64>,
+    pub gens: Vec<u32>,
+    pub gen_hosts: u32,
+    /// With contributor recovery, every rank: the sum is complete when it holds them all.
+    pub total: u32,
 }
 
 impl Lead {
@@ -204,34 +235,97 @@ impl Lead {
         }
     }
 
-    /// A data packet for this block reached the leader; true when the block is now complete.
-    pub fn receive(&mut self, h: &Header) -> bool {
-        if self.fallen {
+    /// The leader (rank `me` of `ranks`) of a block whose packets carry contributor sets.
+    pub fn with_contributors(own: u64, me: u32, ranks: u32) -> Lead {
+        let mut have = vec![0u64; ranks.div_ceil(64) as usize];
+        have[(me / 64) as usize] |= 1 << (me % 64);
+        Lead {
+            have,
+            gens: Vec::new(),
+            gen_hosts: ranks,
+            total: ranks,
+            ..Lead::new(own)
+        }
+    }
+
+    /// Whether the packets carry contributor sets.
+    pub fn contributors(&self) -> bool {
+        !self.have.is_empty()
+    }
+
+    /// Whether rank `r`'s data is in the sum (contributor recovery only).
+    pub fn has(&self, r: u32) -> bool {
+        self.have
+            .get((r / 64) as usize)
+            .is_some_and(|w| w & (1 << (r % 64)) != 0)
+    }
+
+    /// A data packet of generation `g` for this block reached the leader, holding the data of
+    /// ranks `ranks` where packets carry contributor sets. None when it holds a rank the sum
+    /// already has (it is dropped whole); else whether the block is now complete.
+    pub fn receive(&mut self, h: &Header, g: u32, ranks: &[u32]) -> Option<bool> {
+        if self.contributors() {
+            if ranks.iter().any(|&r| self.has(r)) || ranks.len() != h.counter as usize {
+                return None;
+            }
+            for &r in ranks {
+                self.have[(r / 64) as usize] |= 1 << (r % 64);
+            }
+            // After the fallback a packet of the current generation came straight from its
+            // sender; any other came through the switches, whose tree takes the result down.
+            if self.fallen && g == self.generation {
+                self.from.push(h.switch);
+            } else if !self.gens.contains(&g) {
+                self.gens.push(g);
+            }
+        } else if self.fallen {
             if self.from.contains(&h.switch) {
-                return false;
+                return Some(false);
             }
             self.from.push(h.switch);
         }
         self.counter += h.counter;
         self.data = self.data.wrapping_add(h.data);
         if h.children != 0 {
-            match self.restore.iter_mut().find(|(s, _)| *s == h.switch) {
-                Some((_, ports)) => *ports |= h.children,
-                None => self.restore.push((h.switch, h.children)),
+            match self
+                .restore
+                .iter_mut()
+                .find(|(g2, s, _)| *g2 == g && *s == h.switch)
+            {
+                Some((_, _, ports)) => *ports |= h.children,
+                None => self.restore.push((g, h.switch, h.children)),
             }
         }
-        !self.done && self.counter >= h.hosts
+        Some(!self.done && self.counter >= h.hosts.max(self.total))
     }
 
     /// Fails the current generation: the next one starts from the leader's own contribution
-    /// `own`, on the hosts once `retries` generations have failed.
-    pub fn fail(&mut self, own: u64, retries: u32) {
+    /// `own` (with contributor recovery, from everything gathered so far), on the hosts once
+    /// `retries` generations have failed. With contributor recovery it falls back at once
+    /// when at most `direct` contributions are missing: they come straight to the leader,
+    /// one packet each, so a late copy of one is dropped alone (a re-issued generation's
+    /// sums would be dropped whole with it).
+    pub fn fail(&mut self, own: u64, retries: u32, direct: u32) {
         self.generation += 1;
+        if self.contributors() {
+            let missing = self.total - self.counter;
+            if missing <= direct {
+                self.generation = self.generation.max(retries + 1);
+            }
+            self.fallen = self.generation > retries;
+            self.gen_hosts = missing + 1;
+            return;
+        }
         self.fallen = self.generation > retries;
         self.counter = 1;
         self.data = own;
         self.restore.clear();
         self.from.clear();
+    }
+
+    /// The ranks of `ranks` whose data the sum lacks (contributor recovery only).
+    pub fn missing(&self, ranks: u32) -> Vec<u32> {
+        (0..ranks).filter(|&r| !self.has(r)).collect()
     }
 
     /// The result of block `b` for the host `to` (bypass), as the leader answers a request or
@@ -248,65 +342,73 @@ impl Lead {
             multicast: true,
             kind: Kind::Data,
             data: self.data,
+            from: NO_ONE,
         }
     }
 
-    /// The packets that end block `b` of `plan`: the result to the root, and the restoration
-    /// packets (one per switch and non-empty shard of `shard` ports), each with the node it
-    /// is routed to; after a fallback, the result to every worker.
-    pub fn finish(&mut self, plan: &Plan, b: u32, shard: u32) -> Vec<(Header, u32)> {
+    /// The packets that end block `b` of `plan`: the leader's own copy of the result, and
+    /// what it sends, each with the node it is routed to: the result to the root and the
+    /// restoration packets (one per switch and non-empty shard of `shard` ports) of the
+    /// current generation, or with contributor recovery of every generation that brought data
+    /// through the switches; after a fallback, the result to every worker (with contributor
+    /// recovery, to those that sent theirs straight).
+    pub fn finish(&mut self, plan: &Plan, b: u32, shard: u32) -> (Header, Vec<(Header, u32)>) {
         self.done = true;
-        if self.fallen {
-            let me = plan.leader(b);
-            let mut out = vec![(
-                self.unicast(plan, b, plan.hosts[me as usize]),
-                plan.hosts[me as usize],
-            )];
+        let me = plan.hosts[plan.leader(b) as usize];
+        let own = self.unicast(plan, b, me);
+        let mut out = Vec::new();
+        if self.fallen && !self.contributors() {
             for (r, &h) in plan.hosts.iter().enumerate() {
-                if r as u32 != me {
+                if r as u32 != plan.leader(b) {
                     out.push((self.unicast(plan, b, h), h));
                 }
             }
-            return out;
+            return (own, out);
         }
-        let root = plan.root(b);
-        let result = Header {
-            dst: root,
-            id: plan.id_gen(b, self.generation),
-            counter: self.counter,
-            hosts: plan.ranks(),
-            children: 0,
-            switch: root,
-            bypass: true,
-            multicast: true,
-            kind: Kind::Data,
-            data: self.data,
+        let gens = if self.contributors() {
+            let mut g = self.gens.clone();
+            g.sort_unstable();
+            g
+        } else {
+            vec![self.generation]
         };
-        let mut out = vec![(result, root)];
+        let root = plan.root(b);
         let shard = shard.clamp(1, 128);
         let mask = if shard >= 128 {
             u128::MAX
         } else {
             (1u128 << shard) - 1
         };
-        for &(s, ports) in &self.restore {
-            for k in 0..128u32.div_ceil(shard) {
-                let part = (ports >> (k * shard)) & mask;
-                if part != 0 {
-                    let children = part << (k * shard);
-                    out.push((
-                        Header {
-                            dst: s,
-                            children,
-                            switch: s,
-                            ..result
-                        },
-                        s,
-                    ));
+        for g in gens {
+            let result = Header {
+                dst: root,
+                id: plan.id_gen(b, g),
+                switch: root,
+                ..self.unicast(plan, b, root)
+            };
+            out.push((result, root));
+            for &(_, s, ports) in self.restore.iter().filter(|x| x.0 == g) {
+                for k in 0..128u32.div_ceil(shard) {
+                    let part = (ports >> (k * shard)) & mask;
+                    if part != 0 {
+                        let children = part << (k * shard);
+                        out.push((
+                            Header {
+                                dst: s,
+                                children,
+                                switch: s,
+                                ..result
+                            },
+                            s,
+                        ));
+                    }
                 }
             }
         }
-        out
+        if self.fallen {
+            out.extend(self.from.iter().map(|&h| (self.unicast(plan, b, h), h)));
+        }
+        (own, out)
     }
 }
 
@@ -328,6 +430,7 @@ mod tests {
             seed: 9,
             reduce_root: None,
             broadcast_root: None,
+            contributors: false,
         }
     }
 
@@ -351,16 +454,45 @@ mod tests {
     fn the_leader_completes_with_every_contribution_and_restores_by_shard() {
         let p = plan(LeaderPolicy::RoundRobin);
         let mut l = Lead::new(p.value(0, 0));
-        assert!(!l.receive(&p.packet(1, 0)));
+        assert_eq!(l.receive(&p.packet(1, 0), 0, &[]), Some(false));
         let mut collided = p.packet(2, 0);
         collided.switch = 42;
         collided.children = 1 << 3 | 1 << 17;
-        assert!(l.receive(&collided));
+        assert_eq!(l.receive(&collided, 0, &[]), Some(true));
         assert_eq!(l.data, p.expected(0));
-        let out = l.finish(&p, 0, 16);
+        let (own, out) = l.finish(&p, 0, 16);
+        assert_eq!((own.dst, own.data), (10, p.expected(0)));
         assert_eq!(out.len(), 3, "the result and one packet per shard: {out:?}");
         assert_eq!(out[0].1, 1);
         assert_eq!((out[1].0.children, out[2].0.children), (1 << 3, 1 << 17));
         assert!(out.iter().all(|(h, _)| h.multicast && h.bypass));
+    }
+
+    #[test]
+    fn a_contributor_leader_keeps_its_sum_and_asks_only_the_missing() {
+        let p = Plan {
+            contributors: true,
+            ..plan(LeaderPolicy::RoundRobin)
+        };
+        let mut l = Lead::with_contributors(p.value(0, 0), 0, 3);
+        let one = p.packet(1, 0);
+        assert_eq!(one.from, Sets::rank(1));
+        assert_eq!(l.receive(&one, 0, &[1]), Some(false));
+        // A copy holding rank 1 again is dropped whole; the sum is unchanged.
+        let data = l.data;
+        assert_eq!(l.receive(&one, 0, &[1]), None);
+        assert_eq!(l.data, data);
+        assert_eq!(l.missing(3), vec![2]);
+        // One missing is at most `direct`: it comes straight to the leader.
+        l.fail(p.value(0, 0), 3, 1);
+        assert!(l.fallen && l.has(1) && !l.has(2));
+        assert_eq!(l.gen_hosts, 2);
+        let two = p.packet_gen(2, 0, l.generation, true);
+        assert_eq!(l.receive(&two, l.generation, &[2]), Some(true));
+        assert_eq!(l.data, p.expected(0));
+        // The first generation's tree takes the result down; rank 2 gets it straight.
+        let (_, out) = l.finish(&p, 0, 16);
+        assert_eq!(out.first().map(|o| o.1), Some(p.root(0)));
+        assert_eq!(out.last().map(|o| o.1), Some(12));
     }
 }

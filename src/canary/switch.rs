@@ -8,6 +8,12 @@
 //! on hardware, Section 6). Each host contributes a value drawn at random per block, so a lost or
 //! duplicated contribution changes the sum (except with probability 2^-64), and the counter
 //! says how many were summed.
+//!
+//! With `recovery: contributors` ([`crate::sema::model::Recovery`]) a packet also carries the
+//! set of ranks whose data it holds ([`Header::from`]), which a switch joins as it adds the
+//! data: on the wire a bitmap of ceil(ranks / 8) bytes that a switch ORs (the sets it joins
+//! are disjoint, so OR is the union), here a handle into an arena of joins ([`Sets`]), which
+//! costs a run memory only where sets are carried.
 
 use super::protocol::{Act, Guard, Kind, Protocol, Trigger};
 use rustc_hash::FxHashMap;
@@ -26,6 +32,8 @@ pub struct Header {
     pub multicast: bool,
     pub kind: Kind,
     pub data: u64,
+    /// The ranks whose data `data` holds ([`Sets`]; [`NO_ONE`] where sets are not carried).
+    pub from: u32,
 }
 
 /// A block descriptor ([`super::protocol::DESCRIPTOR`]).
@@ -40,6 +48,59 @@ pub struct Desc {
     pub stamp: u64,
     pub sent: bool,
     pub data: u64,
+    /// The ranks whose data `data` holds ([`Sets`]).
+    pub from: u32,
+}
+
+/// The empty contributor set.
+pub const NO_ONE: u32 = 0;
+/// The bit that marks a handle as a join (else it is one rank, plus one).
+const JOIN: u32 = 1 << 31;
+
+/// Contributor sets of one run: a handle is [`NO_ONE`], one rank ([`Sets::rank`]) or the
+/// join of two disjoint sets, kept in this arena for the run.
+#[derive(Debug, Clone, Default)]
+pub struct Sets {
+    joins: Vec<(u32, u32)>,
+    stack: Vec<u32>,
+}
+
+impl Sets {
+    /// The set of rank `r` alone (ranks below 2^31 - 1).
+    pub fn rank(r: u32) -> u32 {
+        debug_assert!(r + 1 < JOIN);
+        r + 1
+    }
+
+    /// The union of disjoint sets `a` and `b`.
+    pub fn join(&mut self, a: u32, b: u32) -> u32 {
+        if a == NO_ONE {
+            return b;
+        }
+        if b == NO_ONE {
+            return a;
+        }
+        self.joins.push((a, b));
+        JOIN | (self.joins.len() - 1) as u32
+    }
+
+    /// Appends the ranks of `set` to `out` (in no particular order).
+    pub fn members(&mut self, set: u32, out: &mut Vec<u32>) {
+        self.stack.clear();
+        self.stack.push(set);
+        while let Some(s) = self.stack.pop() {
+            if s == NO_ONE {
+                continue;
+            }
+            if s & JOIN == 0 {
+                out.push(s - 1);
+            } else {
+                let (a, b) = self.joins[(s & !JOIN) as usize];
+                self.stack.push(b);
+                self.stack.push(a);
+            }
+        }
+    }
 }
 
 /// Every switch's descriptor table: (switch, slot) to descriptor; a missing entry is free.
@@ -99,11 +160,29 @@ pub fn slot(id: u32, table_size: u32) -> u32 {
 
 /// Runs the first rule of `p` for `on` whose guards hold: a packet `h` arriving at `ctx.me`, or
 /// the timer of block `h.id` (then only `h.id` is read). Returns the rule's name (None when no
-/// rule matched: a stale timer) and appends what leaves to `out`.
+/// rule matched: a stale timer) and appends what leaves to `out`. For headers without
+/// contributor sets; [`step_with`] joins them.
 pub fn step(
     p: &Protocol,
     on: Trigger,
     tables: &mut Tables,
+    ctx: &Ctx,
+    h: Header,
+    out: &mut Vec<Out>,
+) -> Option<&'static str> {
+    debug_assert_eq!(
+        h.from, NO_ONE,
+        "a contributor set needs its arena: step_with"
+    );
+    step_with(p, on, tables, &mut Sets::default(), ctx, h, out)
+}
+
+/// [`step`], joining contributor sets in `sets` as the data is added.
+pub fn step_with(
+    p: &Protocol,
+    on: Trigger,
+    tables: &mut Tables,
+    sets: &mut Sets,
     ctx: &Ctx,
     mut h: Header,
     out: &mut Vec<Out>,
@@ -155,6 +234,7 @@ pub fn step(
                         stamp: ctx.now,
                         sent: false,
                         data: h.data,
+                        from: h.from,
                     },
                 );
             }
@@ -162,6 +242,7 @@ pub fn step(
                 if let Some(d) = tables.get_mut(&key) {
                     d.counter += h.counter;
                     d.data = d.data.wrapping_add(h.data);
+                    d.from = sets.join(d.from, h.from);
                 }
             }
             Act::AddChild => {
@@ -193,6 +274,7 @@ pub fn step(
                         multicast: false,
                         kind: Kind::Data,
                         data: d.data,
+                        from: d.from,
                     };
                 }
             }
@@ -253,6 +335,7 @@ mod tests {
             multicast: false,
             kind: Kind::Data,
             data,
+            from: NO_ONE,
         }
     }
 

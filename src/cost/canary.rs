@@ -277,6 +277,7 @@ mod tests {
             roots: CanaryRoots::RoundRobin,
             retransmit: AutoOr::Auto,
             retries: 3,
+            recovery: crate::sema::model::Recovery::Paper,
             leader_delay: ns(1000),
             fixed_point: None,
             wire_bytes: 4,

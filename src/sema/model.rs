@@ -272,6 +272,39 @@ pub enum AutoOr<T> {
 }
 
 keyword_enum! {
+    /// How a Canary leader recovers a block whose contributions were lost (`recovery`).
+    pub enum Recovery {
+        /// Every packet carries a bitmap of the ranks whose data it holds (switches join them
+        /// as they add the data), so a leader re-asks only the ranks missing from its partial
+        /// sum: a departure from the paper (its Section 3.3 rejects per-host bitmaps as
+        /// growing with the hosts), which a packet pays for with ceil(ranks / 8) header bytes.
+        Contributors = "contributors",
+        /// The paper's Section 3.3: a failed block is re-issued by every host under a fresh
+        /// id, and after `retries` failures reduced by the hosts.
+        Paper = "paper",
+        /// The default: contributor recovery where a generation is more likely to lose a
+        /// contribution than not ([`Recovery::contributors`]), else the paper's.
+        Auto = "auto",
+    }
+}
+
+impl Recovery {
+    /// Whether packets carry contributor sets on `ranks` ranks with `loss` per link. `auto`
+    /// chooses them where even the ranks' own links get a generation's contributions up with
+    /// less than even odds, (1 - loss)^ranks < 1/2: the paper's recovery then re-sends each
+    /// contribution more than once on average (1/p - 1 re-sends for a chance p), and
+    /// contributor recovery only the lost ones (the other links a generation climbs lower p
+    /// further, so the bound errs towards the paper's recovery).
+    pub fn contributors(self, loss: f64, ranks: u32) -> bool {
+        match self {
+            Recovery::Contributors => true,
+            Recovery::Paper => false,
+            Recovery::Auto => loss > 0.0 && (1.0 - loss.min(1.0)).powi(ranks as i32) < 0.5,
+        }
+    }
+}
+
+keyword_enum! {
     pub enum LeaderPolicy {
         /// The lowest-ranked contributor of a block leads it.
         First = "first",
@@ -303,6 +336,8 @@ pub struct CanaryParams {
     pub retransmit: AutoOr<BigRational>,
     /// Failed re-issues of a block before it falls back to a host-based reduction.
     pub retries: u64,
+    /// How a leader recovers lost contributions (`auto` by default).
+    pub recovery: Recovery,
     /// The leader's time to aggregate a block (r, Section 3.2.2).
     pub leader_delay: BigRational,
     /// Fractional bits of the 32-bit fixed-point numbers float data travels as (Section 6);

@@ -173,6 +173,9 @@ pub fn model_text(m: &Model) -> String {
                 if let Some(f) = c.fixed_point {
                     let _ = write!(s, " fixed_point {f}");
                 }
+                if c.recovery != crate::sema::model::Recovery::Auto {
+                    let _ = write!(s, " recovery {}", c.recovery.name());
+                }
             }
             Family::StaticTrees {
                 trees,

@@ -245,6 +245,7 @@ impl State {
                 _ => Kind::Data,
             },
             data: 0,
+            from: crate::canary::switch::NO_ONE,
         };
         let slot = crate::canary::switch::slot(h.id, ctx.table_size);
         let key = (me, slot);

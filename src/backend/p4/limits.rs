@@ -226,6 +226,7 @@ pub fn check(m: &Model, o: &P4Options) -> Vec<P4Error> {
         Family::Canary(cp) => {
             out.extend(check_canary(cp, l, ports));
             out.extend(check_timers(m, o, cp));
+            out.extend(check_recovery(cp));
         }
         Family::StaticTrees { trees, .. } if *trees > 255 => out.push(err(
             format!("{trees} trees, but a switch's tree table holds 255"),
@@ -342,6 +343,23 @@ fn check_timers(m: &Model, o: &P4Options, cp: &CanaryParams) -> Vec<P4Error> {
         );
     }
     out
+}
+
+/// The P4 program recovers lost contributions as the paper does (Section 3.3): its packets
+/// carry no contributor bitmap, so `recovery: contributors` is refused (`auto` is the paper's
+/// recovery here).
+fn check_recovery(cp: &CanaryParams) -> Vec<P4Error> {
+    if cp.recovery != crate::sema::model::Recovery::Contributors {
+        return Vec::new();
+    }
+    vec![
+        err(
+            "the P4 program recovers lost packets as the Canary paper does; its packets carry no contributor bitmap".into(),
+            "contributor recovery is simulated only",
+            "remove `recovery: contributors` (or set `recovery: auto`, the paper's recovery on the P4 target), or simulate it with `collc sim`".into(),
+        )
+        .at("recovery"),
+    ]
 }
 
 pub(super) fn not_emitted(f: &Family) -> P4Error {

@@ -464,6 +464,7 @@ mod tests {
                     seed: 0,
                     reduce_root: None,
                     broadcast_root: None,
+                    contributors: false,
                 };
                 let roots: Vec<String> = sim.roots.iter().map(|r| r.to_string()).collect();
                 let text = format!(

@@ -7,7 +7,9 @@
 //! large simulations, Section 5.1) halved until a packet fits the MTU, `shards` the fewest that
 //! divide the largest switch's ports into shards of at most 16 ports (4 for the paper's 64
 //! ports, Section 4.2), `leader` and `root` round robin over blocks (Sections 3.1.3, 3.1.4),
-//! `retransmit` `auto` (2 RTT, Section 6), `retries` 3.
+//! `retransmit` `auto` (2 RTT, Section 6), `retries` 3, `recovery` `auto` (Section 3.3's, or
+//! where packets are lost on many ranks `contributors`, collc's departure,
+//! [`crate::sema::model::Recovery`]).
 //!
 //! Invariants checked here: the payload (elements x wire bytes) plus the 19-byte header of
 //! Section 4.1 fits the MTU (1500 B, or every declared packet model's `mtu` minus its `header`,
@@ -21,7 +23,7 @@ use crate::diag::{Code, Diagnostic, Span};
 use crate::sema::elab::Elab;
 use crate::sema::model::{
     AutoOr, CanaryParams, CanaryRoots, Collective, CostModel, CostModelKind, Dtype, Family,
-    LeaderPolicy, ModelParam, NodeKind, Topology,
+    LeaderPolicy, ModelParam, NodeKind, Recovery, Topology,
 };
 use crate::sema::units::Dim;
 use crate::syntax::ast::{ExprKind, Prop};
@@ -134,6 +136,7 @@ pub fn default_params(topo: &Topology, c: &Collective, models: &[CostModel]) -> 
         roots: CanaryRoots::Leader,
         retransmit: AutoOr::Auto,
         retries: DEFAULT_RETRIES,
+        recovery: Recovery::Auto,
         leader_delay: micros(1),
         fixed_point: float.then(|| 31u64.saturating_sub(growth) as u32),
         wire_bytes,
@@ -248,6 +251,32 @@ impl Elab<'_> {
         let leader = match p.get("leader") {
             None => Some(LeaderPolicy::RoundRobin),
             Some(l) => self.word(l, LeaderPolicy::ALL, "leader policy"),
+        };
+        let recovery = match p.get("recovery") {
+            None => Some(Recovery::Auto),
+            Some(r) if matches!(r.value.kind, ExprKind::Auto) => Some(Recovery::Auto),
+            Some(r) => match self.word(r, Recovery::ALL, "recovery") {
+                Some(Recovery::Contributors)
+                    if coll.is_some_and(|c| {
+                        c.kind != crate::sema::model::CollectiveKind::Allreduce
+                    }) =>
+                {
+                    self.err(
+                        Diagnostic::error(
+                            Code::BadValue,
+                            r.value.span,
+                            format!(
+                                "contributor recovery is collc's for allreduce; this collective is {}",
+                                coll.map_or("", |c| c.kind.name())
+                            ),
+                        )
+                        .label("contributor recovery")
+                        .help("remove `recovery: contributors` (`auto` then recovers as the paper does)"),
+                    );
+                    None
+                }
+                x => x,
+            },
         };
         let roots = match p.get("root") {
             None => Some(CanaryRoots::Leader),
@@ -394,6 +423,7 @@ impl Elab<'_> {
             roots: roots?,
             retransmit: retransmit?,
             retries: retries?,
+            recovery: recovery?,
             leader_delay: leader_delay?,
             fixed_point,
             wire_bytes,

@@ -50,6 +50,7 @@ pub const FAMILIES: &[(&str, &[&str])] = &[
             "root",
             "retransmit",
             "retries",
+            "recovery",
             "leader_delay",
             "fixed_point",
         ],

@@ -27,9 +27,13 @@
 use super::engine::Sim;
 use crate::canary::host::{Lead, Leads, Plan};
 use crate::canary::protocol::{Protocol, Trigger};
-use crate::canary::switch::{Ctx, Header, Out, step};
+use crate::canary::switch::{Ctx, Header, Out, step_with};
 use crate::net::LinkId;
 use rustc_hash::FxHashMap;
+
+/// The `switch` of a leader's result flooded to every host (contributor recovery): switches
+/// copy it down the leader's flood tree ([`Sim::canary_flood`]) instead of running their rules.
+pub(super) const FLOOD: u32 = u32::MAX;
 
 /// A Canary allreduce to run.
 pub struct CanaryJob<'p> {
@@ -59,6 +63,8 @@ pub struct CanaryJob<'p> {
     pub adaptive: bool,
     pub retries: u32,
     pub reclaim: u64,
+    /// `recovery: auto` chose the recovery (`plan.contributors` says which).
+    pub recovery_auto: bool,
 }
 
 /// The run-time state of one Canary allreduce.
@@ -85,6 +91,17 @@ pub(super) struct CanaryState {
     ranks_left: u32,
     pub(super) wrong: Option<String>,
     pub(super) duplicates: u64,
+    /// Data packets a leader dropped with contributor recovery: every rank they held, or
+    /// one of them, was in its sum already.
+    pub(super) dropped: u64,
+    /// With contributor recovery, per finished block the requests for it since its last
+    /// flood and when that left; and how many floods left in all.
+    pub(super) asked_done: FxHashMap<u32, (u32, u64)>,
+    pub(super) floods: u64,
+    /// With contributor recovery, the most missing contributions a failed generation takes
+    /// straight to its leader instead of re-issuing them through the switches: as many as a
+    /// host link carries in a block lifetime, the time a re-issue takes through the switches.
+    pub(super) direct: u32,
     /// Per (rank, block) re-sent after a failure: the generation it last sent, and whether
     /// that copy still waits at its host ([`super::canary_faults`]).
     resent: FxHashMap<(u32, u32), (u32, bool)>,
@@ -134,7 +151,13 @@ impl CanaryState {
         let sends: Vec<Vec<u32>> = (0..h).map(|r| p.sends(r)).collect();
         let mut leads = Leads::default();
         for b in 0..p.blocks {
-            leads.insert(b, Lead::new(p.value(p.leader(b), b)));
+            let (me, own) = (p.leader(b), p.value(p.leader(b), b));
+            let lead = if p.contributors {
+                Lead::with_contributors(own, me, h)
+            } else {
+                Lead::new(own)
+            };
+            leads.insert(b, lead);
         }
         let words = (u64::from(h) * u64::from(p.blocks)).div_ceil(64) as usize;
         CanaryState {
@@ -157,6 +180,10 @@ impl CanaryState {
             floor: 0.0,
             wrong: None,
             duplicates: 0,
+            dropped: 0,
+            asked_done: FxHashMap::default(),
+            floods: 0,
+            direct: 0,
             resent: FxHashMap::default(),
             workers: c.faults.then(|| super::canary_worker::Workers::new(p)),
             fallbacks: 0,
@@ -164,7 +191,11 @@ impl CanaryState {
             leaders: c.faults.then(|| {
                 let fixed = (!c.adaptive).then_some(c.retransmit);
                 // `auto` is twice the block lifetime on the idle network.
-                super::canary_leader::Leaders::new(p, c.retransmit / 2, fixed)
+                let mut l = super::canary_leader::Leaders::new(p, c.retransmit / 2, fixed);
+                if p.contributors {
+                    l.quiet = c.timeout.saturating_mul(2).max(1);
+                }
+                l
             }),
         }
     }
@@ -219,7 +250,14 @@ impl Sim<'_> {
         let (h, blocks) = (job.plan.ranks(), job.plan.blocks);
         if job.faults && self.params.loss > 0.0 {
             let r = self.repair_share(c);
+            let lifetime = self.cjobs[c as usize].retransmit / 2;
+            let wire = self.canary_wire(c);
+            let host = self.cjobs[c as usize].plan.hosts[0];
+            let ser = self.out_links[host as usize]
+                .first()
+                .map_or(1, |&l| self.ports[l as usize].ser(wire).max(1));
             let st = &mut self.canary[c as usize];
+            st.direct = u32::try_from(lifetime / ser).unwrap_or(u32::MAX);
             st.pace = (self.now, r.share, r.expected);
             st.through = r.through;
             st.floor = r.floor;
@@ -278,7 +316,19 @@ impl Sim<'_> {
 
     /// Wire bytes of a Canary packet of job `c`.
     pub(super) fn canary_wire(&self, c: u32) -> u64 {
-        self.cjobs[c as usize].payload + self.params.header
+        self.cjobs[c as usize].payload + self.canary_header(c)
+    }
+
+    /// Wire bytes of a header-only Canary packet of job `c`: the model's header, and with
+    /// contributor recovery the bitmap of its ranks.
+    pub(super) fn canary_header(&self, c: u32) -> u64 {
+        let plan = &self.cjobs[c as usize].plan;
+        self.params.header
+            + if plan.contributors {
+                u64::from(plan.ranks().div_ceil(8))
+            } else {
+                0
+            }
     }
 
     /// The next hop at `at` towards `to` for a Canary packet (adaptive per packet; the
@@ -315,8 +365,11 @@ impl Sim<'_> {
                 (h.multicast && j.plan.reduce_root.is_some())
                     || (!h.multicast && j.plan.broadcast_root.is_some())
             });
-        let wire = if release {
+        let wire = if h.kind != crate::canary::protocol::Kind::Data {
+            // Requests and notices name their block and host: no contributor bitmap.
             self.params.header
+        } else if release {
+            self.canary_header(c)
         } else {
             self.canary_wire(c)
         };
@@ -377,7 +430,15 @@ impl Sim<'_> {
         };
         let mut out = std::mem::take(&mut self.outs);
         out.clear();
-        if let Some(r) = step(job.protocol, on, &mut self.tables, &ctx, h, &mut out) {
+        if let Some(r) = step_with(
+            job.protocol,
+            on,
+            &mut self.tables,
+            &mut self.sets,
+            &ctx,
+            h,
+            &mut out,
+        ) {
             *self.rule_hits.entry(r).or_insert(0) += 1;
         }
         Some(out)
@@ -406,6 +467,11 @@ impl Sim<'_> {
         if !self.switch[at as usize] {
             self.canary_release(pid);
             self.canary_host(at, h);
+            return;
+        }
+        if h.switch == FLOOD {
+            self.canary_release(pid);
+            self.canary_flood(at, h);
             return;
         }
         let port = self
@@ -496,6 +562,54 @@ impl Sim<'_> {
         self.outs = out;
     }
 
+    /// The flood tree of leader host `leader`: every node's parent link on a breadth-first
+    /// tree of the network from it (hosts and a failed switch forward nothing), made once per
+    /// leader (again after a switch fails).
+    fn flood_tree(&mut self, leader: u32) -> &[u32] {
+        let (ports, out_links, switch) = (&self.ports, &self.out_links, self.switch);
+        let failed = self.failed;
+        self.floods.entry(leader).or_insert_with(|| {
+            let mut parent = vec![u32::MAX; out_links.len()];
+            let mut seen = vec![false; out_links.len()];
+            seen[leader as usize] = true;
+            let mut queue = std::collections::VecDeque::from([leader]);
+            while let Some(n) = queue.pop_front() {
+                if n != leader && !switch[n as usize] {
+                    continue;
+                }
+                for &l in &out_links[n as usize] {
+                    let to = ports[l as usize].to;
+                    if !seen[to as usize] && failed != Some(to) {
+                        seen[to as usize] = true;
+                        parent[to as usize] = l;
+                        queue.push_back(to);
+                    }
+                }
+            }
+            parent
+        })
+    }
+
+    /// Flood packet `h` (a leader's result for every host, [`FLOOD`]) at node `at`: a copy
+    /// down every link of its leader's flood tree that leaves `at`.
+    pub(super) fn canary_flood(&mut self, at: u32, h: Header) {
+        let links = self.out_links[at as usize].clone();
+        let parent = self.flood_tree(h.dst).to_vec();
+        let c = Plan::app_of(h.id) as usize;
+        for l in links {
+            let to = self.ports[l as usize].to;
+            // Hosts that take no part in the allreduce get no copy.
+            let outside = !self.switch[to as usize]
+                && self
+                    .canary
+                    .get(c)
+                    .is_none_or(|st| !st.rank_of.contains_key(&to));
+            if parent[to as usize] == l && !outside {
+                self.canary_emit(at, h, to, Some(l));
+            }
+        }
+    }
+
     /// Frees packet `pid` (absorbed or delivered), returning its buffer credit.
     pub(super) fn canary_release(&mut self, pid: u32) {
         let p = self.pkts[pid as usize];
@@ -555,15 +669,29 @@ impl Sim<'_> {
             return;
         };
         let g = job.plan.gen_of(h.id);
+        let contributors = job.plan.contributors;
         if job.faults && g != lead.generation {
-            // A packet of a failed generation: its contribution is re-sent under the new id.
+            // A packet of a failed generation: its contribution is re-sent under the new id
+            // (with contributor recovery, only where the sum lacks it: the ranks it holds
+            // that are still missing count below).
             self.lead_late(c as u32, b, g, h.counter);
-            return;
+            if !contributors {
+                return;
+            }
         }
-        if lead.done && lead.fallen {
+        let st = &mut self.canary[c];
+        let Some(lead) = st.leads.get_mut(&b) else {
+            return;
+        };
+        if lead.done && lead.fallen && g == lead.generation {
             // A fallen-back contribution sent again: its result was lost; send it again.
             let reply = lead.unicast(&job.plan, b, h.switch);
             self.canary_emit(at, reply, h.switch, None);
+            return;
+        }
+        if lead.done && contributors {
+            // Data the sum already holds, late or re-sent.
+            st.dropped += 1;
             return;
         }
         if lead.done {
@@ -572,20 +700,34 @@ impl Sim<'_> {
             ));
             return;
         }
-        if job.faults && !lead.fallen {
+        if job.faults && !lead.fallen && g == lead.generation {
             self.lead_heard(c as u32, b);
         }
+        let mut ranks = std::mem::take(&mut self.members);
+        ranks.clear();
+        if contributors {
+            self.sets.members(h.from, &mut ranks);
+        }
         let job = &self.cjobs[c];
-        let Some(lead) = self.canary[c].leads.get_mut(&b) else {
-            return;
-        };
-        if lead.receive(&h) {
-            if job.faults {
-                self.lead_complete(c as u32, b);
+        let st = &mut self.canary[c];
+        let got = st.leads.get_mut(&b).and_then(|l| l.receive(&h, g, &ranks));
+        self.members = ranks;
+        match got {
+            None => st.dropped += 1,
+            Some(true) => {
+                if job.faults {
+                    self.lead_complete(c as u32, b);
+                }
+                let t = now + self.cjobs[c].leader_delay;
+                self.canary_live += 1;
+                self.push_lead(c as u32, b, t);
             }
-            let t = now + self.cjobs[c].leader_delay;
-            self.canary_live += 1;
-            self.push_lead(c as u32, b, t);
+            Some(false) => {
+                let lead = &self.canary[c].leads[&b];
+                if contributors && job.faults && !lead.fallen && g == lead.generation {
+                    self.lead_arrived(c as u32, b);
+                }
+            }
         }
     }
 
@@ -600,8 +742,10 @@ impl Sim<'_> {
         let Some(lead) = self.canary[c as usize].leads.get_mut(&b) else {
             return;
         };
-        let fallen = lead.fallen;
-        let mut outs = lead.finish(plan, b, shard);
+        // After a fallback the paper's leader answers every worker anyway.
+        let fallen = lead.fallen && !lead.contributors();
+        let (own, mut outs) = lead.finish(plan, b, shard);
+        lead.done_at = self.now;
         if let Some(askers) = self.canary[c as usize]
             .leaders
             .as_mut()
@@ -612,13 +756,11 @@ impl Sim<'_> {
             let lead = &self.canary[c as usize].leads[&b];
             outs.extend(askers.into_iter().map(|a| (lead.unicast(plan, b, a), a)));
         }
-        let own = outs[0].0;
         if self.canary[c as usize].result(r, b, &own, hosts, self.now) {
             self.canary_done(c);
         }
         if hosts > 1 {
-            // After a fallback the first packet is the leader's own copy.
-            for (h, to) in outs.into_iter().skip(usize::from(fallen)) {
+            for (h, to) in outs {
                 self.canary_emit(at, h, to, None);
             }
         }

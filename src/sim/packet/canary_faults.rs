@@ -154,33 +154,52 @@ impl Sim<'_> {
             };
         }
         let tries = f64::from(self.cjobs[c as usize].retries) + 1.0;
+        let contributors = plan.contributors;
+        // Re-sends per contribution that gets through with chance `1 - q`.
+        let resends = |q: f64| {
+            if q >= 1.0 {
+                f64::INFINITY
+            } else {
+                q / (1.0 - q)
+            }
+        };
         let (mut sum, mut through, mut floor) = (0.0, 0.0, 0.0);
         for &(root, leader) in &blocks {
             let mut up = rustc_hash::FxHashSet::default();
-            let (mut lost, mut fallback) = (0.0, 0.0);
+            let (mut lost, mut fallback, mut own) = (0.0, 0.0, 0.0);
             let p = self.router.path(root, leader);
             let back = self.router.path_links(p).len();
             up.extend(self.router.path_links(p).iter().copied());
             for &w in hosts.iter().filter(|&&w| w != leader) {
                 let p = self.router.path(w, root);
+                let climb = back + self.router.path_links(p).len();
                 up.extend(self.router.path_links(p).iter().copied());
                 let q = self.router.path(root, w);
                 let down = back + self.router.path_links(q).len();
                 lost += 1.0 - keep.powi(down as i32);
                 let f = self.router.path(w, leader);
                 let d = self.router.path_links(f).len();
-                fallback += keep.powi(-(d as i32));
+                if contributors {
+                    // Only a contribution lost on its own climb is asked again, and only
+                    // one lost in every try falls back.
+                    let q = 1.0 - keep.powi(climb as i32);
+                    own += resends(q);
+                    floor += q.powf(tries) * keep.powi(-(d as i32));
+                } else {
+                    fallback += keep.powi(-(d as i32));
+                }
             }
             let fail = 1.0 - keep.powi(up.len() as i32);
             through += 1.0 - fail;
             floor += (1.0 - tries * (1.0 - fail)).max(0.0) * fallback;
-            let resent = if fail >= 1.0 {
-                f64::INFINITY
+            // Each worker re-sends its contribution per failure (with contributor recovery,
+            // per loss of its own); the leader answers the lost results, one block in n per
+            // host.
+            let resent = if contributors {
+                own / f64::from(n - 1)
             } else {
-                fail / (1.0 - fail)
+                resends(fail)
             };
-            // Each worker re-sends its contribution per failure; the leader answers the lost
-            // results, one block in n per host.
             sum += resent + lost / f64::from(n);
         }
         let expected = sum / blocks.len() as f64;
@@ -263,21 +282,51 @@ impl Sim<'_> {
                 };
                 let asker = h.switch;
                 if lead.done {
+                    if lead.contributors() {
+                        // Many askers of one block lost its result high in its tree: one
+                        // flood answers them all, and what they asked before it reaches them
+                        // is not answered again.
+                        let (now, hold) = (self.now, job.retransmit / 4);
+                        let many = (plan.ranks() / 8).max(2);
+                        let e = st.asked_done.entry(b).or_insert((0, u64::MAX));
+                        if e.1 != u64::MAX && now < e.1.saturating_add(hold) {
+                            return;
+                        }
+                        e.0 += 1;
+                        if e.0 >= many {
+                            *e = (0, now);
+                            st.floods += 1;
+                            let flood = Header {
+                                switch: super::canary::FLOOD,
+                                ..lead.unicast(plan, b, at)
+                            };
+                            self.canary_flood(at, flood);
+                            return;
+                        }
+                    }
                     let reply = lead.unicast(plan, b, asker);
                     self.canary_emit(at, reply, asker, None);
                     return;
                 }
                 let current = plan.gen_of(h.id) == lead.generation;
                 // A worker behind (its notice was lost) gets the current generation's notice,
-                // after the fallback so does one whose contribution is missing; the rest is
-                // the leader's own decision ([`super::canary_leader`]).
-                if !current || (lead.fallen && !lead.from.contains(&asker)) {
+                // after the fallback so does one whose contribution is missing; with
+                // contributor recovery, exactly those whose contribution is missing do. The
+                // rest is the leader's own decision ([`super::canary_leader`]).
+                let behind = if lead.contributors() {
+                    let rank = st.rank_of.get(&asker).copied();
+                    !rank.is_some_and(|a| lead.has(a))
+                } else {
+                    !current || (lead.fallen && !lead.from.contains(&asker))
+                };
+                if behind {
                     let id = plan.id_gen(b, lead.generation);
                     self.canary_notice(at, id, asker);
-                } else if !lead.fallen {
+                } else if !lead.fallen || lead.contributors() {
                     // The request shows the block is underway; the leader answers it when
-                    // the block is done.
-                    if let Some(l) = st.leaders.as_mut() {
+                    // the block is done (with contributor recovery the asker's data is in, so
+                    // the result comes down its tree; if that is lost it asks again).
+                    if let Some(l) = st.leaders.as_mut().filter(|_| !lead.contributors()) {
                         let a = l.askers.entry(b).or_default();
                         if !a.contains(&asker) {
                             a.push(asker);
@@ -304,7 +353,9 @@ impl Sim<'_> {
                     return;
                 }
                 st.resend(r, b, g);
-                let p = plan.packet_gen(r, b, g, fallen);
+                let mut p = plan.packet_gen(r, b, g, fallen);
+                // The generation's host count (all of them, but with contributor recovery).
+                p.hosts = h.hosts;
                 let to = if fallen { p.dst } else { p.switch };
                 self.canary_emit(at, p, to, None);
                 self.worker_sent(c, r, b);

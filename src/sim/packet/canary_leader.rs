@@ -57,6 +57,14 @@
 //! links carry up to four times the packets, and the run took 2-3 times longer. The paper
 //! does not say how its hosts and switches queue repair traffic.
 //!
+//! With contributor recovery ([`crate::sema::model::Recovery`]) a generation short of
+//! contributions is lost after a quiet gap (twice the switch timeout, growing when a failure
+//! proves early) once half a block lifetime has passed since it started (a whole one while it
+//! lacks half the ranks: the far side's sums come levels later); its notices go only to the
+//! ranks still missing, and the re-issued class's timer does not back off (on 1,024 hosts at
+//! 1% loss every block's first generation fails, its leader leads one or two blocks, and a
+//! doubled wait put 20 us into the last blocks' second direct round).
+//!
 //! A worker's request for a generation that is still open is also a probe of the tail
 //! ([`Sim::lead_probe`]): the generation is lost once it has been open longer than its
 //! class's smoothed round trip plus the reordering window. Without it, a re-issued generation
@@ -101,6 +109,7 @@ struct Late {
     start: u64,
     /// Failed by RACK's rule (else by the timer).
     rack: bool,
+    heard: u64,
 }
 
 /// The leaders' state of one Canary allreduce where faults are on.
@@ -113,7 +122,7 @@ pub(super) struct Leaders {
     start: Vec<u64>,
     due: Vec<u64>,
     /// Per block whose last generation failed: that generation and its counter since, to
-    /// tell a spurious failure.
+    /// tell a spurious failure (and when its last contribution had come).
     late: FxHashMap<u32, Late>,
     clock: Vec<Clock>,
     /// Per block, the workers that asked for its result while its current generation was
@@ -123,6 +132,14 @@ pub(super) struct Leaders {
     /// none yet, [`Sim::lead_heard`]), what a re-issued generation's patience reads
     /// ([`Sim::lead_clock`]).
     last: Vec<u64>,
+    /// With contributor recovery, how long a generation that is short of contributions may
+    /// go without one before the rest is lost ([`Sim::lead_arrived`]): twice the switch
+    /// timeout at first (a switch sends what it has a timeout after its first packet, so a
+    /// block's sums reach the leader that far apart at each level), and once a failure
+    /// proves early (a contribution of the failed generation comes after all), a quarter
+    /// more than the gap that contribution came after, up to the block lifetime.
+    pub(super) quiet: u64,
+    quiet_max: u64,
     /// A declared timeout, used as written.
     fixed: Option<u64>,
     /// Failures decided by RACK, by the timer, and found spurious.
@@ -147,6 +164,8 @@ impl Leaders {
             late: FxHashMap::default(),
             askers: FxHashMap::default(),
             last: vec![u64::MAX; plan.blocks as usize],
+            quiet: 0,
+            quiet_max: floor,
             clock: (0..2 * h)
                 .map(|_| Clock {
                     rtt: Rto::new(floor),
@@ -169,6 +188,25 @@ impl Leaders {
     /// the streams, and re-issued ones, which start with a notice and so take a leg more.
     fn slot(r: u32, g: u32) -> usize {
         2 * r as usize + usize::from(g > 0)
+    }
+
+    /// With contributor recovery, when block `b`'s open generation is lost unless another
+    /// contribution comes: a quiet gap after the last one, and no earlier than half a block
+    /// lifetime after it started (a lifetime is a round trip, and the sums of the far side
+    /// of the tree reach the leader levels after those of its own side), a whole one while
+    /// the sum lacks half the ranks (`short`).
+    fn quiet_due(&self, b: u32, short: bool) -> u64 {
+        let gap = self.last[b as usize].saturating_add(self.quiet);
+        let start = self.start[b as usize];
+        if start == u64::MAX {
+            return gap;
+        }
+        let wait = if short {
+            self.quiet_max
+        } else {
+            self.quiet_max / 2
+        };
+        gap.max(start.saturating_add(wait))
     }
 
     /// Clock `k`'s timeout, before its back-off (see the module doc).
@@ -256,7 +294,14 @@ impl Sim<'_> {
         let Some(l) = self.leaders(c) else {
             return;
         };
-        let wait = l.timeout(k) << l.clock[k].backoff.min(MAX_BACKOFF);
+        // With contributor recovery a re-issued generation's notice goes only to the ranks
+        // still missing, whose few packets come straight: no back-off.
+        let backoff = if l.quiet > 0 && k % 2 == 1 {
+            0
+        } else {
+            l.clock[k].backoff.min(MAX_BACKOFF)
+        };
+        let wait = l.timeout(k) << backoff;
         let at = now.saturating_add(wait);
         l.clock[k].timer = at;
         self.canary_live += 1;
@@ -307,6 +352,32 @@ impl Sim<'_> {
     /// Block `b`'s current generation has every contribution (at `now`): a round-trip
     /// sample, and RACK's rule for the leader's older open generations.
     pub(super) fn lead_complete(&mut self, c: u32, b: u32) {
+        self.lead_sample(c, b, false);
+    }
+
+    /// With contributor recovery, a contribution of block `b`'s open generation reached the
+    /// leader and the sum is still short: the generation is lost once no contribution has
+    /// come for the quiet gap ([`Leaders::quiet`]); a check is armed if none is.
+    pub(super) fn lead_arrived(&mut self, c: u32, b: u32) {
+        let Some(lead) = self.canary[c as usize].leads.get(&b) else {
+            return;
+        };
+        let (g, short) = (lead.generation, lead.counter * 2 < lead.total);
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        if l.due[b as usize] != u64::MAX {
+            return;
+        }
+        let due = l.quiet_due(b, short);
+        l.due[b as usize] = due;
+        self.canary_live += 1;
+        self.push_check(c, b, g, due);
+    }
+
+    /// A round-trip sample from block `b`'s open generation, which stays open when
+    /// `partial` ([`Sim::lead_partial`]) and closes otherwise.
+    fn lead_sample(&mut self, c: u32, b: u32, partial: bool) {
         let r = self.cjobs[c as usize].plan.leader(b);
         let now = self.now;
         let st = &mut self.canary[c as usize];
@@ -314,13 +385,19 @@ impl Sim<'_> {
         let Some(l) = st.leaders.as_mut() else {
             return;
         };
-        let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
+        let s = if partial {
+            l.start[b as usize]
+        } else {
+            std::mem::replace(&mut l.start[b as usize], u64::MAX)
+        };
         if s == u64::MAX {
             return;
         }
         let k = Leaders::slot(r, g);
         let clock = &mut l.clock[k];
-        clock.open.remove(&(s, b));
+        if !partial {
+            clock.open.remove(&(s, b));
+        }
         let rtt = now - s;
         clock.rtt.sample(rtt);
         clock.min_rtt = clock.min_rtt.min(rtt);
@@ -331,7 +408,8 @@ impl Sim<'_> {
         let reo = l.window(k);
         let older: Vec<(u64, u32)> = l.clock[k].open.range(..(s, 0)).copied().collect();
         let mut checks = Vec::new();
-        for (s2, b2) in older {
+        let mine = partial.then_some((s, b));
+        for (s2, b2) in older.into_iter().chain(mine) {
             let due = s2.saturating_add(rtt).saturating_add(reo).max(now);
             if due < l.due[b2 as usize] {
                 l.due[b2 as usize] = due;
@@ -365,6 +443,11 @@ impl Sim<'_> {
         let Some(e) = l.late.get_mut(&b).filter(|e| e.generation == g) else {
             return;
         };
+        if l.quiet > 0 && e.heard != u64::MAX {
+            // With contributor recovery: the quiet gap was too short.
+            let gap = now.saturating_sub(e.heard);
+            l.quiet = l.quiet.max(gap + gap / 4).min(l.quiet_max.max(l.quiet));
+        }
         e.counter += counter;
         if e.counter < hosts {
             return;
@@ -424,13 +507,27 @@ impl Sim<'_> {
         let now = self.now;
         let k = Leaders::slot(self.cjobs[c as usize].plan.leader(b), g);
         let st = &self.canary[c as usize];
-        if st.leads.get(&b).is_none_or(|x| x.generation != g) {
+        let Some(short) = st
+            .leads
+            .get(&b)
+            .filter(|x| x.generation == g)
+            .map(|x| x.counter * 2 < x.total)
+        else {
             return;
-        }
+        };
         let Some(l) = self.leaders(c) else {
             return;
         };
         if l.start[b as usize] == u64::MAX || l.due[b as usize] > now {
+            return;
+        }
+        let heard = l.last[b as usize];
+        let due = l.quiet_due(b, short);
+        if l.quiet > 0 && heard != u64::MAX && due > now {
+            // With contributor recovery: contributions still come.
+            l.due[b as usize] = due;
+            self.canary_live += 1;
+            self.push_check(c, b, g, due);
             return;
         }
         l.by_rack += 1;
@@ -479,7 +576,7 @@ impl Sim<'_> {
             return;
         };
         let (g, counter) = (lead.generation, lead.counter);
-        lead.fail(own, job.retries);
+        lead.fail(own, job.retries, st.direct);
         st.fallbacks += u64::from(lead.fallen && lead.generation == job.retries + 1);
         if let Some(l) = st.leaders.as_mut() {
             let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
@@ -494,6 +591,7 @@ impl Sim<'_> {
                     counter,
                     start: s,
                     rack,
+                    heard: l.last[b as usize],
                 },
             );
         }
@@ -538,7 +636,8 @@ impl Sim<'_> {
     }
 
     /// Block `b`'s leader sends its current generation's failure notice to every worker
-    /// (after the fallback, to those whose contribution it lacks).
+    /// (after the fallback, or with contributor recovery, to those whose contribution it
+    /// lacks).
     fn lead_missing(&mut self, c: u32, b: u32) {
         let plan = &self.cjobs[c as usize].plan;
         let leader = plan.leader(b);
@@ -548,9 +647,9 @@ impl Sim<'_> {
         let id = plan.id_gen(b, lead.generation);
         let at = plan.hosts[leader as usize];
         let tell: Vec<u32> = (0..plan.ranks())
-            .filter(|&w| w != leader)
+            .filter(|&w| w != leader && !lead.has(w))
             .map(|w| plan.hosts[w as usize])
-            .filter(|h| !(lead.fallen && lead.from.contains(h)))
+            .filter(|h| lead.contributors() || !(lead.fallen && lead.from.contains(h)))
             .collect();
         if tell.is_empty() {
             // No notice to wait for.
@@ -583,14 +682,29 @@ impl Sim<'_> {
             r.asked_spurious += w.spurious;
             r.repair_share = r.repair_share.max(st.pace.1);
             r.repair_expected = r.repair_expected.max(st.pace.2);
+            r.contributors |= job.plan.contributors;
+            r.auto |= job.recovery_auto;
+            r.ranks = r.ranks.max(job.plan.ranks());
+            r.dropped += st.dropped;
+            r.floods += st.floods;
         }
         out
     }
 
-    /// Sends the failure notice of block id `id` from host `at` to host `to`.
+    /// Sends the failure notice of block id `id` from host `at` to host `to` (with
+    /// contributor recovery it carries how many hosts the generation asks, the leader
+    /// included, for the root's early completion).
     pub(super) fn canary_notice(&mut self, at: u32, id: u32, to: u32) {
-        let plan = &self.cjobs[Plan::app_of(id) as usize].plan;
-        let notice = plan.control(Kind::Failure, id, to, to);
+        let c = Plan::app_of(id) as usize;
+        let plan = &self.cjobs[c].plan;
+        let mut notice = plan.control(Kind::Failure, id, to, to);
+        if let Some(l) = self.canary[c]
+            .leads
+            .get(&plan.block_of(id))
+            .filter(|l| l.contributors())
+        {
+            notice.hosts = l.gen_hosts;
+        }
         self.canary_emit(at, notice, to, None);
     }
 }

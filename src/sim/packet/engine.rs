@@ -63,7 +63,7 @@ use super::route::{Router, mix};
 use super::traffic::Rng;
 use super::{Setup, Stuck, StuckKind};
 use crate::canary::protocol::Trigger;
-use crate::canary::switch::{Header, Out, Tables};
+use crate::canary::switch::{Header, Out, Sets, Tables};
 use crate::net::{LinkId, Net};
 use crate::sim::radix::RadixHeap;
 
@@ -177,6 +177,12 @@ pub(super) struct Sim<'a> {
     pub(super) canary_streams: u64,
     pub(super) rule_hits: std::collections::BTreeMap<&'static str, u64>,
     pub(super) outs: Vec<Out>,
+    /// Contributor sets of the packets (`recovery: contributors`), and a buffer for a set's
+    /// ranks.
+    pub(super) sets: Sets,
+    pub(super) members: Vec<u32>,
+    /// Per leader host, the parent link of every node in its flood tree ([`super::canary`]).
+    pub(super) floods: rustc_hash::FxHashMap<u32, Vec<u32>>,
     /// Link bytes and time when the last job finished (the run drains Canary packets after).
     end_bytes: Option<(Vec<u64>, u64)>,
     /// The latest event time refused for being beyond [`CLOCK_MAX`] (0: none).
@@ -272,6 +278,9 @@ pub fn simulate(
         canary_streams: 0,
         rule_hits: Default::default(),
         outs: Vec::new(),
+        sets: Sets::default(),
+        members: Vec::new(),
+        floods: Default::default(),
         end_bytes: None,
         beyond: 0,
     };
@@ -592,6 +601,8 @@ impl Sim<'_> {
         self.failed = Some(n);
         self.router.fail_node(n as usize);
         self.tables.retain(|&(sw, _), _| sw != n);
+        // Floods go around it from now on.
+        self.floods.clear();
     }
 
     /// The port a packet of `msg` takes next at `at` (its `hop`-th link).

@@ -140,6 +140,9 @@ pub fn canary_job<'p>(
             } else {
                 None
             },
+            // Contributor recovery is for allreduce (sema refuses it declared for the rest).
+            contributors: c.kind == crate::sema::model::CollectiveKind::Allreduce
+                && cp.recovery.contributors(params.loss, hosts.len() as u32),
         },
         protocol,
         timeout: ps_of(&cp.timeout),
@@ -157,6 +160,7 @@ pub fn canary_job<'p>(
         retransmit,
         adaptive: cp.retransmit == AutoOr::Auto,
         retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
+        recovery_auto: cp.recovery == crate::sema::model::Recovery::Auto,
         reclaim: if faults {
             crate::cost::canary::reclaim_after(retransmit, cp)
         } else {

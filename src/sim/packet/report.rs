@@ -95,6 +95,15 @@ pub struct Recovery {
     /// the jobs), and the most `retries` of a job.
     pub through: u64,
     pub retries: u32,
+    /// Contributor recovery ran (`recovery: contributors`, or chosen by `auto`) on a job of
+    /// `ranks` ranks: the bitmap bytes every packet carried, the data packets leaders dropped
+    /// for holding a rank their sum had, and the floods that answered many askers of a
+    /// finished block.
+    pub contributors: bool,
+    pub auto: bool,
+    pub ranks: u32,
+    pub dropped: u64,
+    pub floods: u64,
 }
 
 impl PacketRun {
@@ -491,7 +500,35 @@ pub fn render(
                 format!("{p:.3}")
             }
         );
-        if p < 0.5 && r.retries > 0 {
+        let keep = (1.0 - params.loss).powi(r.ranks as i32);
+        let why = if r.auto {
+            format!(
+                "; `recovery: auto` chose it: (1 - loss)^ranks = {} {} 1/2",
+                if keep >= 0.001 {
+                    format!("{keep:.3}")
+                } else {
+                    format!("{keep:.1e}")
+                },
+                if r.contributors { "<" } else { ">=" }
+            )
+        } else {
+            String::new()
+        };
+        if r.contributors {
+            let _ = writeln!(
+                out,
+                "  recovery: contributors (collc's departure from the paper: every packet carries a {} B bitmap of the ranks whose data it holds, a leader asks only the missing ranks{why}); {} data packets dropped for holding a rank the sum had, {} floods answered many askers of a lost result",
+                r.ranks.div_ceil(8),
+                r.dropped,
+                r.floods
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "  recovery: the paper's (Section 3.3: a failed block is re-sent by every rank{why})"
+            );
+        }
+        if p < 0.5 && r.retries > 0 && !r.contributors {
             let _ = writeln!(
                 out,
                 "  note: re-issuing costs each worker 1/p = {} contributions on average, falling back to the hosts about 2 (its contribution and its share of the leader's answers): below p = 1/2, `retries: 0` is the cheaper recovery",
