@@ -11,7 +11,8 @@
 //!
 //! With `recovery: contributors` ([`crate::sema::model::Recovery`]) a packet also carries the
 //! set of ranks whose data it holds ([`Header::from`]), which a switch joins as it adds the
-//! data: on the wire a bitmap of ceil(ranks / 8) bytes that a switch ORs (the sets it joins
+//! data: on the wire a bitmap of ceil(ranks / 8) bytes (a host's own contribution is named
+//! by its source) that a switch ORs (the sets it joins
 //! are disjoint, so OR is the union), here a handle into an arena of joins ([`Sets`]), which
 //! costs a run memory only where sets are carried.
 

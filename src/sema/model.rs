@@ -274,10 +274,11 @@ pub enum AutoOr<T> {
 keyword_enum! {
     /// How a Canary leader recovers a block whose contributions were lost (`recovery`).
     pub enum Recovery {
-        /// Every packet carries a bitmap of the ranks whose data it holds (switches join them
-        /// as they add the data), so a leader re-asks only the ranks missing from its partial
-        /// sum: a departure from the paper (its Section 3.3 rejects per-host bitmaps as
-        /// growing with the hosts), which a packet pays for with ceil(ranks / 8) header bytes.
+        /// Every sum carries a bitmap of the ranks whose data it holds (switches join them as
+        /// they add the data; a host's own contribution is named by its source), so a leader
+        /// re-asks only the ranks missing from its partial sum: a departure from the paper
+        /// (its Section 3.3 rejects per-host bitmaps as growing with the hosts), which every
+        /// packet a switch or leader sends pays for with ceil(ranks / 8) header bytes.
         Contributors = "contributors",
         /// The paper's Section 3.3: a failed block is re-issued by every host under a fresh
         /// id, and after `retries` failures reduced by the hosts.

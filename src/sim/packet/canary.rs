@@ -314,7 +314,9 @@ impl Sim<'_> {
         t0.saturating_add(u64::from(sent).saturating_mul(slot))
     }
 
-    /// Wire bytes of a Canary packet of job `c`.
+    /// Wire bytes of a Canary packet of job `c` that a switch or leader sends, the largest
+    /// (with contributor recovery it carries the bitmap; a host's own contribution is named
+    /// by its source and carries none: `msg_wire` in the engine). Streams are paced by it.
     pub(super) fn canary_wire(&self, c: u32) -> u64 {
         self.cjobs[c as usize].payload + self.canary_header(c)
     }

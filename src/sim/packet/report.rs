@@ -517,7 +517,7 @@ pub fn render(
         if r.contributors {
             let _ = writeln!(
                 out,
-                "  recovery: contributors (collc's departure from the paper: every packet carries a {} B bitmap of the ranks whose data it holds, a leader asks only the missing ranks{why}); {} data packets dropped for holding a rank the sum had, {} floods answered many askers of a lost result",
+                "  recovery: contributors (collc's departure from the paper: every packet a switch or leader sends carries a {} B bitmap of the ranks whose data it holds, a leader asks only the missing ranks{why}); {} data packets dropped for holding a rank the sum had, {} floods answered many askers of a lost result",
                 r.ranks.div_ceil(8),
                 r.dropped,
                 r.floods
