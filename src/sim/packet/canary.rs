@@ -316,7 +316,10 @@ impl Sim<'_> {
 
     /// Wire bytes of a Canary packet of job `c` that a switch or leader sends, the largest
     /// (with contributor recovery it carries the bitmap; a host's own contribution is named
-    /// by its source and carries none: `msg_wire` in the engine). Streams are paced by it.
+    /// by its source and carries none: `msg_wire` in the engine). Streams are paced by it:
+    /// the links above the hosts carry one sum per block at the streams' packet rate, so a
+    /// stream paced by its own smaller packets would fill them (on the paper's 1,024 hosts
+    /// at 4 MiB and 1% loss that stopped at the packet limit).
     pub(super) fn canary_wire(&self, c: u32) -> u64 {
         self.cjobs[c as usize].payload + self.canary_header(c)
     }
