@@ -208,8 +208,6 @@ pub struct Lead {
     /// Ports to restore, by generation and switch (in the order collisions were seen).
     pub restore: Vec<(u32, u32, u128)>,
     pub done: bool,
-    /// When the leader sent the result (ps; set by the packet simulator).
-    pub done_at: u64,
     /// The current generation, and whether the block has fallen back to the hosts.
     pub generation: u32,
     pub fallen: bool,

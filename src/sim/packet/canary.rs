@@ -321,19 +321,13 @@ impl Sim<'_> {
     /// stream paced by its own smaller packets would fill them (on the paper's 1,024 hosts
     /// at 4 MiB and 1% loss that stopped at the packet limit).
     pub(super) fn canary_wire(&self, c: u32) -> u64 {
-        self.cjobs[c as usize].payload + self.canary_header(c)
-    }
-
-    /// Wire bytes of a header-only Canary packet of job `c`: the model's header, and with
-    /// contributor recovery the bitmap of its ranks.
-    pub(super) fn canary_header(&self, c: u32) -> u64 {
         let plan = &self.cjobs[c as usize].plan;
-        self.params.header
-            + if plan.contributors {
-                u64::from(plan.ranks().div_ceil(8))
-            } else {
-                0
-            }
+        let bitmap = if plan.contributors {
+            u64::from(plan.ranks().div_ceil(8))
+        } else {
+            0
+        };
+        self.cjobs[c as usize].payload + self.params.header + bitmap
     }
 
     /// The next hop at `at` towards `to` for a Canary packet (adaptive per packet; the
@@ -370,11 +364,10 @@ impl Sim<'_> {
                 (h.multicast && j.plan.reduce_root.is_some())
                     || (!h.multicast && j.plan.broadcast_root.is_some())
             });
-        let wire = if h.kind != crate::canary::protocol::Kind::Data {
-            // Requests and notices name their block and host: no contributor bitmap.
+        // Header-only packets carry no contributor set (contributor recovery is for
+        // allreduce, whose releases are requests and notices, which name their host).
+        let wire = if release {
             self.params.header
-        } else if release {
-            self.canary_header(c)
         } else {
             self.canary_wire(c)
         };
@@ -567,10 +560,10 @@ impl Sim<'_> {
         self.outs = out;
     }
 
-    /// The flood tree of leader host `leader`: every node's parent link on a breadth-first
-    /// tree of the network from it (hosts and a failed switch forward nothing), made once per
-    /// leader (again after a switch fails).
-    fn flood_tree(&mut self, leader: u32) -> &[u32] {
+    /// Makes the flood tree of leader host `leader` in `floods` unless it is there: every
+    /// node's parent link on a breadth-first tree of the network from it (hosts and a failed
+    /// switch forward nothing), once per leader (again after a switch fails).
+    fn flood_tree(&mut self, leader: u32) {
         let (ports, out_links, switch) = (&self.ports, &self.out_links, self.switch);
         let failed = self.failed;
         self.floods.entry(leader).or_insert_with(|| {
@@ -592,26 +585,27 @@ impl Sim<'_> {
                 }
             }
             parent
-        })
+        });
     }
 
     /// Flood packet `h` (a leader's result for every host, [`FLOOD`]) at node `at`: a copy
     /// down every link of its leader's flood tree that leaves `at`.
     pub(super) fn canary_flood(&mut self, at: u32, h: Header) {
-        let links = self.out_links[at as usize].clone();
-        let parent = self.flood_tree(h.dst).to_vec();
-        let c = Plan::app_of(h.id) as usize;
-        for l in links {
-            let to = self.ports[l as usize].to;
-            // Hosts that take no part in the allreduce get no copy.
-            let outside = !self.switch[to as usize]
-                && self
-                    .canary
-                    .get(c)
-                    .is_none_or(|st| !st.rank_of.contains_key(&to));
-            if parent[to as usize] == l && !outside {
-                self.canary_emit(at, h, to, Some(l));
-            }
+        self.flood_tree(h.dst);
+        let (parent, ports) = (&self.floods[&h.dst], &self.ports);
+        let st = self.canary.get(Plan::app_of(h.id) as usize);
+        // Down the tree's links from here; hosts that take no part in the allreduce get no
+        // copy.
+        let copies: Vec<(LinkId, u32)> = self.out_links[at as usize]
+            .iter()
+            .map(|&l| (l, ports[l as usize].to))
+            .filter(|&(l, to)| parent[to as usize] == l)
+            .filter(|&(_, to)| {
+                self.switch[to as usize] || st.is_some_and(|st| st.rank_of.contains_key(&to))
+            })
+            .collect();
+        for (l, to) in copies {
+            self.canary_emit(at, h, to, Some(l));
         }
     }
 
@@ -750,7 +744,6 @@ impl Sim<'_> {
         // After a fallback the paper's leader answers every worker anyway.
         let fallen = lead.fallen && !lead.contributors();
         let (own, mut outs) = lead.finish(plan, b, shard);
-        lead.done_at = self.now;
         if let Some(askers) = self.canary[c as usize]
             .leaders
             .as_mut()

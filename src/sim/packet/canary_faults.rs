@@ -249,14 +249,21 @@ impl Sim<'_> {
         } else {
             format!("{:.3e}", st.through as f64 / 1e6)
         };
+        let how = if job.plan.contributors {
+            "contributor recovery asks only the missing ranks".to_string()
+        } else {
+            format!(
+                "whose leaders answer each of {} workers (Section 3.3's recovery re-sends a failed block from every rank, so its traffic grows with the ranks)",
+                job.plan.ranks().saturating_sub(1)
+            )
+        };
         Some(format!(
-            "; at {} loss per link a generation of Canary's {} blocks on {} ranks gets every contribution up with p = {p}, so far {} generations failed and {} blocks fell back to the hosts, whose leaders answer each of {} workers (Section 3.3's recovery re-sends a failed block from every rank, so its traffic grows with the ranks)",
+            "; at {} loss per link a generation of Canary's {} blocks on {} ranks gets every contribution up with p = {p}, so far {} generations failed and {} blocks fell back to the hosts, {how}",
             self.params.loss,
             job.plan.blocks,
             job.plan.ranks(),
             l.by_rack + l.by_timer,
             st.fallbacks,
-            job.plan.ranks().saturating_sub(1)
         ))
     }
 

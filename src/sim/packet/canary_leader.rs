@@ -352,7 +352,47 @@ impl Sim<'_> {
     /// Block `b`'s current generation has every contribution (at `now`): a round-trip
     /// sample, and RACK's rule for the leader's older open generations.
     pub(super) fn lead_complete(&mut self, c: u32, b: u32) {
-        self.lead_sample(c, b, false);
+        let r = self.cjobs[c as usize].plan.leader(b);
+        let now = self.now;
+        let st = &mut self.canary[c as usize];
+        let g = st.leads.get(&b).map_or(0, |x| x.generation);
+        let Some(l) = st.leaders.as_mut() else {
+            return;
+        };
+        let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
+        if s == u64::MAX {
+            return;
+        }
+        let k = Leaders::slot(r, g);
+        let clock = &mut l.clock[k];
+        clock.open.remove(&(s, b));
+        let rtt = now - s;
+        clock.rtt.sample(rtt);
+        clock.min_rtt = clock.min_rtt.min(rtt);
+        // Progress: the timer restarts, without back-off (or stops with nothing open).
+        clock.backoff = 0;
+        clock.timer = u64::MAX;
+        let rearm = !clock.open.is_empty();
+        let reo = l.window(k);
+        let older: Vec<(u64, u32)> = l.clock[k].open.range(..(s, 0)).copied().collect();
+        let mut checks = Vec::new();
+        for (s2, b2) in older {
+            let due = s2.saturating_add(rtt).saturating_add(reo).max(now);
+            if due < l.due[b2 as usize] {
+                l.due[b2 as usize] = due;
+                checks.push((b2, due));
+            }
+        }
+        for (b2, due) in checks {
+            let Some(g) = self.canary[c as usize].leads.get(&b2).map(|x| x.generation) else {
+                continue;
+            };
+            self.canary_live += 1;
+            self.push_check(c, b2, g, due);
+        }
+        if rearm {
+            self.arm_clock(c, k);
+        }
     }
 
     /// With contributor recovery, a contribution of block `b`'s open generation reached the
@@ -373,59 +413,6 @@ impl Sim<'_> {
         l.due[b as usize] = due;
         self.canary_live += 1;
         self.push_check(c, b, g, due);
-    }
-
-    /// A round-trip sample from block `b`'s open generation, which stays open when
-    /// `partial` ([`Sim::lead_partial`]) and closes otherwise.
-    fn lead_sample(&mut self, c: u32, b: u32, partial: bool) {
-        let r = self.cjobs[c as usize].plan.leader(b);
-        let now = self.now;
-        let st = &mut self.canary[c as usize];
-        let g = st.leads.get(&b).map_or(0, |x| x.generation);
-        let Some(l) = st.leaders.as_mut() else {
-            return;
-        };
-        let s = if partial {
-            l.start[b as usize]
-        } else {
-            std::mem::replace(&mut l.start[b as usize], u64::MAX)
-        };
-        if s == u64::MAX {
-            return;
-        }
-        let k = Leaders::slot(r, g);
-        let clock = &mut l.clock[k];
-        if !partial {
-            clock.open.remove(&(s, b));
-        }
-        let rtt = now - s;
-        clock.rtt.sample(rtt);
-        clock.min_rtt = clock.min_rtt.min(rtt);
-        // Progress: the timer restarts, without back-off (or stops with nothing open).
-        clock.backoff = 0;
-        clock.timer = u64::MAX;
-        let rearm = !clock.open.is_empty();
-        let reo = l.window(k);
-        let older: Vec<(u64, u32)> = l.clock[k].open.range(..(s, 0)).copied().collect();
-        let mut checks = Vec::new();
-        let mine = partial.then_some((s, b));
-        for (s2, b2) in older.into_iter().chain(mine) {
-            let due = s2.saturating_add(rtt).saturating_add(reo).max(now);
-            if due < l.due[b2 as usize] {
-                l.due[b2 as usize] = due;
-                checks.push((b2, due));
-            }
-        }
-        for (b2, due) in checks {
-            let Some(g) = self.canary[c as usize].leads.get(&b2).map(|x| x.generation) else {
-                continue;
-            };
-            self.canary_live += 1;
-            self.push_check(c, b2, g, due);
-        }
-        if rearm {
-            self.arm_clock(c, k);
-        }
     }
 
     /// A data packet of generation `g` of block `b`, older than the current one, reached the
