@@ -13,11 +13,16 @@ use collc::sema::model::Model;
 use collc::sema::{Options, check};
 use collc::sim::packet::{PacketParams, PacketRun, run_file_with};
 
+/// The text of examples/canary_small.coll with `from` replaced by `to`.
+fn small_text(from: &str, to: &str) -> String {
+    std::fs::read_to_string("examples/canary_small.coll")
+        .expect("the example")
+        .replace(from, to)
+}
+
 /// examples/canary_small.coll at `size` with packet loss `loss` (and `extra` schedule lines).
 fn small(size: &str, loss: &str, extra: &str) -> Model {
-    let src = std::fs::read_to_string("examples/canary_small.coll")
-        .expect("the example")
-        .replace("size: 1 MiB;", &format!("size: {size};"))
+    let src = small_text("size: 1 MiB;", &format!("size: {size};"))
         .replace("retries: 3;", &format!("retries: 3; {extra}"))
         + &format!("\nmodel m: packet {{ loss: {loss}; }}\n");
     let mut sources = SourceMap::new();
@@ -195,9 +200,7 @@ fn a_leaders_failure_notices_do_not_spread_the_re_issued_generation() {
 #[test]
 fn sim_says_when_falling_back_is_cheaper_than_re_issuing() {
     let d = tempfile::tempdir().expect("temp dir");
-    let text = std::fs::read_to_string("examples/canary_small.coll")
-        .expect("the example")
-        .replace("size: 1 MiB;", "size: 64 KiB;");
+    let text = small_text("size: 1 MiB;", "size: 64 KiB;");
     let sim = |loss: &str, recovery: &str| {
         let f = d.path().join(format!("loss{loss}{recovery}.coll"));
         let text = text.replace("retries: 3;", &format!("retries: 3; recovery: {recovery};"));
@@ -311,9 +314,7 @@ fn a_lossy_run_stopped_by_the_packet_limit_says_why() {
 #[test]
 fn contributor_recovery_is_refused_where_it_does_not_apply() {
     let d = tempfile::tempdir().expect("temp dir");
-    let text = std::fs::read_to_string("examples/canary_small.coll")
-        .expect("the example")
-        .replace("retries: 3;", "retries: 3; recovery: contributors;");
+    let text = small_text("retries: 3;", "retries: 3; recovery: contributors;");
     let collc = |file: &str, args: &[&str]| {
         let f = d.path().join(file);
         std::fs::write(&f, &text).expect("write");
