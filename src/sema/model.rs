@@ -300,8 +300,14 @@ impl Recovery {
         match self {
             Recovery::Contributors => true,
             Recovery::Paper => false,
-            Recovery::Auto => loss > 0.0 && (1.0 - loss.min(1.0)).powi(ranks as i32) < 0.5,
+            Recovery::Auto => loss > 0.0 && Recovery::own_links(loss, ranks) < 0.5,
         }
+    }
+
+    /// (1 - loss)^ranks: the chance that every contribution of a generation crosses its own
+    /// host link, what `auto` weighs.
+    pub fn own_links(loss: f64, ranks: u32) -> f64 {
+        (1.0 - loss.clamp(0.0, 1.0)).powi(ranks as i32)
     }
 }
 

@@ -633,11 +633,19 @@ impl Sim<'_> {
         };
         let id = plan.id_gen(b, lead.generation);
         let at = plan.hosts[leader as usize];
-        let tell: Vec<u32> = (0..plan.ranks())
-            .filter(|&w| w != leader && !lead.has(w))
-            .map(|w| plan.hosts[w as usize])
-            .filter(|h| lead.contributors() || !(lead.fallen && lead.from.contains(h)))
-            .collect();
+        let tell: Vec<u32> = if lead.contributors() {
+            // The leader's own data is in its sum from the start.
+            lead.missing(plan.ranks())
+                .into_iter()
+                .map(|w| plan.hosts[w as usize])
+                .collect()
+        } else {
+            (0..plan.ranks())
+                .filter(|&w| w != leader)
+                .map(|w| plan.hosts[w as usize])
+                .filter(|h| !(lead.fallen && lead.from.contains(h)))
+                .collect()
+        };
         if tell.is_empty() {
             // No notice to wait for.
             self.lead_start(c, b);

@@ -25,9 +25,10 @@
 //!   microseconds of tail for the last results (1 MiB at 1% loss on
 //!   examples/canary_small.coll: a median of 277 us against 236 us over seeds 1-7).
 //!
-//! With contributor recovery ([`crate::sema::model::Recovery`]) the silence is one block
-//! lifetime, not two (a result lost high in a tree is answered by one flood, so an early
-//! request costs a header), and a request asked again backs off once, not up to 64 times:
+//! With contributor recovery ([`crate::sema::model::Recovery`]) the silence, and the wait
+//! before a request is asked again, is one block lifetime without back-off (a result lost
+//! high in a tree is answered by one flood, so an early request costs a header), not up to
+//! 64 times that:
 //! on the paper's 1,024 hosts at 1% loss the workers' last requests waited up to 56 us of
 //! back-off after 14 us answers were lost twice (seed 2: 333 us, now 231 us).
 //!
@@ -192,24 +193,14 @@ impl Sim<'_> {
         if !job.adaptive {
             return job.retransmit;
         }
-        // With contributor recovery, a silence of one block lifetime: results that came
+        // With contributor recovery one block lifetime, without back-off: results that came
         // down the tree were lost high in it for many workers at once, and their leader
-        // answers them with one flood ([`super::canary_faults`]). A request and its answer
-        // travel first at every switch, so asking again waits half a lifetime, doubled per
-        // ask.
-        let base = match (job.plan.contributors, asks) {
-            (true, 0) => job.retransmit / 2,
-            (true, _) => job.retransmit / 4,
-            (false, _) => job.retransmit / 2,
-        };
-        // With contributor recovery a request is a header and its answer one packet (many
-        // askers of one block get a flood): asking again backs off once, not without end.
-        let most = if job.plan.contributors {
-            1
-        } else {
-            MAX_BACKOFF
-        };
-        base << asks.min(most)
+        // answers them with one flood ([`super::canary_faults`]); a request is a header and
+        // its answer one packet.
+        if job.plan.contributors {
+            return job.retransmit / 2;
+        }
+        (job.retransmit / 2) << asks.min(MAX_BACKOFF)
     }
 
     /// Arms rank `r`'s timer a timeout from now.

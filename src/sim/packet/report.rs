@@ -500,7 +500,7 @@ pub fn render(
                 format!("{p:.3}")
             }
         );
-        let keep = (1.0 - params.loss).powi(r.ranks as i32);
+        let keep = crate::sema::model::Recovery::own_links(params.loss, r.ranks);
         let why = if r.auto {
             format!(
                 "; `recovery: auto` chose it: (1 - loss)^ranks = {} {} 1/2",
