@@ -168,11 +168,13 @@ impl Pkt {
         }
     }
 
-    /// A Canary packet whose header is `ch` (of message `msg`, a host's stream, or NONE).
+    /// A Canary packet whose header is `ch` (of message `msg`, a host's stream, or NONE). Its
+    /// `key` names the sender whose flow its default port hashes (NONE: the destination alone;
+    /// see `Sim::canary_port`).
     pub(super) fn canary(msg: u32, idx: u32, wire: u32, ch: u32) -> Pkt {
         assert!(ch < CANARY_PKT, "Canary header index out of range");
         Pkt {
-            key: 0,
+            key: u64::from(NONE),
             msg,
             idx,
             wire,
