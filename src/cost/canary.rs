@@ -69,6 +69,11 @@ pub struct Figures {
     pub goodput: BigRational,
     /// The retransmission timeout in force: the declared one or 2 lifetimes.
     pub retransmit: BigRational,
+    /// The idle round trip of a unicast between the two farthest hosts and its one-packet
+    /// answer, 2dl + r + d(overhead + packet) / b: the lifetime without the switches'
+    /// timeouts (no switch waits for other packets), each packet stored and forwarded at
+    /// every hop. Seconds.
+    pub direct: BigRational,
 }
 
 /// The closed forms of Sections 3.2.2, 4.1 and 4.2 for `c` on `net`.
@@ -94,7 +99,17 @@ pub fn figures(c: &CanaryParams, net: &Network) -> Figures {
         AutoOr::Auto => &two * &lifetime,
         AutoOr::Fixed(t) => t.clone(),
     };
+    let d = BigRational::from_integer(net.diameter.into());
+    let wire = BigRational::from_integer((net.overhead + packet).into());
+    let direct = &two * &d * &net.hop
+        + &c.leader_delay
+        + if net.bandwidth.is_zero() {
+            BigRational::zero()
+        } else {
+            d * wire / &net.bandwidth
+        };
     Figures {
+        direct,
         lifetime,
         memory,
         in_flight,
@@ -134,6 +149,12 @@ fn quantity(m: &CostModel, key: &str) -> Option<BigRational> {
 pub fn retransmit(m: &Model, cp: &CanaryParams) -> Option<BigRational> {
     let (t, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
     network(m, t, c).map(|net| figures(cp, &net).retransmit)
+}
+
+/// [`Figures::direct`] of `cp` on `m`'s network, seconds; None as for [`retransmit`].
+pub fn direct(m: &Model, cp: &CanaryParams) -> Option<BigRational> {
+    let (t, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
+    network(m, t, c).map(|net| figures(cp, &net).direct)
 }
 
 /// A switch's reclaim age for descriptors, in the unit of `retransmit`: `retries + 2`

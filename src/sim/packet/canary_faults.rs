@@ -292,8 +292,11 @@ impl Sim<'_> {
                     if lead.contributors() {
                         // Many askers of one block lost its result high in its tree: one
                         // flood answers them all, and what they asked before it reaches them
-                        // is not answered again.
-                        let (now, hold) = (self.now, job.retransmit / 4);
+                        // is not answered again: a request that reaches the leader within an
+                        // idle round trip of the flood (the flood's way to the asker and the
+                        // request's back) left before the flood could reach its asker. One
+                        // that comes later was sent by an asker the flood missed.
+                        let (now, hold) = (self.now, job.direct);
                         let many = (plan.ranks() / 8).max(2);
                         let e = st.asked_done.entry(b).or_insert((0, u64::MAX));
                         if e.1 != u64::MAX && now < e.1.saturating_add(hold) {
@@ -307,6 +310,7 @@ impl Sim<'_> {
                                 switch: super::canary::FLOOD,
                                 ..lead.unicast(plan, b, at)
                             };
+                            self.canary_purge(at, flood.id);
                             self.canary_flood(at, flood);
                             return;
                         }

@@ -63,7 +63,16 @@
 //! lacks half the ranks: the far side's sums come levels later); its notices go only to the
 //! ranks still missing, and the re-issued class's timer does not back off (on 1,024 hosts at
 //! 1% loss every block's first generation fails, its leader leads one or two blocks, and a
-//! doubled wait put 20 us into the last blocks' second direct round).
+//! doubled wait put 20 us into the last blocks' second direct round). Its direct rounds
+//! (the fallback, where the missing ranks' contributions come straight to the leader) have
+//! a clock of their own, a third class: a round runs from its last notice's departure, its
+//! RTO is that of the direct rounds' own samples and never below the idle round trip of a
+//! request and its answer ([`crate::cost::canary::Figures::direct`]), where the re-issued
+//! class's floor is a block lifetime, which includes the switches' timeouts that no direct
+//! packet waits for; a contribution still arriving keeps the round open, as for re-issued
+//! generations. On the paper's 1,024 hosts at 1% loss a round whose one missing rank lost
+//! its notice or contribution waited 10-16 us for the re-issued class's timer (1 MiB,
+//! seed 5: the last block done at 170 us).
 //!
 //! A worker's request for a generation that is still open is also a probe of the tail
 //! ([`Sim::lead_probe`]): the generation is lost once it has been open longer than its
@@ -142,6 +151,9 @@ pub(super) struct Leaders {
     quiet_max: u64,
     /// A declared timeout, used as written.
     fixed: Option<u64>,
+    /// The first generation that is a direct round (contributor recovery's fallback: the
+    /// missing ranks' contributions come straight to the leader), u32::MAX without one.
+    direct_from: u32,
     /// Failures decided by RACK, by the timer, and found spurious.
     pub(super) by_rack: u64,
     pub(super) by_timer: u64,
@@ -149,8 +161,16 @@ pub(super) struct Leaders {
 }
 
 impl Leaders {
-    /// For `plan`; `floor` is the least RTO (the block lifetime), `fixed` a declared timeout.
-    pub(super) fn new(plan: &Plan, floor: u64, fixed: Option<u64>) -> Leaders {
+    /// For `plan`; `floor` is the least RTO (the block lifetime), `fixed` a declared timeout,
+    /// `direct` the least RTO of a direct round (the idle round trip of a request and its
+    /// answer) and `retries` the failed generations before one.
+    pub(super) fn new(
+        plan: &Plan,
+        floor: u64,
+        fixed: Option<u64>,
+        direct: u64,
+        retries: u32,
+    ) -> Leaders {
         let h = plan.ranks() as usize;
         let mut led = vec![Vec::new(); h];
         for b in 0..plan.blocks {
@@ -166,9 +186,9 @@ impl Leaders {
             last: vec![u64::MAX; plan.blocks as usize],
             quiet: 0,
             quiet_max: floor,
-            clock: (0..2 * h)
-                .map(|_| Clock {
-                    rtt: Rto::new(floor),
+            clock: (0..3 * h)
+                .map(|k| Clock {
+                    rtt: Rto::new(if k % 3 == 2 { direct } else { floor }),
                     min_rtt: u64::MAX,
                     mult: 1,
                     persist: 0,
@@ -178,6 +198,11 @@ impl Leaders {
                 })
                 .collect(),
             fixed,
+            direct_from: if plan.contributors {
+                retries.saturating_add(1)
+            } else {
+                u32::MAX
+            },
             by_rack: 0,
             by_timer: 0,
             spurious: 0,
@@ -185,9 +210,16 @@ impl Leaders {
     }
 
     /// The clock of leader `r`'s generations like `g`: first generations, which start with
-    /// the streams, and re-issued ones, which start with a notice and so take a leg more.
-    fn slot(r: u32, g: u32) -> usize {
-        2 * r as usize + usize::from(g > 0)
+    /// the streams; re-issued ones, which start with a notice and so take a leg more; and
+    /// direct rounds, whose contributions come straight to the leader (a request's round
+    /// trip, no switch waiting for others).
+    fn slot(&self, r: u32, g: u32) -> usize {
+        let class = if g >= self.direct_from {
+            2
+        } else {
+            usize::from(g > 0)
+        };
+        3 * r as usize + class
     }
 
     /// With contributor recovery, when block `b`'s open generation is lost unless another
@@ -212,7 +244,7 @@ impl Leaders {
     /// Clock `k`'s timeout, before its back-off (see the module doc).
     fn timeout(&self, k: usize) -> u64 {
         let x = &self.clock[k].rtt;
-        let first = k % 2 == 0;
+        let first = k % 3 == 0;
         self.fixed.unwrap_or(if first { x.floor } else { x.rto })
     }
 
@@ -271,7 +303,7 @@ impl Sim<'_> {
             return;
         }
         l.start[b as usize] = now;
-        let k = Leaders::slot(r, g);
+        let k = l.slot(r, g);
         l.clock[k].open.insert((now, b));
         if l.clock[k].timer == u64::MAX {
             self.arm_clock(c, k);
@@ -296,7 +328,7 @@ impl Sim<'_> {
         };
         // With contributor recovery a re-issued generation's notice goes only to the ranks
         // still missing, whose few packets come straight: no back-off.
-        let backoff = if l.quiet > 0 && k % 2 == 1 {
+        let backoff = if l.quiet > 0 && k % 3 != 0 {
             0
         } else {
             l.clock[k].backoff.min(MAX_BACKOFF)
@@ -324,7 +356,7 @@ impl Sim<'_> {
         let age = l.timeout(k);
         // A re-issued generation that got a contribution within the last quarter timeout is
         // still arriving (see the module doc): it stays open.
-        let reissued = k % 2 == 1;
+        let reissued = k % 3 != 0;
         let lost: Vec<u32> = l.clock[k]
             .open
             .iter()
@@ -363,7 +395,7 @@ impl Sim<'_> {
         if s == u64::MAX {
             return;
         }
-        let k = Leaders::slot(r, g);
+        let k = l.slot(r, g);
         let clock = &mut l.clock[k];
         clock.open.remove(&(s, b));
         let rtt = now - s;
@@ -441,7 +473,8 @@ impl Sim<'_> {
         }
         if let Some(e) = l.late.remove(&b) {
             l.spurious += 1;
-            let clock = &mut l.clock[Leaders::slot(r, g)];
+            let k = l.slot(r, g);
+            let clock = &mut l.clock[k];
             if e.rack {
                 clock.mult = (clock.mult + 1).min(64);
                 clock.persist = 0;
@@ -459,17 +492,15 @@ impl Sim<'_> {
     /// probe, here the workers do).
     pub(super) fn lead_probe(&mut self, c: u32, b: u32) {
         let now = self.now;
-        let k = {
-            let plan = &self.cjobs[c as usize].plan;
-            let g = self.canary[c as usize]
-                .leads
-                .get(&b)
-                .map_or(0, |x| x.generation);
-            Leaders::slot(plan.leader(b), g)
-        };
+        let leader = self.cjobs[c as usize].plan.leader(b);
+        let g = self.canary[c as usize]
+            .leads
+            .get(&b)
+            .map_or(0, |x| x.generation);
         let Some(l) = self.leaders(c) else {
             return;
         };
+        let k = l.slot(leader, g);
         let (s, x) = (l.start[b as usize], &l.clock[k]);
         // A clock whose only estimate is a spurious failure's round trip (the Eifel response)
         // probes with that.
@@ -492,7 +523,7 @@ impl Sim<'_> {
     pub(super) fn lead_check(&mut self, c: u32, b: u32, g: u32) {
         self.canary_live -= 1;
         let now = self.now;
-        let k = Leaders::slot(self.cjobs[c as usize].plan.leader(b), g);
+        let leader = self.cjobs[c as usize].plan.leader(b);
         let st = &self.canary[c as usize];
         let Some(short) = st
             .leads
@@ -518,6 +549,7 @@ impl Sim<'_> {
             return;
         }
         l.by_rack += 1;
+        let k = l.slot(leader, g);
         let clock = &mut l.clock[k];
         clock.persist += 1;
         if clock.persist >= PERSIST {
@@ -539,8 +571,9 @@ impl Sim<'_> {
             return;
         }
         if lead.fallen {
-            let k = Leaders::slot(self.cjobs[c as usize].plan.leader(b), lead.generation);
+            let (leader, g) = (self.cjobs[c as usize].plan.leader(b), lead.generation);
             if let Some(l) = st.leaders.as_mut() {
+                let k = l.slot(leader, g);
                 let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
                 l.clock[k].open.remove(&(s, b));
                 l.due[b as usize] = u64::MAX;
@@ -567,7 +600,8 @@ impl Sim<'_> {
         st.fallbacks += u64::from(lead.fallen && lead.generation == job.retries + 1);
         if let Some(l) = st.leaders.as_mut() {
             let s = std::mem::replace(&mut l.start[b as usize], u64::MAX);
-            l.clock[Leaders::slot(leader, g)].open.remove(&(s, b));
+            let k = l.slot(leader, g);
+            l.clock[k].open.remove(&(s, b));
             l.due[b as usize] = u64::MAX;
             l.askers.remove(&b);
             l.last[b as usize] = u64::MAX;
@@ -619,7 +653,27 @@ impl Sim<'_> {
             .is_some_and(|l| l.generation == g)
         {
             self.lead_start(c, b);
+            self.lead_restart(c, b, g);
         }
+    }
+
+    /// A notice of direct round `g` of block `b` left its leader: the round's clock runs from
+    /// its last notice (they leave one by one behind the leader's other traffic, and each
+    /// missing rank's contribution comes a request's round trip after its own).
+    fn lead_restart(&mut self, c: u32, b: u32, g: u32) {
+        let r = self.cjobs[c as usize].plan.leader(b);
+        let now = self.now;
+        let Some(l) = self.leaders(c) else {
+            return;
+        };
+        let k = l.slot(r, g);
+        let s = l.start[b as usize];
+        if g < l.direct_from || s == u64::MAX || s == now {
+            return;
+        }
+        l.clock[k].open.remove(&(s, b));
+        l.clock[k].open.insert((now, b));
+        l.start[b as usize] = now;
     }
 
     /// Block `b`'s leader sends its current generation's failure notice to every worker
