@@ -39,13 +39,19 @@ fn runs(m: &Model, n: u64) -> Vec<PacketRun> {
 }
 
 /// The lossless run at `size`, and the median time and largest packet count over seven
-/// seeds at 1% loss: ((time ps, packets), (median time ps, packets)).
+/// seeds at 1% loss, each seed's time within twice the lossless one (issue 41): ((time ps,
+/// packets), (median time ps, packets)).
 fn pair(size: &str) -> ((u64, u64), (u64, u64)) {
     let clean = runs(&small(size, "0", ""), 1).remove(0);
     let lossy = runs(&small(size, "0.01", ""), 7);
     assert!(lossy.iter().all(|r| r.drops > 0), "1% loss loses packets");
     let mut times: Vec<u64> = lossy.iter().map(|r| r.end).collect();
     times.sort_unstable();
+    assert!(
+        times[6] < 2 * clean.end,
+        "{size}: seeds 1-7 took {times:?} ps at 1% loss against {} ps lossless",
+        clean.end
+    );
     let packets = lossy.iter().map(|r| r.packets).max().unwrap_or(0);
     ((clean.end, clean.packets), (times[3], packets))
 }
@@ -54,8 +60,10 @@ fn pair(size: &str) -> ((u64, u64), (u64, u64)) {
 fn one_mib_at_one_percent_loss_stays_near_the_lossless_time() {
     // Workers' timers per block (fixed 2 RTT, then RFC 6298 per block) took 150 ms, then
     // 786 us, then 236 us with the leaders' own detection; the lossless run takes 106 us and
-    // 22.5 k packets. 203 us with paced streams and RACK on the answers; now a median of
-    // 159 us, a stream packet that is due leaving before the repair waiting at its host.
+    // 22.5 k packets. 203 us with paced streams and RACK on the answers; a median of 159 us
+    // once a stream packet that is due left before the repair waiting at its host, but seed
+    // 2 took 234 us (a block that fell back waited 30 us for a lost answer's second ask);
+    // now 153-181 us on seeds 1-8 with the workers' tail.
     let ((t0, p0), (t1, p1)) = pair("1 MiB");
     assert!(
         p1 * 2 < 3 * p0,
@@ -361,7 +369,10 @@ fn the_papers_network_at_one_percent_loss_stays_within_twice_the_lossless_time()
     // timer; now 172-185 us on seeds 1-8 (`collc sim --seed S`), 2x being 193 us.
     let clean = runs(&paper_like(32, 3, "0"), 1).remove(0);
     for run in runs(&paper_like(32, 3, "0.01"), 3) {
-        let rec = run.recovery.as_ref().expect("loss recovery runs under loss");
+        let rec = run
+            .recovery
+            .as_ref()
+            .expect("loss recovery runs under loss");
         assert!(rec.contributors && rec.ranks == 1024, "{rec:?}");
         assert!(
             run.drops > 0 && run.end < 2 * clean.end,

@@ -269,10 +269,14 @@ impl Sim<'_> {
             let ser = self.out_links[host as usize]
                 .first()
                 .map_or(1, |&l| self.ports[l as usize].ser(wire).max(1));
-            let direct = self.cjobs[c as usize].direct;
+            let (direct, adaptive) = (
+                self.cjobs[c as usize].direct,
+                self.cjobs[c as usize].adaptive,
+            );
             let st = &mut self.canary[c as usize];
             st.direct = u32::try_from(lifetime / ser).unwrap_or(u32::MAX);
-            if let Some(ws) = st.workers.as_mut() {
+            // With `retransmit: auto` (a declared one is used as written).
+            if let Some(ws) = st.workers.as_mut().filter(|_| adaptive) {
                 ws.set_tail(direct, ser);
             }
             st.pace = (self.now, r.share, r.expected);

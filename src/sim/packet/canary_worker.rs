@@ -30,8 +30,8 @@
 //! high in a tree is answered by one flood, so an early request costs a header), not up to
 //! 64 times that:
 //! on the paper's 1,024 hosts at 1% loss the workers' last requests waited up to 56 us of
-//! back-off after 14 us answers were lost twice (seed 2: 333 us, now 231 us). Two more
-//! rules there:
+//! back-off after 14 us answers were lost twice (seed 2: 333 us, now 231 us). One more
+//! rule there, **the silence of the trees** (and one for every recovery, the tail):
 //!
 //! - **The silence of the trees.** Once a worker's stream has ended, a silence of the
 //!   results that come down the trees (answers and floods do not break it) asks for the
@@ -41,11 +41,15 @@
 //!   for at 185 us, 57 us after its block was done. While the stream runs the trees' results
 //!   can queue behind answers at the worker's link, and asking on their silence then
 //!   (4 MiB, seed 1) asked 89,000 times against 51,000 and took 734 us against 602 us.
-//! - **The tail.** Once every block the worker misses has a request out, a request is asked
-//!   again an idle round trip of a request and its answer after it left the host
+//! - **The tail** (with `retransmit: auto`, under either recovery). Once every block the
+//!   worker misses has a request out, a request is asked again an idle round trip of a
+//!   request and its answer after it left the host
 //!   ([`crate::cost::canary::Figures::direct`]), plus twice an answer's time on the host's
 //!   link for each request it has out (their answers come in line), instead of after a
-//!   silence of a whole lifetime. An RTO from the workers' request round trips does not
+//!   (backed-off) silence of a whole lifetime. With the paper's recovery on
+//!   examples/canary_small.coll at 1 MiB, seed 2, a block that fell back took its last
+//!   answer 30 us after the first was lost (234 us, now 171 us; seeds 1-8 at most 181 us
+//!   against 106.5 us lossless). An RTO from the workers' request round trips does not
 //!   serve: a request for a block still underway is answered only when it is done, and
 //!   asking again on that estimate sent 140,000 requests against 39,000 (356 us against
 //!   202 us at 1 MiB, seed 1).
@@ -100,14 +104,13 @@ pub(super) struct Workers {
     sent_any: Vec<bool>,
     asked: Vec<u64>,
     asks: Vec<u8>,
-    /// When its last request left the host (u64::MAX: none out), and with contributor
-    /// recovery when the tail may ask again.
+    /// When its last request left the host (u64::MAX: none out), and when the tail may ask
+    /// again.
     out: Vec<u64>,
     again: Vec<u64>,
-    /// With contributor recovery, the idle round trip of a request and its answer, and one
-    /// answer's time on a host's link (ps): the tail's wait; None without.
+    /// The idle round trip of a request and its answer, and one answer's time on a host's
+    /// link (ps): the tail's wait; None with a declared `retransmit`.
     tail: Option<(u64, u64)>,
-    contributors: bool,
     /// Its key in `outstanding`: when the timer may ask for it (u64::MAX: not outstanding).
     due: Vec<u64>,
     worker: Vec<Worker>,
@@ -133,7 +136,6 @@ impl Workers {
             out: vec![u64::MAX; n],
             again: vec![u64::MAX; n],
             tail: None,
-            contributors: plan.contributors,
             due: vec![u64::MAX; n],
             worker: unsent
                 .into_iter()
@@ -175,12 +177,10 @@ impl Workers {
         }
     }
 
-    /// With contributor recovery, the tail's wait: `direct` the idle round trip of a request
-    /// and its answer, `answer` an answer's time on a host's link (ps).
+    /// The tail's wait: `direct` the idle round trip of a request and its answer, `answer`
+    /// an answer's time on a host's link (ps).
     pub(super) fn set_tail(&mut self, direct: u64, answer: u64) {
-        if self.contributors {
-            self.tail = Some((direct, answer));
-        }
+        self.tail = Some((direct, answer));
     }
 
     /// Rank `r` sends block `b` (or its stream passes it, the result in): whether that ends
