@@ -151,10 +151,11 @@ pub fn retransmit(m: &Model, cp: &CanaryParams) -> Option<BigRational> {
     network(m, t, c).map(|net| figures(cp, &net).retransmit)
 }
 
-/// [`Figures::direct`] of `cp` on `m`'s network, seconds; None as for [`retransmit`].
-pub fn direct(m: &Model, cp: &CanaryParams) -> Option<BigRational> {
+/// [`Figures::direct`] of `cp` on `m`'s network, seconds, and the network's diameter d
+/// (hops); None as for [`retransmit`].
+pub fn direct(m: &Model, cp: &CanaryParams) -> Option<(BigRational, u64)> {
     let (t, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
-    network(m, t, c).map(|net| figures(cp, &net).direct)
+    network(m, t, c).map(|net| (figures(cp, &net).direct, net.diameter))
 }
 
 /// A switch's reclaim age for descriptors, in the unit of `retransmit`: `retries + 2`

@@ -65,6 +65,8 @@ pub struct CanaryJob<'p> {
     /// The idle round trip of a request and its answer between the farthest hosts (ps;
     /// [`crate::cost::canary::Figures::direct`]): the least timeout of a direct round.
     pub direct: u64,
+    /// The hops between the two participants farthest apart (the closed forms' d).
+    pub diameter: u64,
     /// `retransmit: auto`: each host estimates its timeout from the blocks' round trips and
     /// backs off per block ([`super::canary_faults`]); a declared timeout stays as written.
     pub adaptive: bool,
@@ -269,15 +271,26 @@ impl Sim<'_> {
             let ser = self.out_links[host as usize]
                 .first()
                 .map_or(1, |&l| self.ports[l as usize].ser(wire).max(1));
-            let (direct, adaptive) = (
-                self.cjobs[c as usize].direct,
-                self.cjobs[c as usize].adaptive,
-            );
+            let job = &self.cjobs[c as usize];
+            let (direct, adaptive, diameter) = (job.direct, job.adaptive, job.diameter);
             let st = &mut self.canary[c as usize];
             st.direct = u32::try_from(lifetime / ser).unwrap_or(u32::MAX);
             // With `retransmit: auto` (a declared one is used as written).
             if let Some(ws) = st.workers.as_mut().filter(|_| adaptive) {
-                ws.set_tail(direct, ser);
+                // Asks of one block that fail more often than loss explains (the answer of
+                // a block still underway waits until it is done) back off: after m failed
+                // rounds, where a request and its answer (2d links) are lost with q and the
+                // ranks x blocks requests expect fewer than one q^m.
+                let q = 1.0 - (1.0 - self.params.loss).powi(2 * diameter.min(1 << 16) as i32);
+                let pairs = f64::from(h) * f64::from(blocks);
+                let m = if q <= 0.0 || q >= 1.0 {
+                    0
+                } else {
+                    (pairs.max(1.0).ln() / (1.0 / q).ln())
+                        .ceil()
+                        .clamp(0.0, 64.0) as u8
+                };
+                ws.set_tail(direct, ser, lifetime, m);
             }
             st.pace = (self.now, r.share, r.expected);
             st.through = r.through;

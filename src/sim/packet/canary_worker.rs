@@ -108,9 +108,10 @@ pub(super) struct Workers {
     /// again.
     out: Vec<u64>,
     again: Vec<u64>,
-    /// The idle round trip of a request and its answer, and one answer's time on a host's
-    /// link (ps): the tail's wait; None with a declared `retransmit`.
-    tail: Option<(u64, u64)>,
+    /// The idle round trip of a request and its answer, one answer's time on a host's link,
+    /// and the worker's silence (ps): the tail's wait and its cap; and the asks of one block
+    /// before it backs off. None with a declared `retransmit`.
+    tail: Option<(u64, u64, u64, u8)>,
     /// Its key in `outstanding`: when the timer may ask for it (u64::MAX: not outstanding).
     due: Vec<u64>,
     worker: Vec<Worker>,
@@ -178,9 +179,10 @@ impl Workers {
     }
 
     /// The tail's wait: `direct` the idle round trip of a request and its answer, `answer`
-    /// an answer's time on a host's link (ps).
-    pub(super) fn set_tail(&mut self, direct: u64, answer: u64) {
-        self.tail = Some((direct, answer));
+    /// an answer's time on a host's link (ps); after `free` asks of the same block, doubled
+    /// per ask up to `cap`, the worker's silence.
+    pub(super) fn set_tail(&mut self, direct: u64, answer: u64, cap: u64, free: u8) {
+        self.tail = Some((direct, answer, cap, free));
     }
 
     /// Rank `r` sends block `b` (or its stream passes it, the result in): whether that ends
@@ -523,11 +525,14 @@ impl Sim<'_> {
         ws.out[k] = now;
         let w = &mut ws.worker[r as usize];
         w.asking.insert((now, b));
-        if let Some((direct, tx)) = ws.tail {
+        if let Some((direct, tx, cap, free)) = ws.tail {
+            // A request for a block still underway is answered only once it is done (the
+            // leader's switches may wait a long timeout): asks beyond those loss explains
+            // wait twice as long each, up to the silence, as TCP backs its timer off.
             let n = w.asking.len() as u64;
-            let again = now
-                .saturating_add(direct)
-                .saturating_add(tx.saturating_mul(2 * n));
+            let wait = direct.saturating_add(tx.saturating_mul(2 * n));
+            let shift = u32::from(ws.asks[k].saturating_sub(free)).min(40);
+            let again = now.saturating_add(wait.saturating_mul(1 << shift).min(cap.max(wait)));
             ws.again[k] = again;
             ws.worker[r as usize].tail.insert((again, b));
             // The timer may wait for a silence, armed while this request was still at the

@@ -83,10 +83,9 @@ pub fn canary_job<'p>(
         .map(|r| ps_of(&r))
         .unwrap_or(0)
         .max(1);
-    let direct = crate::cost::canary::direct(m, cp)
-        .map(|r| ps_of(&r))
-        .unwrap_or(0)
-        .max(1);
+    let (direct, diameter) = crate::cost::canary::direct(m, cp)
+        .map(|(r, d)| (ps_of(&r).max(1), d))
+        .unwrap_or((1, 1));
     let ranks: Vec<NodeId> = hosts.iter().map(|&h| h as NodeId).collect();
     let leader_roots = cp.roots == CanaryRoots::Leader;
     let roots: Vec<u32> = match &cp.roots {
@@ -163,6 +162,7 @@ pub fn canary_job<'p>(
         faults,
         retransmit,
         direct,
+        diameter,
         adaptive: cp.retransmit == AutoOr::Auto,
         retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
         recovery_auto: cp.recovery == crate::sema::model::Recovery::Auto,
