@@ -147,15 +147,14 @@ fn quantity(m: &CostModel, key: &str) -> Option<BigRational> {
 /// The hosts' retransmission timeout of `cp` on `m`'s network (Section 3.3; `auto` is 2 RTT),
 /// seconds; None without a topology, a collective or participants.
 pub fn retransmit(m: &Model, cp: &CanaryParams) -> Option<BigRational> {
-    let (t, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
-    network(m, t, c).map(|net| figures(cp, &net).retransmit)
+    figures_on(m, cp).map(|(f, _)| f.retransmit)
 }
 
-/// [`Figures::direct`] of `cp` on `m`'s network, seconds, and the network's diameter d
-/// (hops); None as for [`retransmit`].
-pub fn direct(m: &Model, cp: &CanaryParams) -> Option<(BigRational, u64)> {
+/// The closed forms of `cp` on `m`'s network, and its diameter d (hops); None as for
+/// [`retransmit`].
+pub fn figures_on(m: &Model, cp: &CanaryParams) -> Option<(Figures, u64)> {
     let (t, c) = (m.topology.as_ref()?, m.collective.as_ref()?);
-    network(m, t, c).map(|net| (figures(cp, &net).direct, net.diameter))
+    network(m, t, c).map(|net| (figures(cp, &net), net.diameter))
 }
 
 /// A switch's reclaim age for descriptors, in the unit of `retransmit`: `retries + 2`

@@ -304,8 +304,9 @@ impl Recovery {
         }
     }
 
-    /// (1 - loss)^ranks: the chance that every contribution of a generation crosses its own
-    /// host link, what `auto` weighs.
+    /// (1 - loss)^n: the chance that a packet crosses n lossy links, or that n packets each
+    /// cross one; `auto` weighs n = ranks (every contribution of a generation crossing its
+    /// own host link).
     pub fn own_links(loss: f64, ranks: u32) -> f64 {
         (1.0 - loss.clamp(0.0, 1.0)).powi(ranks as i32)
     }

@@ -64,7 +64,7 @@ pub struct CanaryJob<'p> {
     pub retransmit: u64,
     /// The idle round trip of a request and its answer between the farthest hosts (ps;
     /// [`crate::cost::canary::Figures::direct`]): the least timeout of a direct round.
-    pub direct: u64,
+    pub direct_rtt: u64,
     /// The hops between the two participants farthest apart (the closed forms' d).
     pub diameter: u64,
     /// `retransmit: auto`: each host estimates its timeout from the blocks' round trips and
@@ -204,7 +204,7 @@ impl CanaryState {
                     p,
                     c.retransmit / 2,
                     fixed,
-                    c.direct,
+                    c.direct_rtt,
                     c.retries,
                 );
                 if p.contributors {
@@ -272,25 +272,13 @@ impl Sim<'_> {
                 .first()
                 .map_or(1, |&l| self.ports[l as usize].ser(wire).max(1));
             let job = &self.cjobs[c as usize];
-            let (direct, adaptive, diameter) = (job.direct, job.adaptive, job.diameter);
+            let (rtt, adaptive, d) = (job.direct_rtt, job.adaptive, job.diameter);
+            let loss = self.params.loss;
             let st = &mut self.canary[c as usize];
             st.direct = u32::try_from(lifetime / ser).unwrap_or(u32::MAX);
             // With `retransmit: auto` (a declared one is used as written).
             if let Some(ws) = st.workers.as_mut().filter(|_| adaptive) {
-                // Asks of one block that fail more often than loss explains (the answer of
-                // a block still underway waits until it is done) back off: after m failed
-                // rounds, where a request and its answer (2d links) are lost with q and the
-                // ranks x blocks requests expect fewer than one q^m.
-                let q = 1.0 - (1.0 - self.params.loss).powi(2 * diameter.min(1 << 16) as i32);
-                let pairs = f64::from(h) * f64::from(blocks);
-                let m = if q <= 0.0 || q >= 1.0 {
-                    0
-                } else {
-                    (pairs.max(1.0).ln() / (1.0 / q).ln())
-                        .ceil()
-                        .clamp(0.0, 64.0) as u8
-                };
-                ws.set_tail(direct, ser, lifetime, m);
+                ws.set_tail(rtt, ser, lifetime, loss, d);
             }
             st.pace = (self.now, r.share, r.expected);
             st.through = r.through;

@@ -296,7 +296,7 @@ impl Sim<'_> {
                         // idle round trip of the flood (the flood's way to the asker and the
                         // request's back) left before the flood could reach its asker. One
                         // that comes later was sent by an asker the flood missed.
-                        let (now, hold) = (self.now, job.direct);
+                        let (now, hold) = (self.now, job.direct_rtt);
                         let many = (plan.ranks() / 8).max(2);
                         let e = st.asked_done.entry(b).or_insert((0, u64::MAX));
                         if e.1 != u64::MAX && now < e.1.saturating_add(hold) {

@@ -69,8 +69,8 @@
 //! RTO is that of the direct rounds' own samples and never below the idle round trip of a
 //! request and its answer ([`crate::cost::canary::Figures::direct`]), where the re-issued
 //! class's floor is a block lifetime, which includes the switches' timeouts that no direct
-//! packet waits for; a contribution still arriving keeps the round open, as for re-issued
-//! generations. On the paper's 1,024 hosts at 1% loss a round whose one missing rank lost
+//! packet waits for; with contributor recovery a contribution still arriving keeps the round
+//! open, as for re-issued generations. On the paper's 1,024 hosts at 1% loss a round whose one missing rank lost
 //! its notice or contribution waited 10-16 us for the re-issued class's timer (1 MiB,
 //! seed 5: the last block done at 170 us). The paper's fallback to the hosts is a direct
 //! round too and has the same clock: on examples/canary_small.coll at 1% loss (1 MiB,

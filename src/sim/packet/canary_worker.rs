@@ -77,7 +77,7 @@ struct Worker {
     outstanding: BTreeSet<(u64, u32)>,
     by_leader: BTreeSet<(u32, u64, u32)>,
     /// Requests out of the host and not answered, by (when the last one left, block), and
-    /// with contributor recovery by (when the tail may ask again, block).
+    /// by (when the tail may ask again, block).
     asking: BTreeSet<(u64, u32)>,
     tail: BTreeSet<(u64, u32)>,
     /// When the timer is due (u64::MAX: not armed); when a silence ends, of every result
@@ -167,11 +167,8 @@ impl Workers {
         let k = self.at(r, b);
         self.asked[k] = now;
         self.asks[k] = self.asks[k].saturating_add(1);
-        let out = std::mem::replace(&mut self.out[k], u64::MAX);
-        let again = std::mem::replace(&mut self.again[k], u64::MAX);
+        self.answered(r, b);
         let w = &mut self.worker[r as usize];
-        w.asking.remove(&(out, b));
-        w.tail.remove(&(again, b));
         let due = now.saturating_add(waits[usize::from(self.asks[k].min(MAX_BACKOFF))]);
         if w.outstanding.remove(&(self.due[k], b)) {
             self.due[k] = due;
@@ -180,9 +177,20 @@ impl Workers {
     }
 
     /// The tail's wait: `direct` the idle round trip of a request and its answer, `answer`
-    /// an answer's time on a host's link (ps); after `free` asks of the same block, doubled
-    /// per ask up to `cap`, the worker's silence.
-    pub(super) fn set_tail(&mut self, direct: u64, answer: u64, cap: u64, free: u8) {
+    /// an answer's time on a host's link (ps), doubled per ask of the same block up to `cap`,
+    /// the worker's silence, once the asks fail more often than `loss` per link explains (the
+    /// answer of a block still underway waits until it is done): after m failed rounds, where
+    /// a request and its answer cross 2d links (d the diameter), lost with q, and the ranks x
+    /// blocks requests expect fewer than one q^m.
+    pub(super) fn set_tail(&mut self, direct: u64, answer: u64, cap: u64, loss: f64, d: u64) {
+        let links = u32::try_from(d.saturating_mul(2)).unwrap_or(u32::MAX);
+        let q = 1.0 - crate::sema::model::Recovery::own_links(loss, links);
+        let pairs = (self.sent_at.len() as f64).max(1.0);
+        let free = if q <= 0.0 || q >= 1.0 {
+            0
+        } else {
+            (pairs.ln() / (1.0 / q).ln()).ceil().clamp(0.0, 64.0) as u8
+        };
         self.tail = Some((direct, answer, cap, free));
     }
 
@@ -199,7 +207,8 @@ impl Workers {
         w.unsent == 0 && w.timer != u64::MAX
     }
 
-    /// Rank `r`'s request for block `b` is no longer out.
+    /// Rank `r`'s request for block `b` is no longer out (answered, superseded by a new ask,
+    /// or the block sent again): when it left.
     fn answered(&mut self, r: u32, b: u32) -> u64 {
         let k = self.at(r, b);
         let out = std::mem::replace(&mut self.out[k], u64::MAX);

@@ -79,12 +79,16 @@ pub fn canary_job<'p>(
             (1u64 << SEQ_BITS) - 1
         ));
     }
-    let retransmit = crate::cost::canary::retransmit(m, cp)
-        .map(|r| ps_of(&r))
+    // The closed forms once: the retransmission timeout, a request's idle round trip, d.
+    let figures = crate::cost::canary::figures_on(m, cp);
+    let retransmit = figures
+        .as_ref()
+        .map(|(f, _)| ps_of(&f.retransmit))
         .unwrap_or(0)
         .max(1);
-    let (direct, diameter) = crate::cost::canary::direct(m, cp)
-        .map(|(r, d)| (ps_of(&r).max(1), d))
+    let (direct_rtt, diameter) = figures
+        .as_ref()
+        .map(|(f, d)| (ps_of(&f.direct).max(1), *d))
         .unwrap_or((1, 1));
     let ranks: Vec<NodeId> = hosts.iter().map(|&h| h as NodeId).collect();
     let leader_roots = cp.roots == CanaryRoots::Leader;
@@ -161,7 +165,7 @@ pub fn canary_job<'p>(
         },
         faults,
         retransmit,
-        direct,
+        direct_rtt,
         diameter,
         adaptive: cp.retransmit == AutoOr::Auto,
         retries: u32::try_from(cp.retries).unwrap_or(u32::MAX),
