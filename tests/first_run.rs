@@ -677,11 +677,18 @@ fn compare_writes_with_dash_o() {
     assert_eq!(std::fs::read(&out).expect("written"), shown.stdout);
 }
 
-/// The report's forest section and its MSCCL section both find the example's `chunks: 32` too
-/// few: one E0045, with the MSCCL note.
+/// The report's forest section and its MSCCL section both find a fixed `chunks: 4` too few:
+/// one E0045, with the MSCCL note.
 #[test]
 fn one_warning_for_one_cause() {
-    let out = collc(&["build", "--emit", "report", "examples/dgx_a100_2x8.coll"]);
+    // The example's forest with 4 pipelined chunks, where `auto` would take 16.
+    let four = std::fs::read_to_string(root().join("examples/dgx_a100_2x8.coll"))
+        .expect("example")
+        .replace("chunks: 32;", "chunks: 4;");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let f = dir.path().join("four.coll");
+    std::fs::write(&f, four).expect("write");
+    let out = collc(&["build", "--emit", "report", f.to_str().expect("utf-8")]);
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
     assert_eq!(err.matches("warning[E0045]").count(), 1, "{err}");

@@ -45,8 +45,9 @@ fn sized(m: &collc::sema::model::Model, kind: CollectiveKind, bytes: u64) -> Col
 }
 
 /// With c chunks every tree finishes when its deepest node (4 tree edges down: the hop through
-/// w0, then three through the other cluster's switch, 4 + 3 * 2 = 10 us of links) has all its
-/// data: (c + 3) / c * (M/8) / b + 10 us, plus 4 overheads of 1 us by default.
+/// w0 at b, then three through the other cluster's switch at 10b, 4 + 3 * 2 = 10 us of links)
+/// has all its data: the transfer at the tree's rate b, (M/8) / b, then its last chunk's three
+/// fast hops, 3 * (M/8) / c / (10b), and 10 us, plus 4 overheads of 1 us by default.
 #[test]
 fn figure_2_allgather_time_is_pipelined_tree_time_plus_latency() {
     let m = load("examples/forestcoll_fig2.coll", &[]);
@@ -57,7 +58,8 @@ fn figure_2_allgather_time_is_pipelined_tree_time_plus_latency() {
     let per_root = chunking::per_root(&c);
     assert_eq!(per_root, q(GIB as i64 / 8, 1));
     for chunks in [1u64, 2, 8] {
-        let want = q(chunks as i64 + 3, chunks as i64) * &per_root / &b + us(10);
+        let drain = &per_root / q(chunks as i64, 1) * q(3, 10) / &b;
+        let want = &per_root / &b + drain + us(10);
         let bare = chunking::trees(topo, &no_overhead(), &per_root, &[&f]);
         assert_eq!(chunking::seconds(&bare, 1, chunks), want, "chunks {chunks}");
         let ch = choose(
@@ -140,9 +142,11 @@ fn figure_2_finish_times_and_trace() {
     let c = sized(&m, CollectiveKind::Allgather, GIB);
     let run = run_forest(topo, &net, &no_overhead(), &c, &[&f], 8, true);
     assert_eq!(run.finish.len(), 8);
-    // Every rank is 4 hops deep in some tree (the chain's end in the other cluster).
+    // Every rank is 4 hops deep in some tree (the chain's end in the other cluster): the
+    // transfer at b, then the last of 8 chunks over three hops at 10b.
     let b = 25e9;
-    let want = 11.0 / 8.0 * (GIB as f64 / 8.0) / b + 10e-6;
+    let per_root = GIB as f64 / 8.0;
+    let want = per_root / b + per_root / 8.0 * 3.0 / (10.0 * b) + 10e-6;
     for t in &run.finish {
         assert!((t - want).abs() < want * 1e-9, "{t} vs {want}");
     }

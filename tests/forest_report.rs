@@ -96,9 +96,8 @@ fn dgx_a100_report() {
         .expect("a forest section");
     let report = forest.lines.join("\n") + "\n";
     let warnings = forest.warnings.clone();
-    // `chunks: 32` reaches 66% of the forest at 63 MiB: E0045.
-    assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert_eq!(warnings[0].code, collc::diag::Code::ForestChunksLose);
+    // `chunks: 32` reaches 92% of the forest at 63 MiB: no E0045 (tests/ui has it).
+    assert!(warnings.is_empty(), "{warnings:?}");
     assert!(
         report.contains("346.67 GB/s (exactly 1040/3 GB/s)"),
         "{report}"

@@ -57,12 +57,15 @@ pub const MAX_CHUNKS: u64 = crate::lower::forest::MAX_SLOTS;
 /// `chunks: auto` stays within this fraction (1/100) of the best modelled time.
 const TOLERANCE: (i64, i64) = (101, 100);
 
-/// One receiving node of a tree: when it has everything, in hops of store-and-forward and
-/// seconds of latency.
+/// One receiving node of a tree: when it has everything, in hops of store-and-forward, seconds
+/// per byte of one chunk's drain behind the transfer, and seconds of latency.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reach {
     pub node: NodeId,
     pub hops: u64,
+    /// Seconds per byte of a chunk: its store-and-forward hops at their routes' slowest links,
+    /// all but the slowest of them (which the transfer itself already counts).
+    pub tail: BigRational,
     pub latency: BigRational,
 }
 
@@ -81,31 +84,35 @@ pub struct TreeTime {
     pub rate: BigRational,
     /// Store-and-forward hops to the farthest node (the tree's depth, or height for in-trees).
     pub depth: u64,
-    /// Every node that receives data, with its hops and latency (an in-tree node once per
-    /// chain of children below it that no other beats in both); shared by the copies a sweep
-    /// over sizes makes (only `bytes` changes with the size).
+    /// Every node that receives data, with its hops, tail and latency (an in-tree node once per
+    /// chain of children below it that no other beats in every respect); shared by the copies
+    /// a sweep over sizes makes (only `bytes` changes with the size).
     pub reach: Arc<[Reach]>,
     /// Each of `reach`'s latencies as the nearest `f64`, for the flow simulation.
     pub reach_seconds: Arc<[f64]>,
-    /// The (hops, latency) pairs no other node beats in both: what bounds the tree's finish.
-    frontier: Arc<[(u64, BigRational)]>,
+    /// Each of `reach`'s tails as the nearest `f64`, for the flow simulation.
+    pub reach_tail: Arc<[f64]>,
+    /// The (tail, latency) pairs no other beats in both: what bounds the tree's finish.
+    frontier: Arc<[(BigRational, BigRational)]>,
 }
 
 impl TreeTime {
-    /// Seconds until the tree's slowest node has everything at `rate`, in `chunks` chunks.
+    /// Seconds until the tree's slowest node has everything at `rate`, in `chunks` chunks: its
+    /// transfer at that rate, then the last chunk's drain and the path's latency.
     pub fn finish(&self, rate: &BigRational, chunks: u64) -> BigRational {
         if rate.is_zero() || self.bytes.is_zero() {
-            return self
-                .frontier
-                .iter()
-                .map(|f| f.1.clone())
-                .max()
-                .unwrap_or_default();
+            return self.latency();
         }
-        let stage = &self.bytes / rate;
+        &self.bytes / rate + self.drain(chunks)
+    }
+
+    /// Seconds from the end of the transfer until the slowest node has everything: the last
+    /// chunk's store-and-forward hops behind the transfer, and the latency of its path.
+    pub fn drain(&self, chunks: u64) -> BigRational {
+        let chunk = &self.bytes / BigRational::from_integer(chunks.max(1).into());
         self.frontier
             .iter()
-            .map(|(h, lat)| &stage * pipeline(*h, chunks) + lat)
+            .map(|(tail, lat)| &chunk * tail + lat)
             .max()
             .unwrap_or_default()
     }
@@ -120,12 +127,6 @@ impl TreeTime {
     }
 }
 
-/// `(c + h - 1) / c`: the share of a tree's transfer time a node `h` hops down waits for.
-pub fn pipeline(hops: u64, chunks: u64) -> BigRational {
-    let c = chunks.max(1);
-    BigRational::new((c + hops.max(1) - 1).into(), c.into())
-}
-
 /// Bytes of every root's data in one phase of `c`: the whole vector for broadcast and reduce,
 /// else `1/N` of it.
 pub fn per_root(c: &Collective) -> BigRational {
@@ -136,45 +137,77 @@ pub fn per_root(c: &Collective) -> BigRational {
     }
 }
 
-/// Latencies as the model adds them up: exact integer counts of one common unit
-/// ([`crate::ratio::in_units`], per graph edge and for the overhead) when each is at most 2^62
-/// of them, so a forest of a thousand trees of a thousand edges adds machine integers instead
-/// of rationals; [`trees`] falls back to rationals otherwise.
+/// Exact integer counts of one common unit ([`crate::ratio::in_units`]) for each of `qs`, when
+/// each is at most 2^62 of them.
+fn scaled<'a>(qs: impl IntoIterator<Item = &'a BigRational>) -> Option<(BigRational, Vec<i128>)> {
+    let u = crate::ratio::in_units(qs);
+    let counts = u
+        .counts
+        .iter()
+        .map(|c| c.to_i128().filter(|x| x.unsigned_abs() <= 1 << 62))
+        .collect::<Option<_>>()?;
+    Some((u.unit, counts))
+}
+
+/// Latencies and seconds per byte as the model adds them up: exact integer counts of a common
+/// unit each (per graph edge, and for the overheads) when they fit, so a forest of a thousand
+/// trees of a thousand edges adds machine integers instead of rationals; [`trees`] falls back
+/// to rationals otherwise.
 struct Scaled {
     unit: BigRational,
     edges: Vec<i128>,
     overhead: i128,
     net: i128,
+    /// Seconds per byte of every graph edge (zero for no bandwidth), in units of `per_byte`.
+    per_byte: BigRational,
+    inverse: Vec<i128>,
 }
 
 impl Scaled {
     fn new(topo: &Topology, overhead: &BigRational, net: &BigRational) -> Option<Scaled> {
         let lat = topo.graph.edge_weights().map(|w| &w.latency);
-        let u = crate::ratio::in_units(lat.chain([overhead, net]));
-        let mut counts: Vec<i128> = u
-            .counts
-            .iter()
-            .map(|c| c.to_i128().filter(|x| x.unsigned_abs() <= 1 << 62))
-            .collect::<Option<_>>()?;
+        let (unit, mut counts) = scaled(lat.chain([overhead, net]))?;
         let net = counts.pop()?;
         let overhead = counts.pop()?;
+        let inverse = inverses(topo);
+        let (per_byte, inverse) = scaled(&inverse)?;
         Some(Scaled {
-            unit: u.unit,
+            unit,
             edges: counts,
             overhead,
             net,
+            per_byte,
+            inverse,
         })
     }
+}
+
+/// Seconds per byte of every graph edge of `topo` (zero where it has no bandwidth).
+fn inverses(topo: &Topology) -> Vec<BigRational> {
+    topo.graph
+        .edge_weights()
+        .map(|w| {
+            if w.bandwidth.is_zero() {
+                BigRational::zero()
+            } else {
+                w.bandwidth.recip()
+            }
+        })
+        .collect()
 }
 
 /// Latency sums of one kind: the operations the reach computations need.
 trait Lat: Clone + Ord + Default {
     fn plus(&self, other: &Self) -> Self;
+    fn minus(&self, other: &Self) -> Self;
 }
 
 impl Lat for i128 {
     fn plus(&self, other: &Self) -> Self {
         self.saturating_add(*other)
+    }
+    fn minus(&self, other: &Self) -> Self {
+        self.saturating_sub(*other)
     }
 }
 
@@ -182,13 +215,51 @@ impl Lat for BigRational {
     fn plus(&self, other: &Self) -> Self {
         self + other
     }
+    fn minus(&self, other: &Self) -> Self {
+        self - other
+    }
+}
+
+/// A chain of tree edges as the model weighs it: its store-and-forward hops, its latency, and
+/// the seconds per byte of each hop's slowest link, summed and at their most.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Chain<L> {
+    hops: u64,
+    latency: L,
+    sum: L,
+    most: L,
+}
+
+impl<L: Lat> Chain<L> {
+    /// The chain one edge longer, the edge's (latency, seconds per byte) being `hop`.
+    fn then(&self, hop: &(L, L)) -> Chain<L> {
+        Chain {
+            hops: self.hops + 1,
+            latency: self.latency.plus(&hop.0),
+            sum: self.sum.plus(&hop.1),
+            most: self.most.clone().max(hop.1.clone()),
+        }
+    }
+
+    /// Seconds per byte of a chunk's drain: every hop but the slowest.
+    fn tail(&self) -> L {
+        self.sum.minus(&self.most)
+    }
+
+    /// Whether this chain finishes no earlier than `other` now and after any extension: the
+    /// tail of a longer chain is the least of (this tail + the extension's sum) and (this sum +
+    /// the extension's sum - its most), so tail, sum and latency together decide.
+    fn covers(&self, other: &Chain<L>) -> bool {
+        self.tail() >= other.tail() && self.sum >= other.sum && self.latency >= other.latency
+    }
 }
 
 /// The model's view of every tree of `forests` (as `lower::forest::needs` lists them) moving
 /// `per_root` bytes of every root's data; each tree edge costs its route's latencies plus the
 /// flow parameters' overhead: `net_overhead` for an edge between two boxes
 /// ([`crate::net::boxes`]) when the parameters have one (a GPU runtime's steps), `overhead`
-/// otherwise. Trees with rate zero carry nothing and are left out.
+/// otherwise; and a chunk crosses it at its route's slowest link. Trees with rate zero carry
+/// nothing and are left out.
 pub fn trees(
     topo: &Topology,
     params: &FlowParams,
@@ -207,23 +278,35 @@ pub fn trees(
         edges,
         overhead: intra,
         net,
+        per_byte,
+        inverse,
     }) = Scaled::new(topo, overhead, net_overhead)
     else {
         return trees_exact(topo, &crosses, overhead, net_overhead, per_root, forests);
     };
-    // Equal latencies are common (every path over the same kinds of links): convert each once.
-    let mut seen: std::collections::HashMap<i128, BigRational> = Default::default();
-    let mut exact = |x: &i128| {
-        seen.entry(*x)
-            .or_insert_with(|| BigRational::from_integer((*x).into()) * &unit)
+    // Equal sums are common (every path over the same kinds of links): convert each once.
+    let mut seen: std::collections::HashMap<(bool, i128), BigRational> = Default::default();
+    let mut exact = |tail: bool, x: &i128| {
+        seen.entry((tail, *x))
+            .or_insert_with(|| {
+                BigRational::from_integer((*x).into()) * if tail { &per_byte } else { &unit }
+            })
             .clone()
     };
     let hop = |e: &super::ForestEdge| {
         let o = if crosses(e) { net } else { intra };
-        e.route
+        let lat = e
+            .route
             .iter()
             .map(|&r| edges.get(r).copied().unwrap_or(0))
-            .fold(o, |a, b| a.saturating_add(b))
+            .fold(o, |a, b| a.saturating_add(b));
+        let slowest = e
+            .route
+            .iter()
+            .map(|&r| inverse.get(r).copied().unwrap_or(0))
+            .max()
+            .unwrap_or(0);
+        (lat, slowest)
     };
     trees_with(per_root, forests, &hop, &mut exact)
 }
@@ -238,22 +321,33 @@ fn trees_exact(
     forests: &[&Forest],
 ) -> Vec<TreeTime> {
     let edges: Vec<&BigRational> = topo.graph.edge_weights().map(|w| &w.latency).collect();
+    let inverse = inverses(topo);
     let hop = |e: &super::ForestEdge| {
         let o = if crosses(e) { net_overhead } else { overhead };
-        e.route
+        let lat = e
+            .route
             .iter()
             .filter_map(|&r| edges.get(r).copied())
-            .fold(o.clone(), |a, b| a + b)
+            .fold(o.clone(), |a, b| a + b);
+        let slowest = e
+            .route
+            .iter()
+            .filter_map(|&r| inverse.get(r))
+            .max()
+            .cloned()
+            .unwrap_or_default();
+        (lat, slowest)
     };
-    trees_with(per_root, forests, &hop, &mut |x: &BigRational| x.clone())
+    trees_with(per_root, forests, &hop, &mut |_, x: &BigRational| x.clone())
 }
 
-/// [`trees`] with latencies of type `L`: `hop` is a tree edge's, `exact` converts a sum.
+/// [`trees`] with sums of type `L`: `hop` is a tree edge's (latency, seconds per byte),
+/// `exact` converts a sum (`true`: of seconds per byte).
 fn trees_with<L: Lat>(
     per_root: &BigRational,
     forests: &[&Forest],
-    hop: &dyn Fn(&super::ForestEdge) -> L,
-    exact: &mut dyn FnMut(&L) -> BigRational,
+    hop: &dyn Fn(&super::ForestEdge) -> (L, L),
+    exact: &mut dyn FnMut(bool, &L) -> BigRational,
 ) -> Vec<TreeTime> {
     let mut out = Vec::new();
     for (phase, f) in forests.iter().enumerate() {
@@ -269,15 +363,15 @@ fn trees_with<L: Lat>(
                 Direction::Out => out_reach(t, hop),
                 Direction::In => in_reach(t, hop),
             };
-            let depth = reach.iter().map(|r| r.0).max().unwrap_or(0);
             let share = &t.rate / &totals[&t.root];
-            let front = frontier(reach.iter().map(|r| (r.0, r.2.clone())).collect());
+            let front = frontier(reach.iter().map(|r| (r.1.tail(), r.1.latency.clone())));
             let reach: Arc<[Reach]> = reach
                 .iter()
-                .map(|(hops, node, l)| Reach {
+                .map(|(node, c)| Reach {
                     node: *node,
-                    hops: *hops,
-                    latency: exact(l),
+                    hops: c.hops,
+                    tail: exact(true, &c.tail()),
+                    latency: exact(false, &c.latency),
                 })
                 .collect();
             out.push(TreeTime {
@@ -287,11 +381,18 @@ fn trees_with<L: Lat>(
                 bytes: per_root * &share,
                 share,
                 rate: t.rate.clone(),
-                depth,
-                frontier: front.iter().map(|(h, l)| (*h, exact(l))).collect(),
+                depth: depth(t),
+                frontier: front
+                    .iter()
+                    .map(|(tail, l)| (exact(true, tail), exact(false, l)))
+                    .collect(),
                 reach_seconds: reach
                     .iter()
                     .map(|r| r.latency.to_f64().unwrap_or(0.0))
+                    .collect(),
+                reach_tail: reach
+                    .iter()
+                    .map(|r| r.tail.to_f64().unwrap_or(0.0))
                     .collect(),
                 reach,
             });
@@ -300,44 +401,71 @@ fn trees_with<L: Lat>(
     out
 }
 
-/// Out-trees: a node is as many hops down as its depth, its path's latency from the root.
-/// Each receiving node as (hops, node, latency).
-fn out_reach<L: Lat>(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> L) -> Vec<(u64, NodeId, L)> {
-    let mut at: BTreeMap<NodeId, (u64, L)> = BTreeMap::new();
-    at.insert(t.root, (0, L::default()));
+/// The most tree edges between the root and any node (an out-tree's depth, an in-tree's
+/// height); edges come parent first.
+fn depth(t: &Tree) -> u64 {
+    let mut at: BTreeMap<NodeId, u64> = BTreeMap::new();
+    let mut most = 0;
+    for e in &t.edges {
+        let d = at.get(&e.from).copied().unwrap_or(0) + 1;
+        most = most.max(d);
+        at.insert(e.to, d);
+    }
+    most
+}
+
+/// Out-trees: a node's chain is its path from the root. Each receiving node with its chain.
+fn out_reach<L: Lat>(
+    t: &Tree,
+    hop: &dyn Fn(&super::ForestEdge) -> (L, L),
+) -> Vec<(NodeId, Chain<L>)> {
+    let mut at: BTreeMap<NodeId, Chain<L>> = BTreeMap::new();
+    at.insert(t.root, Chain::default());
     let mut out = Vec::with_capacity(t.edges.len());
     for e in &t.edges {
-        let (d, l) = at.get(&e.from).cloned().unwrap_or_default();
-        let v = (d + 1, l.plus(&hop(e)));
-        out.push((v.0, e.to, v.1.clone()));
+        let v = at.get(&e.from).cloned().unwrap_or_default().then(&hop(e));
+        out.push((e.to, v.clone()));
         at.insert(e.to, v);
     }
     out
 }
 
 /// In-trees: a node with children has everything once every chain of children below it has
-/// delivered: a chain `h` hops long after `h` store-and-forward hops and its latency. Each node
-/// keeps the chains no other beats in both (one entry each); leaves receive nothing.
-fn in_reach<L: Lat>(t: &Tree, hop: &dyn Fn(&super::ForestEdge) -> L) -> Vec<(u64, NodeId, L)> {
-    let mut at: BTreeMap<NodeId, Vec<(u64, L)>> = BTreeMap::new();
+/// delivered. Each node keeps the chains no other covers ([`Chain::covers`]), one entry each;
+/// leaves receive nothing.
+fn in_reach<L: Lat>(
+    t: &Tree,
+    hop: &dyn Fn(&super::ForestEdge) -> (L, L),
+) -> Vec<(NodeId, Chain<L>)> {
+    let mut at: BTreeMap<NodeId, Vec<Chain<L>>> = BTreeMap::new();
     // Children before parents: the reverse of breadth-first order.
     for e in t.edges.iter().rev() {
         let below = at
             .get(&e.to)
             .cloned()
-            .unwrap_or_else(|| vec![(0, L::default())]);
+            .unwrap_or_else(|| vec![Chain::default()]);
         let h = hop(e);
         let p = at.entry(e.from).or_default();
-        p.extend(below.into_iter().map(|(k, l)| (k + 1, l.plus(&h))));
-        *p = frontier(std::mem::take(p));
+        p.extend(below.iter().map(|c| c.then(&h)));
+        *p = uncovered(std::mem::take(p));
     }
     at.into_iter()
-        .flat_map(|(node, chains)| {
-            chains
-                .into_iter()
-                .map(move |(hops, latency)| (hops, node, latency))
-        })
+        .flat_map(|(node, chains)| chains.into_iter().map(move |c| (node, c)))
         .collect()
+}
+
+/// The chains no other covers, one of each equal group, most tail first.
+fn uncovered<L: Lat>(mut chains: Vec<Chain<L>>) -> Vec<Chain<L>> {
+    chains.sort_by(|a, b| {
+        (b.tail(), &b.sum, &b.latency, b.hops).cmp(&(a.tail(), &a.sum, &a.latency, a.hops))
+    });
+    let mut out: Vec<Chain<L>> = Vec::new();
+    for c in chains {
+        if !out.iter().any(|k| k.covers(&c)) {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Sets every tree's bytes for `per_root` bytes of every root's data (the rest of the model
@@ -348,17 +476,17 @@ pub fn resize(trees: &mut [TreeTime], per_root: &BigRational) {
     }
 }
 
-/// The (hops, latency) pairs not dominated by another (at least as many hops and at least as
-/// much latency), most hops first.
-fn frontier<L: Lat>(pairs: Vec<(u64, L)>) -> Vec<(u64, L)> {
-    let mut best: BTreeMap<u64, L> = BTreeMap::new();
+/// The (tail, latency) pairs not dominated by another (at least as much of both), most tail
+/// first.
+fn frontier<L: Lat>(pairs: impl Iterator<Item = (L, L)>) -> Vec<(L, L)> {
+    let mut best: BTreeMap<L, L> = BTreeMap::new();
     for (h, l) in pairs {
         let e = best.entry(h).or_insert_with(|| l.clone());
         if l > *e {
             *e = l;
         }
     }
-    let mut out: Vec<(u64, L)> = Vec::new();
+    let mut out: Vec<(L, L)> = Vec::new();
     for (h, l) in best.into_iter().rev() {
         if out.last().is_none_or(|(_, m)| l > *m) {
             out.push((h, l));

@@ -6,7 +6,8 @@ fn q(n: i64) -> BigRational {
 }
 
 /// Root 0 with children 1 (a chain 1 <- 2 <- 3 of cheap hops) and 4 (one expensive hop): the
-/// root keeps both chains, (3 hops, 3 s) and (1 hop, 10 s); node 1 the chain (2, 2).
+/// root keeps both chains, 3 hops (tail 2 s/B, latency 3 s) and 1 hop (tail 0, 10 s); node 1
+/// the chain of 2 hops (tail 1, 2 s). Every hop's slowest link takes 1 s per byte here.
 #[test]
 fn in_trees_keep_every_chain_no_other_beats() {
     let e = |from, to, lat: i64| ForestEdge {
@@ -20,34 +21,93 @@ fn in_trees_keep_every_chain_no_other_beats() {
         edges: vec![e(0, 1, 1), e(0, 4, 10), e(1, 2, 1), e(2, 3, 1)],
     };
     // The "route" holds the hop's latency here.
-    let hop = |x: &ForestEdge| q(x.route[0] as i64);
-    let mut r: Vec<(NodeId, u64, BigRational)> = in_reach(&t, &hop)
-        .into_iter()
-        .map(|(hops, node, latency)| (node, hops, latency))
-        .collect();
-    r.sort();
+    let hop = |x: &ForestEdge| (q(x.route[0] as i64), q(1));
+    let flat = |r: Vec<(NodeId, Chain<BigRational>)>| {
+        let mut r: Vec<(NodeId, u64, BigRational, BigRational)> = r
+            .into_iter()
+            .map(|(node, c)| (node, c.hops, c.tail(), c.latency))
+            .collect();
+        r.sort();
+        r
+    };
     assert_eq!(
-        r,
-        vec![(0, 1, q(10)), (0, 3, q(3)), (1, 2, q(2)), (2, 1, q(1)),]
+        flat(in_reach(&t, &hop)),
+        vec![
+            (0, 1, q(0), q(10)),
+            (0, 3, q(2), q(3)),
+            (1, 2, q(1), q(2)),
+            (2, 1, q(0), q(1)),
+        ]
     );
-    let mut o: Vec<(NodeId, u64, BigRational)> = out_reach(&t, &hop)
-        .into_iter()
-        .map(|(hops, node, latency)| (node, hops, latency))
-        .collect();
-    o.sort();
     assert_eq!(
-        o,
-        vec![(1, 1, q(1)), (2, 2, q(2)), (3, 3, q(3)), (4, 1, q(10))]
+        flat(out_reach(&t, &hop)),
+        vec![
+            (1, 1, q(0), q(1)),
+            (2, 2, q(1), q(2)),
+            (3, 3, q(2), q(3)),
+            (4, 1, q(0), q(10)),
+        ]
     );
+    assert_eq!(depth(&t), 3);
 }
 
+/// A chain's tail leaves out its slowest hop (the transfer runs at that one), and a chain is
+/// dropped only where another is at least as late now and after any extension: a slow hop
+/// below a fast one makes a later fast extension cost a whole hop, a fast one does not.
 #[test]
-fn the_pipeline_share_falls_with_chunks() {
-    assert_eq!(pipeline(1, 1), q(1));
-    assert_eq!(pipeline(4, 1), q(4));
-    assert_eq!(pipeline(4, 8), BigRational::new(11.into(), 8.into()));
-    // A node zero hops away (a root) waits for the whole transfer, as one hop does.
-    assert_eq!(pipeline(0, 8), q(1));
+fn a_chain_covers_another_only_for_every_extension() {
+    let link = |lat: i64, per_byte: i64| (q(lat), q(per_byte));
+    let slow = Chain::default().then(&link(1, 4));
+    let fast = Chain::default().then(&link(1, 1)).then(&link(1, 1));
+    // Now: slow has tail 0, fast tail 1 and more latency.
+    assert_eq!((slow.tail(), fast.tail()), (q(0), q(1)));
+    assert!(!slow.covers(&fast));
+    // Nor fast slow: after a slower hop still, slow's tail is ahead.
+    assert!(!fast.covers(&slow));
+    let up = link(0, 8);
+    assert_eq!(slow.then(&up).tail(), q(4));
+    assert_eq!(fast.then(&up).tail(), q(2));
+    assert_eq!(uncovered(vec![slow.clone(), fast.clone()]).len(), 2);
+    assert_eq!(uncovered(vec![fast.clone(), fast.then(&link(0, 0))]).len(), 1);
+}
+
+/// A tree alone on its links at their rate is the classic store-and-forward pipeline: `c`
+/// chunks over `h` equal hops take `(c + h - 1) / c` of the transfer.
+#[test]
+fn a_lone_tree_is_the_store_and_forward_pipeline() {
+    let e = |from, to| ForestEdge {
+        from,
+        to,
+        route: vec![0].into(),
+    };
+    let t = Tree {
+        root: 0,
+        rate: q(2),
+        edges: vec![e(0, 1), e(1, 2), e(2, 3), e(3, 4)],
+    };
+    let half = BigRational::new(1.into(), 2.into());
+    let hop = |_: &ForestEdge| (q(0), half.clone());
+    let reach = out_reach(&t, &hop);
+    let tail = reach.iter().map(|r| r.1.tail()).max().expect("nodes");
+    let front = frontier(reach.iter().map(|r| (r.1.tail(), r.1.latency.clone())));
+    let tt = TreeTime {
+        phase: 0,
+        tree: 0,
+        root: 0,
+        bytes: q(64),
+        share: q(1),
+        rate: q(2),
+        depth: 4,
+        reach: Arc::new([]),
+        reach_seconds: Arc::new([]),
+        reach_tail: Arc::new([]),
+        frontier: front.into_iter().collect(),
+    };
+    assert_eq!(tail, q(3) * &half);
+    for c in [1u64, 2, 8] {
+        let want = q(64) / q(2) * BigRational::new((c + 3).into(), c.into());
+        assert_eq!(tt.finish(&q(2), c), want, "{c} chunks");
+    }
 }
 
 /// The model's trees in machine integers (over the latencies' common denominator) are the

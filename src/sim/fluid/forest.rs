@@ -43,11 +43,8 @@ const SAME_TIME: f64 = 1e-9;
 struct Live {
     /// Its index among the model's trees (into [`ForestPaths`]).
     tree: u32,
-    /// Transfer (bytes' worth) until each distinct hop count ([`ForestPaths`]' marks) has
-    /// everything, ascending.
-    marks: Vec<f64>,
-    /// When each mark was reached.
-    reached: Vec<f64>,
+    /// Bytes it moves.
+    bytes: f64,
     /// When the transfer ended (the tree's links free again).
     done: f64,
 }
@@ -80,10 +77,6 @@ pub struct ForestPaths {
     trees: Vec<(usize, usize)>,
     paths: Vec<Vec<LinkId>>,
     copies: Vec<usize>,
-    /// Per tree: the distinct hop counts of the nodes it reaches, ascending (its marks), and
-    /// each reached node's place among them.
-    hops: Vec<Vec<u64>>,
-    mark_of: Vec<Vec<u32>>,
     /// Fair rates (per tree, its copies together) by the trees filled, and how many trees
     /// they are for in all (at most [`KEPT_FILLS`]).
     fills: std::sync::Mutex<(Fills, usize)>,
@@ -111,31 +104,12 @@ impl ForestPaths {
             .iter()
             .map(|t| tree_path(&link_of, forests[t.phase], t))
             .unzip();
-        let hops: Vec<Vec<u64>> = trees
-            .iter()
-            .map(|t| {
-                let mut hops: Vec<u64> = t.reach.iter().map(|r| r.hops).collect();
-                hops.sort_unstable();
-                hops.dedup();
-                hops
-            })
-            .collect();
-        let mark_of = trees
-            .iter()
-            .zip(&hops)
-            .map(|(t, h)| {
-                let place = |x: u64| h.partition_point(|&y| y < x) as u32;
-                t.reach.iter().map(|r| place(r.hops)).collect()
-            })
-            .collect();
         ForestPaths {
             caps: params.caps(net),
             nodes: topo.graph.node_count(),
             trees: trees.iter().map(|t| (t.phase, t.tree)).collect(),
             paths,
             copies,
-            hops,
-            mark_of,
             fills: Default::default(),
         }
     }
@@ -224,7 +198,11 @@ pub fn run_forest_in(
             .collect();
         let mut live: Vec<Live> = mine
             .iter()
-            .map(|&(i, t)| live_tree(i, t, &paths.hops[i], chunks))
+            .map(|&(i, t)| Live {
+                tree: i as u32,
+                bytes: t.bytes.to_f64().unwrap_or(0.0),
+                done: 0.0,
+            })
             .collect();
         for &(i, t) in &mine {
             let bytes = t.bytes.to_f64().unwrap_or(0.0);
@@ -238,15 +216,22 @@ pub fn run_forest_in(
         let mut end = start;
         let mut lanes: BTreeMap<NodeId, u32> = BTreeMap::new();
         for ((t, l), r0) in mine.iter().zip(&live).zip(&rates0) {
-            let places = &paths.mark_of[l.tree as usize];
-            for ((reach, &latency), &i) in t.reach.iter().zip(t.reach_seconds.iter()).zip(places) {
-                let i = i as usize;
-                let at = l.reached.get(i).copied().unwrap_or(l.done) + latency;
+            // The last chunk drains behind the transfer (`TreeTime::drain`).
+            let chunk = l.bytes / chunks.max(1) as f64;
+            let mut last = l.done;
+            for ((reach, &latency), &tail) in t
+                .reach
+                .iter()
+                .zip(t.reach_seconds.iter())
+                .zip(t.reach_tail.iter())
+            {
+                let at = l.done + chunk * tail + latency;
                 if let Some(&Some(r)) = rank_of.get(reach.node) {
                     finish[r] = finish[r].max(at);
                 }
-                end = end.max(at);
+                last = last.max(at);
             }
+            end = end.max(last);
             if let Some(s) = spans.as_mut() {
                 let lane = lanes.entry(t.root).or_insert(0);
                 s.push(span(
@@ -255,7 +240,7 @@ pub fn run_forest_in(
                     *r0,
                     chunks,
                     start,
-                    l.done,
+                    last,
                     lane0 + *lane,
                     &rank_of,
                 ));
@@ -290,28 +275,6 @@ fn tree_path(link_of: &[Option<LinkId>], f: &Forest, t: &TreeTime) -> (Vec<LinkI
     (path, copies.clamp(1, 1 << 16))
 }
 
-/// The flow of tree `t` (the model's `i`-th, reaching nodes at the hop counts `hops`) at its
-/// size: its marks.
-fn live_tree(i: usize, t: &TreeTime, hops: &[u64], chunks: u64) -> Live {
-    let bytes = t.bytes.to_f64().unwrap_or(0.0);
-    let marks: Vec<f64> = hops
-        .iter()
-        .map(|&h| {
-            // `chunking::pipeline` in f64: both counts are exact and IEEE division rounds
-            // correctly, so this is the rational's nearest f64 without big integers.
-            let c = chunks.max(1);
-            let share = (c + h.max(1) - 1) as f64 / c as f64;
-            bytes * share
-        })
-        .collect();
-    Live {
-        tree: i as u32,
-        marks,
-        reached: Vec::new(),
-        done: 0.0,
-    }
-}
-
 /// The merged network link of every edge of `topo` (by edge index; None for an edge the
 /// network does not hold): what a tree edge's route, a list of topology edges, crosses.
 fn edge_links(topo: &Topology, net: &Net) -> Vec<Option<LinkId>> {
@@ -331,12 +294,12 @@ fn edge_links(topo: &Topology, net: &Net) -> Vec<Option<LinkId>> {
 }
 
 /// Runs one phase from `start`: every tree's transfer at max-min fair rates, recomputed when
-/// trees end. Fills each tree's `reached` and `done`; returns the first rates.
+/// trees end. Fills each tree's `done`; returns the first rates.
 fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
     let n = live.len();
     let mut moved = vec![0.0f64; n];
-    let mut active: Vec<usize> = (0..n).filter(|&i| !live[i].marks.is_empty()).collect();
-    for l in live.iter_mut().filter(|l| l.marks.is_empty()) {
+    let mut active: Vec<usize> = (0..n).filter(|&i| live[i].bytes > 0.0).collect();
+    for l in live.iter_mut().filter(|l| l.bytes <= 0.0) {
         l.done = start;
     }
     let mut first = vec![0.0f64; n];
@@ -356,7 +319,7 @@ fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
             .iter()
             .zip(rates.iter())
             .map(|(&i, &r)| {
-                let total = live[i].marks.last().copied().unwrap_or(0.0);
+                let total = live[i].bytes;
                 if r.is_infinite() {
                     0.0
                 } else if r > 0.0 {
@@ -381,24 +344,9 @@ fn flow_phase(paths: &ForestPaths, live: &mut [Live], start: f64) -> Vec<f64> {
             let ends = left[k] <= horizon;
             let step = if ends { left[k] } else { dt };
             let l = &mut live[i];
-            // Marks crossed during this step.
-            while l.reached.len() < l.marks.len() {
-                let mark = l.marks[l.reached.len()];
-                let need = (mark - moved[i]).max(0.0);
-                let at = if r.is_infinite() || need == 0.0 {
-                    0.0
-                } else {
-                    need / r
-                };
-                if at <= step || ends && l.reached.len() + 1 == l.marks.len() {
-                    l.reached.push(now + at.min(step));
-                } else {
-                    break;
-                }
-            }
             if ends {
                 l.done = now + step;
-                moved[i] = l.marks.last().copied().unwrap_or(0.0);
+                moved[i] = l.bytes;
             } else {
                 moved[i] += if r.is_infinite() { 0.0 } else { r * dt };
                 still.push(i);
@@ -418,7 +366,7 @@ fn span(
     rate: f64,
     chunks: u64,
     start: f64,
-    done: f64,
+    end: f64,
     lane: u32,
     rank_of: &[Option<usize>],
 ) -> LaneSpan {
@@ -427,7 +375,6 @@ fn span(
         Direction::Out => "out-tree",
         Direction::In => "in-tree",
     };
-    let end = done + t.latency().to_f64().unwrap_or(0.0);
     LaneSpan {
         pid: root,
         lane,
