@@ -1,8 +1,7 @@
 //! `chunks: auto` on solved examples at 1 GiB: the report's achievable algbw (the forest model
 //! at the solver's rates, src/forest/chunking.rs) and the tree-level flow simulation
 //! (src/sim/fluid/forest.rs, max-min fair rates on the physical links) agree within 3%, and
-//! both reach within 10% of the forest's bandwidth bound. The 1,024-GPU fat tree takes about a
-//! minute in release builds and is `#[ignore]`d; run it with `--ignored`.
+//! both reach within 10% of the forest's bandwidth bound, on two 1,024-rank fat trees too.
 
 mod forest_fixtures;
 
@@ -81,11 +80,16 @@ fn small_fat_tree_report_and_simulation_agree() {
     agree("examples/dgx_a100_fat_tree_1024.coll", &[("boxes", "8")]);
 }
 
-/// The example itself: about a minute in release builds (solving 1,024 ranks).
+/// The example itself (solving 1,024 ranks: seconds).
 #[test]
-#[ignore]
 fn fat_tree_1024_report_and_simulation_agree() {
     agree("examples/dgx_a100_fat_tree_1024.coll", &[]);
+}
+
+/// The Canary paper's 1,024 hosts under one fat tree: 2,048 chains 1,023 edges deep.
+#[test]
+fn canary_fat_tree_1024_report_and_simulation_agree() {
+    agree("examples/fat_tree_1024.coll", &[]);
 }
 
 /// A fixed count below what the trees' depth needs gets E0045 from lowering, at `chunks`, with

@@ -6,16 +6,30 @@
 //!
 //! Tree `t` of a root carries `D_t = w_t * P` bytes (`P` the root's data, `w_t` the tree's rate
 //! over the sum of its root's rates) at rate `r_t`, in `c` chunks stored and forwarded at every
-//! inner node. A node `h` store-and-forward hops from the data's source (an out-tree's depth;
-//! an in-tree's height: the longest chain of children below it) has all of it after
-//! `D_t / r_t * (c + h - 1) / c` plus the latency of its path: per tree edge, its route's link
-//! latencies and the flow model's per-message `overhead` ([`crate::net::FlowParams`]). Latency
-//! does not hold back the next chunk (pipelined). A tree finishes with its slowest node; a
-//! phase with its slowest tree; allreduce runs reduce-scatter, then allgather. Every figure is
-//! exact: path latencies are summed as integers over the latencies' common denominator when
-//! they fit in 64 bits, as rationals otherwise. With the solver's rates this is the report's
-//! figure; the flow simulation ([`crate::sim::fluid::forest`]) puts
-//! the max-min fair rates on the physical links in their place.
+//! inner node. Its transfer takes `D_t / r_t`; a node has everything once the last chunk has
+//! also crossed its path (an out-tree node's path from the root; for an in-tree node, each
+//! chain of children below it): `D_t / c` over the slowest link of every tree edge's route but
+//! the slowest such edge, which the transfer already counts ([`Reach::tail`]), plus the path's
+//! latency: per tree edge, its route's link latencies and the flow model's per-message
+//! `overhead` ([`crate::net::FlowParams`]). Latency does not hold back the next chunk
+//! (pipelined). A tree finishes with its slowest node; a phase with its slowest tree;
+//! allreduce runs reduce-scatter, then allgather. Every figure is exact: latencies and seconds
+//! per byte are summed as integers over their common denominators when they fit in 64 bits,
+//! as rationals otherwise. With the solver's rates this is the report's figure; the flow
+//! simulation ([`crate::sim::fluid::forest`]) puts the max-min fair rates on the physical
+//! links in their place.
+//!
+//! A tree alone on links of one speed is the classic store-and-forward pipeline,
+//! `D_t / r_t * (c + h - 1) / c` for a node `h` hops down. Among many trees the fill and the
+//! drain are charged at link speed, not at the tree's share of the links (our departure from
+//! a per-tree pipeline; the paper, Appendix C.3, leaves pipelining to the runtime): while one
+//! tree's first chunks travel, the links it does not yet use carry the other trees' chunks.
+//! The flow simulation of a lowered forest program shows it: on a 64-host fat tree whose 64
+//! trees are chains 63 edges deep, every link stays busy and the allgather takes the optimum
+//! plus 63 overheads at 1, 4, 16 or 64 chunks alike, where charging the fill at each tree's
+//! share (1/63 of a link) gave 60 times that at one chunk. The model stays an upper estimate
+//! there (twice the optimum at one chunk, 1.5% over it at 64) and meets the simulation as
+//! chunks grow.
 //!
 //! # The choice
 //!
@@ -36,8 +50,8 @@
 //! `chunks: auto` it takes the fewer of the two ([`Chunking::program`]), and the report says
 //! what that count reaches when it is lower.
 //!
-//! Small messages therefore get one or a few chunks; a 1 GiB allgather over 1,024 GPUs whose
-//! trees are 134 edges deep gets thousands.
+//! Small messages therefore get one or a few chunks; a 1 GiB allreduce over 1,024 hosts whose
+//! trees are 1,023 edges deep gets 97.
 
 use super::{Direction, Forest, Tree};
 use crate::net::FlowParams;

@@ -68,7 +68,10 @@ fn a_chain_covers_another_only_for_every_extension() {
     assert_eq!(slow.then(&up).tail(), q(4));
     assert_eq!(fast.then(&up).tail(), q(2));
     assert_eq!(uncovered(vec![slow.clone(), fast.clone()]).len(), 2);
-    assert_eq!(uncovered(vec![fast.clone(), fast.then(&link(0, 0))]).len(), 1);
+    assert_eq!(
+        uncovered(vec![fast.clone(), fast.then(&link(0, 0))]).len(),
+        1
+    );
 }
 
 /// A tree alone on its links at their rate is the classic store-and-forward pipeline: `c`

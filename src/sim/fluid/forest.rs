@@ -7,10 +7,10 @@
 //! path: fair shares then give every tree of the paper at least the solver's `y`.
 //!
 //! A tree's time is the forest model's ([`crate::forest::chunking`]) with its simulated rate:
-//! it moves `D_t * (c + h - 1) / c` bytes' worth of transfer before a node `h` hops from the
-//! source has everything, plus that node's path latency (route latencies and the per-message
-//! overhead). The tree holds its share of the links until its deepest node's transfer is done;
-//! the latencies that follow hold nothing. Phases run one after the other (allreduce:
+//! it moves its `D_t` bytes, and a node has everything once the last chunk has also crossed its
+//! path ([`crate::forest::chunking::Reach::tail`] seconds per byte of the chunk) and that
+//! path's latency (route latencies and the per-message overhead). The tree holds its share of
+//! the links until its transfer is done; the drain and the latencies that follow hold nothing. Phases run one after the other (allreduce:
 //! reduce-scatter, then allgather, from the moment the last rank has its reduced part).
 //!
 //! A sweep over sizes makes the trees' paths once ([`ForestPaths`]) and keeps the fills of
