@@ -256,3 +256,58 @@ fn cli_sim_prints_the_flow_table() {
     assert!(json.contains("out-tree"), "{json}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The tree model against the flow simulation of the lowered program, op by op, on a fat tree
+/// of 64 hosts (8 leaves of 8, 8 spines, 100 Gb/s), whose forest is 64 chains 63 edges deep
+/// and whose routes the program's messages take too: the links stay busy in the program at
+/// any chunk count (the optimum plus 63 overheads), and the model (a tree's transfer at its
+/// rate, then the last chunk's drain at link speed) is an upper estimate within a factor of
+/// 1 + 1/c of it. Charging the fill at each tree's share of the links instead gave 60 times
+/// the program's time at one chunk and twice it at 64.
+#[test]
+fn the_model_bounds_the_lowered_program_on_a_fat_tree() {
+    let net_text = |chunks: u64| {
+        format!(
+            "import fat_tree;\n\
+             topology t = fat_tree(leaves: 8, hosts_per_leaf: 8, spines: 8, host_bw: 100 Gbps, spine_bw: 100 Gbps);\n\
+             collective allgather {{ participants: all; size: 16 MiB; dtype: i32; }}\n\
+             schedule forest {{ chunks: {chunks}; }}\n"
+        )
+    };
+    let optimum = 63.0 / 64.0 * (16u64 << 20) as f64 / 12.5e9;
+    for chunks in [1u64, 4, 16, 64] {
+        let mut sources = collc::diag::SourceMap::new();
+        let id = sources.add("ft64.coll", net_text(chunks));
+        let checked = collc::sema::check(&mut sources, id, &collc::sema::Options::default());
+        let m = checked.model.expect("checks");
+        let (topo, c) = (
+            m.topology.as_ref().expect("topology"),
+            m.collective.as_ref().expect("collective"),
+        );
+        let params = FlowParams::default();
+        let net = Net::new(topo);
+        let program = collc::sim::fluid::lower(&m, &params)
+            .expect("lowers")
+            .simulate(&net, &params, false)
+            .expect("runs")
+            .seconds();
+        assert!(
+            (program - (optimum + 63e-6)).abs() < 1e-9,
+            "{chunks} chunks: the program takes {program}"
+        );
+        let (forests, ch) =
+            collc::lower::forest::solve_chunked(&m, c, AutoOr::Auto, AutoOr::Fixed(chunks), c.span)
+                .expect("solves");
+        assert_eq!(ch.chunks, chunks);
+        let model = ch.seconds.to_f64().expect("finite");
+        let refs: Vec<_> = forests.iter().collect();
+        let trees = chunking::trees(topo, &params, &chunking::per_root(c), &refs);
+        assert!(trees.iter().all(|t| t.depth == 63), "chains");
+        let sim = run_forest(topo, &net, &params, c, &refs, chunks, false).seconds();
+        assert!((sim - model).abs() < model * 1e-9, "{sim} vs {model}");
+        assert!(
+            model >= program && model <= program * (1.0 + 1.0 / chunks as f64),
+            "{chunks} chunks: model {model}, program {program}"
+        );
+    }
+}
