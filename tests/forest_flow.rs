@@ -157,12 +157,17 @@ fn figure_2_finish_times_and_trace() {
 }
 
 /// The best ring crosses one cluster's 4b once each way: 7/8 M / 100 GB/s, plus 7 steps of the
-/// slowest neighbour path (c[0][3] -> c[1][0] through w0: 4 us).
+/// slowest neighbour path (c[0][3] -> c[1][0] through w0: 4 us), each step paying the message
+/// overhead too (1 us by default).
 #[test]
 fn figure_2_ring() {
     let m = load("examples/forestcoll_fig2.coll", &[]);
     let topo = m.topology.as_ref().expect("topology");
-    let ring = Ring::new(topo, &m.collective.as_ref().expect("collective").ranks);
+    let net = Net::new(topo);
+    let ranks = &m.collective.as_ref().expect("collective").ranks;
+    let with = Ring::new(topo, ranks, &FlowParams::default(), &net);
+    assert_eq!(with.step, us(5));
+    let ring = Ring::new(topo, ranks, &no_overhead(), &net);
     assert_eq!(ring.lambda, q(100_000_000_000, 1));
     assert_eq!(ring.step, us(4));
     let size = q(GIB as i64, 1);

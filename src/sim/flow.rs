@@ -8,9 +8,11 @@
 //! data crossing the weakest cut separating ranks (`(N-1)/N * M` for allgather and
 //! reduce-scatter, twice that for allreduce, `M` for a pipelined chain broadcast or reduce) over
 //! that cut's bandwidth `lambda`, plus `N-1` (twice for allreduce) steps of latency, a step being
-//! the slowest lowest-latency path between ring neighbours in rank order.
+//! the slowest lowest-latency path between ring neighbours in rank order plus the flow model's
+//! per-message overhead (which the forest's tree edges pay too).
 
 use crate::forest::report::ring_cut;
+use crate::net::{FlowParams, Net};
 use crate::sema::model::{CollectiveKind, NodeId, Topology};
 use num_rational::BigRational;
 use num_traits::{ToPrimitive, Zero};
@@ -23,18 +25,25 @@ pub struct Ring {
     pub n: usize,
     /// Bytes per second across the weakest cut (zero for one rank).
     pub lambda: BigRational,
-    /// Seconds of one ring step.
+    /// Seconds of one ring step: the slowest neighbour pair's lowest path latency plus its
+    /// message's overhead under the flow parameters (as the forest's tree edges pay it).
     pub step: BigRational,
 }
 
 impl Ring {
-    pub fn new(topo: &Topology, ranks: &[NodeId]) -> Ring {
+    /// The ring through `ranks` in their order on `topo` (`net` built from it), its steps
+    /// paying `params`' per-message overhead.
+    pub fn new(topo: &Topology, ranks: &[NodeId], params: &FlowParams, net: &Net) -> Ring {
         let n = ranks.len();
         let lambda = ring_cut(topo, ranks)
             .map(|c| c.bandwidth)
             .unwrap_or_else(BigRational::zero);
         let step = (0..n)
-            .map(|r| lowest_latency(topo, ranks[r], ranks[(r + 1) % n]))
+            .filter(|_| n > 1)
+            .map(|r| {
+                let (a, b) = (ranks[r], ranks[(r + 1) % n]);
+                lowest_latency(topo, a, b) + params.overhead_between(net, a, b)
+            })
             .max()
             .unwrap_or_else(BigRational::zero);
         Ring { n, lambda, step }

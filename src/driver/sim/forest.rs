@@ -91,9 +91,9 @@ pub(super) fn run(
         )));
     }
     let mut out = header(topo, c, &forests, &ch, &params, depth);
-    let ring = Ring::new(topo, &c.ranks);
+    let ring = Ring::new(topo, &c.ranks, &params, &net);
     out.push_str(&format!(
-        "ring: best embedding, weakest cut {}, step latency {:.2} us\n",
+        "ring: best embedding, weakest cut {}, step latency {:.2} us (route and message overhead)\n",
         crate::forest::report::gbs(&ring.lambda),
         ring.step.to_f64().unwrap_or(0.0) * 1e6
     ));
