@@ -34,6 +34,13 @@
 //! refining keeps every op and step; the chosen count is built from the channels its probe
 //! found. Every example and 23 variants give the same XML and diagnostics as before.)
 //!
+//! 2026-11-30, after the forest model's fill at link speed (src/forest/chunking.rs: `chunks:
+//! auto` now takes 16 chunks for dgx_a100_2x8's XML where it took 36, and 51 for
+//! dgx_h100_2x8's program, 97,410 ops, where it took 1,305, 2.49 M ops), idle machine, `cargo
+//! bench --bench jobs`, criterion medians of 10 samples: dgx_a100_2x8 report 148.0 ms, msccl
+//! 166.9 ms; mi250_2x16 report 701.7 ms, msccl 758.0 ms; dgx_h100_2x8 report 709.5 ms, msccl
+//! 711.1 ms. Whole commands, one run each: 0.15, 0.17, 0.71, 0.76, 0.66 and 0.69 s.
+//!
 //! (Before: MSCCL's `chunks: auto` search wrote, read back and executed every chunk count it
 //! tried, each after the whole channel ladder; after: counts are probed in memory, starting
 //! from the channels the last fitting count used, and only the chosen count is written.)
