@@ -137,6 +137,14 @@
 //! converting its 8-channel program once is about 8 s more. Only a coarser model of the
 //! ring's steps (which never repeat exactly in this model, see above) would take it to
 //! seconds.
+//!
+//! 2026-11-30 (thirty-ninth session), idle machine, after the forest model's fill at link
+//! speed (forest columns changed, rings not): fat_tree_1024 9.31 s (9.18 to 9.36, median of
+//! 3), 17.6 s user, 2.0 GB; dgx_a100_fat_tree_1024 85.2 s (one run), 140.9 s user, 6.1 GB, of
+//! which the ring column alone (`--families ring`) 86.1 s and the forest's 2.2 s. One ring
+//! size of the DGX file (`--sizes 64MiB --families ring`) takes 15.0 s wall: about 8 s of
+//! lowering, proving and converting, and the rest the flow engine's run (perf: the engine's
+//! loop 17%, flow ends 7%, fills 6%, refills 4%).
 
 mod common;
 
