@@ -51,6 +51,11 @@
 //! measured slower: the record's miss moved to `tx_end`, which reads it anyway; laying out
 //! the port's hot fields in one cache line measured within the noise. Neither is kept.
 //!
+//! 2026-11-30, `cargo bench --bench packet` on an idle machine of this kind (the same binary
+//! code for these runs as two days before; the machines differ, see above): Canary 7.27 M/s
+//! (3.38 s of CPU), four static trees 8.37 M/s, one static tree 8.34 M/s, the ring 5.97 M/s
+//! (16.6 s); the Fig. 8 sweep 306.7 s wall, 606.9 s of CPU time.
+//!
 //! The Fig. 8 in-network sweep: as of the commit that added this bench, 819 s of CPU time (30
 //! min wall at load 6 to 11), its one-tree runs at 51 and 102 hosts stopping at the default
 //! `--max-events` of 134 M (E0046). They need more (192 M with seed 1 at 51 hosts: the 973
