@@ -1,5 +1,6 @@
+use super::reach::*;
 use super::*;
-use crate::forest::ForestEdge;
+use crate::forest::{ForestEdge, Tree};
 
 fn q(n: i64) -> BigRational {
     BigRational::from_integer(n.into())
