@@ -284,14 +284,12 @@ pub(super) fn trees_with<L: Lat>(
 /// The most tree edges between the root and any node (an out-tree's depth, an in-tree's
 /// height); edges come parent first.
 pub(super) fn depth(t: &Tree) -> u64 {
-    let mut at: BTreeMap<NodeId, u64> = BTreeMap::new();
-    let mut most = 0;
-    for e in &t.edges {
-        let d = at.get(&e.from).copied().unwrap_or(0) + 1;
-        most = most.max(d);
-        at.insert(e.to, d);
-    }
-    most
+    let free = |_: &crate::forest::ForestEdge| (0i128, 0i128);
+    out_reach(t, &free)
+        .iter()
+        .map(|r| r.1.hops)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Out-trees: a node's chain is its path from the root. Each receiving node with its chain.

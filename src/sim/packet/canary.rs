@@ -662,26 +662,26 @@ impl Sim<'_> {
     pub(super) fn canary_purge(&mut self, at: u32, id: u32) {
         for k in 0..self.out_links[at as usize].len() {
             let l = self.out_links[at as usize][k] as usize;
-            let q = std::mem::take(&mut self.ports[l].prio);
-            let mut keep = std::collections::VecDeque::with_capacity(q.len());
-            for pid in q {
-                let p = self.pkts[pid as usize];
-                let h = self.hdrs[p.ch() as usize].0;
+            let (pkts, hdrs, port) = (&self.pkts, &self.hdrs, &mut self.ports[l]);
+            let mut dropped = Vec::new();
+            port.prio.retain(|&pid| {
+                let p = pkts[pid as usize];
+                let h = hdrs[p.ch() as usize].0;
                 let answer = h.id == id
                     && h.bypass
                     && h.multicast
                     && h.switch != FLOOD
                     && h.kind == crate::canary::protocol::Kind::Data;
                 if answer {
-                    let port = &mut self.ports[l];
                     port.npk -= 1;
                     port.held -= u64::from(p.wire);
-                    self.canary_release(pid);
-                } else {
-                    keep.push_back(pid);
+                    dropped.push(pid);
                 }
+                !answer
+            });
+            for pid in dropped {
+                self.canary_release(pid);
             }
-            self.ports[l].prio = keep;
         }
     }
 

@@ -219,9 +219,9 @@ impl Workers {
         out
     }
 
-    /// With contributor recovery, once every block rank `r` misses has a request out (the
-    /// tail: no result is due down a tree any more), when the first of them may be asked
-    /// again.
+    /// With the tail on (`retransmit: auto`, either recovery), once every block rank `r`
+    /// misses has a request out (no result is due down a tree any more), when the first of
+    /// them may be asked again.
     fn tail_due(&self, r: u32) -> Option<u64> {
         let w = &self.worker[r as usize];
         if self.tail.is_none() || w.asking.is_empty() || w.asking.len() < w.outstanding.len() {
