@@ -51,6 +51,7 @@ pub mod engine;
 pub mod flow;
 pub mod fluid;
 pub mod packet;
+pub mod prefetch;
 pub mod radix;
 pub mod read;
 pub mod stdsort;
