@@ -56,6 +56,19 @@
 //! (3.38 s of CPU), four static trees 8.37 M/s, one static tree 8.34 M/s, the ring 5.97 M/s
 //! (16.6 s); the Fig. 8 sweep 306.7 s wall, 606.9 s of CPU time.
 //!
+//! 2026-11-30, later, the same machine: the loop now asks the memory for the next events'
+//! records while one runs (`sim::prefetch`: five events ahead a transmission's port, two ahead
+//! the packets it and an arrival read). `collc sim FILE --model congested`, CPU time, medians
+//! of 5 to 7 runs interleaved with the binary before (outputs byte-identical): four static
+//! trees 3.65 -> 3.02 s, Canary 3.78 -> 3.03 s, one tree 7.21 -> 5.83 s, the ring 16.56 ->
+//! 14.21 s; the quiet runs within the noise (four trees 0.46 / 0.47 s, Canary 0.77 / 0.71 s).
+//! Then `cargo bench --bench packet`: Canary 8.08 M/s, four static trees 9.41 M/s, one static
+//! tree 9.37 M/s, the ring 6.40 M/s; the Fig. 8 sweep 264.0 s wall, 525.3 s of CPU time.
+//! Tried and not kept (no gain beyond the noise): looking ahead further in stages (the
+//! port's input list, then the input's head), the message a last hop delivers to, the
+//! routing table's entry and the one next port of a packet going down, and a port's memory
+//! of the least credit its blocked heads need (skipping round robins that would find none).
+//!
 //! The Fig. 8 in-network sweep: as of the commit that added this bench, 819 s of CPU time (30
 //! min wall at load 6 to 11), its one-tree runs at 51 and 102 hosts stopping at the default
 //! `--max-events` of 134 M (E0046). They need more (192 M with seed 1 at 51 hosts: the 973

@@ -10,6 +10,7 @@
 //! work reports through; [`cli`] and [`lsp`] (the language server) sit on top and nothing
 //! imports them.
 
+// No `unsafe` but a memory hint's one call (`sim::prefetch`, which says why it is sound).
 #![deny(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used))]
 
