@@ -38,6 +38,18 @@
 //!   NCCL's channel limit), and fewer on large networks, where each channel prices every pair
 //!   of ranks ([`PAIR_BUDGET`]).
 //!
+//! Known weakness: the channels are laid greedily, one after another, and a ring is repaired
+//! only against the channels before it. On the DGX fat tree at 256 GPUs (the 1,024-GPU
+//! example with `boxes = 32`) the eighth ring finds one box whose free NICs force it onto a
+//! NIC an earlier ring already uses, so eight channels reach 100 GB/s of their 200 and `auto`
+//! lays 31 (193.75 GB/s); the flow engine then refills components of thousands of flows, and
+//! one 1 GiB cell of `compare` takes minutes. Repairing the earlier rings again when a ring
+//! raises the most loaded link (kept only if the maximum comes back down) gives eight channels
+//! at 200 GB/s there, but on mi250_2x16 it reaches the same bound with 15 channels instead of
+//! 30, which the tie rule then picks and the simulation runs 15% slower: the bound does not
+//! rank channel counts the way the simulation does, so that repair waits for a choice of the
+//! count both agree on.
+//!
 //! Deviation from NCCL: NCCL also fixes each channel's speed from a table of per-GPU figures
 //! and duplicates rings to fill SMs; here the rings' speed is what the simulator gives them
 //! on the links, and the GPU runtime's per-channel limits are the cost model's (`net::gpu`).
