@@ -163,6 +163,18 @@ fn rings_on_a_fat_tree_take_every_rail() {
 }
 
 #[test]
+fn eight_channels_take_every_rail_at_256_gpus_too() {
+    // 256 GPUs: laid greedily, the eighth ring finds one box whose free NICs force it onto a
+    // NIC an earlier ring uses (100 GB/s of 200), and `auto` took 31 channels (193.75 GB/s),
+    // which the flow engine runs for minutes per size. Repairing the earlier rings makes room.
+    let (t, ranks) = topology(&fat_tree(32, 8, 4, 32));
+    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+    every_ring_visits_every_rank(&ch, 256);
+    assert_eq!(ch.rings.len(), 8);
+    assert_eq!(algbw(256, &ch.load), int(200 * 256) / int(255));
+}
+
+#[test]
 fn the_repair_floor_is_a_lone_ranks_single_link_one_hop_up() {
     // h0..h2 each have one link to the switch; h3 has two (to the switch and to h2's side).
     let (topo, ranks) = topology(
