@@ -354,28 +354,21 @@ impl<'a> Routes<'a> {
 }
 
 /// Adds one crossing per ring hop's link to `hops`.
-/// Takes `ring`'s hops off `hops` (what [`add`] put on).
-fn sub(hops: &mut [u32], routes: &Routes, ring: &[u32]) {
-    let n = ring.len();
-    for i in 0..n {
-        let (a, b) = (ring[i], ring[(i + 1) % n]);
-        routes.with(a, b, |r| {
-            for &l in r {
-                hops[l as usize] -= 1;
-            }
-        });
-    }
+fn add(hops: &mut [u32], routes: &Routes, ring: &[u32]) {
+    each_link(routes, ring, |l| hops[l as usize] += 1);
 }
 
-fn add(hops: &mut [u32], routes: &Routes, ring: &[u32]) {
+/// Takes `ring`'s hops off `hops` (what [`add`] put on).
+fn sub(hops: &mut [u32], routes: &Routes, ring: &[u32]) {
+    each_link(routes, ring, |l| hops[l as usize] -= 1);
+}
+
+/// Calls `f` with each link of each of `ring`'s hops, in order.
+fn each_link(routes: &Routes, ring: &[u32], mut f: impl FnMut(LinkId)) {
     let n = ring.len();
     for i in 0..n {
         let (a, b) = (ring[i], ring[(i + 1) % n]);
-        routes.with(a, b, |r| {
-            for &l in r {
-                hops[l as usize] += 1;
-            }
-        });
+        routes.with(a, b, |r| r.iter().for_each(|&l| f(l)));
     }
 }
 
