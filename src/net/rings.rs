@@ -157,16 +157,17 @@ fn lay(
         max.min(auto_limit(n)).max(1)
     };
     let routes = Routes::new(net, hosts, table);
-    // Laid greedily, then again with the earlier channels repaired where a ring raised the
-    // most loaded link (see the module doc); the second only where the first pass repaired
-    // anything, and kept only where its bound is strictly better with no more channels.
-    let (plain, repaired) = lay_on(net, &routes, first, max, fixed, true);
+    // Laid with the earlier channels repaired where a ring raised the most loaded link (see
+    // the module doc). Only where a repair was kept do the greedy channels differ; they are
+    // laid then too, and the repaired ones win only with a strictly better bound and no more
+    // channels.
+    let (with_repairs, repaired) = lay_on(net, &routes, first.clone(), max, fixed, true);
     if !repaired {
-        return plain;
+        return with_repairs;
     }
-    let (greedy, _) = lay_on(net, &routes, node_order(hosts), max, fixed, false);
-    if plain.load < greedy.load && plain.rings.len() <= greedy.rings.len() {
-        plain
+    let (greedy, _) = lay_on(net, &routes, first, max, fixed, false);
+    if with_repairs.load < greedy.load && with_repairs.rings.len() <= greedy.rings.len() {
+        with_repairs
     } else {
         greedy
     }

@@ -153,25 +153,19 @@ fn rings_crossing_a_fat_tree_do_not_share_an_uplink() {
 
 #[test]
 fn rings_on_a_fat_tree_take_every_rail() {
-    // 128 GPUs, eight NICs per box: eight channels, each crossing between boxes through its
-    // own NIC and no uplink shared, reach the boxes' 8 x 25 GB/s x 128/127.
-    let (t, ranks) = topology(&fat_tree(16, 8, 4, 32));
-    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
-    every_ring_visits_every_rank(&ch, 128);
-    assert_eq!(ch.rings.len(), 8);
-    assert_eq!(algbw(128, &ch.load), int(200 * 128) / int(127));
-}
-
-#[test]
-fn eight_channels_take_every_rail_at_256_gpus_too() {
-    // 256 GPUs: laid greedily, the eighth ring finds one box whose free NICs force it onto a
-    // NIC an earlier ring uses (100 GB/s of 200), and `auto` took 31 channels (193.75 GB/s),
-    // which the flow engine runs for minutes per size. Repairing the earlier rings makes room.
-    let (t, ranks) = topology(&fat_tree(32, 8, 4, 32));
-    let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
-    every_ring_visits_every_rank(&ch, 256);
-    assert_eq!(ch.rings.len(), 8);
-    assert_eq!(algbw(256, &ch.load), int(200 * 256) / int(255));
+    // 128 and 256 GPUs, eight NICs per box: eight channels, each crossing between boxes
+    // through its own NIC and no uplink shared, reach the boxes' 8 x 25 GB/s x n/(n-1). At 256
+    // GPUs, laid greedily, the eighth ring finds one box whose free NICs force it onto a NIC an
+    // earlier ring uses (100 GB/s of 200), and `auto` took 31 channels (193.75 GB/s), which the
+    // flow engine runs for minutes per size: repairing the earlier rings makes room.
+    for boxes in [16, 32] {
+        let n = boxes * 8;
+        let (t, ranks) = topology(&fat_tree(boxes, 8, 4, 32));
+        let ch = search(&Net::new(&t), &ranks, MAX_CHANNELS);
+        every_ring_visits_every_rank(&ch, n);
+        assert_eq!(ch.rings.len(), 8, "{n} GPUs");
+        assert_eq!(algbw(n, &ch.load), int(200 * n as i64) / int(n as i64 - 1));
+    }
 }
 
 #[test]
