@@ -5,11 +5,25 @@
 //! and theirs, and so on. So when flows start or end, only the components of the links they
 //! touched are filled again (by a [`crate::net::Filler`] kept from fill to fill, on those
 //! flows alone, in start order, which gives the very rates a fill over every flow gives them),
-//! and only the flows there are brought up to date. Each flow keeps the bytes it had left at its last update and its
-//! rate since; its finishing time sits in a min-heap of packed integers (the time's
-//! [`Total::key`], the flow's start order, its slot). An entry whose time is no longer its
-//! flow's (a later rate change moved it) or whose slot holds another flow is skipped, and
-//! such entries are dropped all at once when they outnumber the live ones four to one.
+//! and only the flows there are brought up to date. Each flow keeps the bytes it had left at
+//! its last update and its rate since.
+//!
+//! **Finishing times.** Each flow has one live entry in a min-heap of packed integers (a
+//! time's [`Total::key`], the flow's start order, its slot), at a time never later than the
+//! flow's finishing time:
+//!
+//! - when a fill speeds a flow up, it gets a new entry at its earlier time (the old one is
+//!   dead from then on);
+//! - when a fill slows it down (a flow starting beside it), it keeps its entry, now early,
+//!   instead of pushing one more;
+//! - an early entry that reaches the top is moved to its flow's time, in place.
+//!
+//! So the top, once it is live and on time, is the flow that finishes first (every other
+//! entry, and every other flow's time, is at or after it), and flows leave in the order of
+//! (finishing time, start order), as with one entry per rate change. Dead entries (an
+//! earlier entry of a flow that sped up, or of a flow that ended, whose slot may hold
+//! another flow now) are skipped at the top and dropped all at once when they outnumber the
+//! live ones four to one.
 //!
 //! On a network where most flows share no link with the flows that change (the rings of
 //! separate boxes, channels on separate rails), a start or an end costs the size of its own
@@ -39,8 +53,11 @@ struct Flow {
     left: f64,
     since: f64,
     rate: f64,
-    /// When it finishes at `rate` (the time its live heap entry holds).
+    /// When it finishes at `rate`.
     end: f64,
+    /// The time key of its live heap entry ([`Total::key`]; `u64::MAX` before it has one):
+    /// never later than `end`'s (see the module doc).
+    key: u64,
     /// Start order: ties and fills go by it. A run starts fewer flows than it has ops, whose
     /// indices are `u32`.
     order: u32,
@@ -101,6 +118,7 @@ impl Flows {
             since: now,
             rate: 0.0,
             end: f64::INFINITY,
+            key: u64::MAX,
             order: self.next_order,
             rated: false,
             alive: true,
@@ -184,7 +202,12 @@ impl Flows {
             flow.since = now;
             flow.rate = r;
             flow.end = now + flow.left / r;
-            self.heap.push(Reverse(entry(flow.end, flow.order, f)));
+            // A flow that slowed down keeps its earlier entry (see the module doc).
+            let key = Total(flow.end).key();
+            if key < flow.key {
+                flow.key = key;
+                self.heap.push(Reverse(entry(key, flow.order, f)));
+            }
         }
         self.members = members;
         // Entries made stale by later rate changes wait in the heap until they reach its top;
@@ -198,13 +221,33 @@ impl Flows {
 
     /// When the next flow finishes (infinity when none is in flight).
     pub fn next_end(&mut self) -> f64 {
-        while let Some(&Reverse(e)) = self.heap.peek() {
-            if let Some(f) = live(&self.slab, e) {
-                return self.slab[f].end;
-            }
-            self.heap.pop();
+        match self.exact_top() {
+            Some(f) => self.slab[f].end,
+            None => f64::INFINITY,
         }
-        f64::INFINITY
+    }
+
+    /// The flow of the heap's top entry once that entry is live and holds its flow's own
+    /// finishing time: dead entries on the way are dropped, and a live entry earlier than
+    /// its flow's time (the flow slowed down since) is put back at that time.
+    fn exact_top(&mut self) -> Option<usize> {
+        while let Some(&Reverse(e)) = self.heap.peek() {
+            let Some(f) = live(&self.slab, e) else {
+                self.heap.pop();
+                continue;
+            };
+            let flow = &mut self.slab[f];
+            let key = Total(flow.end).key();
+            if key == flow.key {
+                return Some(f);
+            }
+            flow.key = key;
+            let again = entry(key, flow.order, f as u32);
+            if let Some(mut top) = self.heap.peek_mut() {
+                *top = Reverse(again);
+            }
+        }
+        None
     }
 
     /// Removes every flow that has finished by `now` (its bytes left within rounding of zero)
@@ -213,18 +256,14 @@ impl Flows {
         out.clear();
         let mut ended = std::mem::take(&mut self.ended);
         ended.clear();
-        while let Some(&Reverse(e)) = self.heap.peek() {
-            let Some(f) = live(&self.slab, e) else {
-                self.heap.pop();
-                continue;
-            };
+        while let Some(f) = self.exact_top() {
             let flow = &mut self.slab[f];
             let left = flow.left - flow.rate * (now - flow.since);
             if left > flow.rate * now * 1e-12 + 1e-9 {
                 break;
             }
             self.heap.pop();
-            // Ended: a second entry of the same time (a rate change that kept it) is skipped.
+            // Ended: its entries left in the heap are dead.
             flow.alive = false;
             ended.push(in_order(flow.order, f as u32));
         }
@@ -252,10 +291,10 @@ impl Flows {
     }
 }
 
-/// A heap entry: flow `f` (its slot), started `order`-th, finishes at `end`. Ordered by time,
-/// then start order.
-fn entry(end: f64, order: u32, f: u32) -> u128 {
-    (u128::from(Total(end).key()) << 64) | u128::from(in_order(order, f))
+/// A heap entry: flow `f` (its slot), started `order`-th, at the time whose [`Total::key`] is
+/// `key`. Ordered by time, then start order.
+fn entry(key: u64, order: u32, f: u32) -> u128 {
+    (u128::from(key) << 64) | u128::from(in_order(order, f))
 }
 
 /// Flow slot `f` with its start order `order` in one integer that sorts by start order; its
@@ -264,12 +303,12 @@ fn in_order(order: u32, f: u32) -> u64 {
     (u64::from(order) << 32) | u64::from(f)
 }
 
-/// The slot of the flow entry `e` names, if that flow is still in flight, still finishes at
-/// the entry's time and is the flow that was in the slot then (the start order tells).
+/// The slot of the flow entry `e` names, if that flow is still in flight, the entry is its
+/// live one (the time its `key` holds) and it is the flow that was in the slot then (the
+/// start order tells).
 fn live(slab: &[Flow], e: u128) -> Option<usize> {
     let f = e as u32 as usize;
     let flow = &slab[f];
-    let matches =
-        flow.alive && flow.order == (e >> 32) as u32 && Total(flow.end).key() == (e >> 64) as u64;
+    let matches = flow.alive && flow.order == (e >> 32) as u32 && flow.key == (e >> 64) as u64;
     matches.then_some(f)
 }
