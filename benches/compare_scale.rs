@@ -145,6 +145,34 @@
 //! size of the DGX file (`--sizes 64MiB --families ring`) takes 15.0 s wall: about 8 s of
 //! lowering, proving and converting, and the rest the flow engine's run (perf: the engine's
 //! loop 17%, flow ends 7%, fills 6%, refills 4%).
+//!
+//! 2026-12-01 (forty-first session), idle machine (dependent loads 201 ns over 256 MiB), after
+//! two changes with every CSV byte-identical: a flow that a fill slows down keeps its earlier
+//! heap entry instead of pushing another (src/sim/fluid/flows.rs), and a sweep's threads take
+//! its cells heaviest row first once each family has started (src/compare/mod.rs,
+//! `cell_order`; in row order the 1 GiB ring cell, about 30 s, ran last on one thread while
+//! the other idled). `cargo bench --bench compare_scale`: dgx_a100_fat_tree_1024 **74.67 s**
+//! (70.71 to 76.00, median of 3), 5.9 GB; fat_tree_1024 **9.06 s** (9.06 to 9.31), 2.0 GB.
+//! Interleaved with the binary of the session's start (`448af50`): the DGX file 88.2 s
+//! against 74.3 s (two runs each; 141.8 against 133.7 s of CPU), fat_tree_1024 9.10 against
+//! 9.08 s (three each).
+//!
+//! Where the DGX file's time goes (perf over the whole command): 86% is the flow engine's
+//! runs, 21 sizes of 8.4 M messages each on 8 channels, and 9.5% the lowering, proving and
+//! converting of its ring programs (one per channel count). 10 s on two cores would leave
+//! about 0.1 us of CPU per message and run; the engine spends 0.5 us (1 MiB, latency-bound)
+//! to 2.5 us (1 GiB, where the 8.4 M flows' rates changed 50 M times, each a heap entry
+//! before today's change, and the fills counted 116 M flows in all). What would reach it is simulating one rank per orbit of a symmetry (shifting
+//! every rank by one leaf, 32 GPUs), which needs rings that repeat one box's pattern (as
+//! NCCL lays them) and routes that map onto each other under the shift (D-mod-K instead of
+//! the hash of the pair); even then the once-per-sweep lowerings (about 8 s for the
+//! 8-channel program) stay. Tried and not kept today: one 32-byte record per op for the
+//! engine's static fields and a 16-byte one for a run's state, instead of an array per field
+//! (slower: 11.8 -> 12.9 s at 1 MiB, 28.3 -> 29.3 s at 1 GiB; the layout already puts a
+//! step's ops side by side, where narrow arrays are denser); remembering fills by their
+//! members' routes (97% of the refills repeat one at 1 MiB, but at 1 GiB 41% do, among
+//! 8.8 M distinct ones); starting each family with its heaviest cell (fat_tree_1024 5%
+//! slower: its families' first lowerings waited behind long cells).
 
 mod common;
 
