@@ -221,10 +221,7 @@ impl Flows {
 
     /// When the next flow finishes (infinity when none is in flight).
     pub fn next_end(&mut self) -> f64 {
-        match self.exact_top() {
-            Some(f) => self.slab[f].end,
-            None => f64::INFINITY,
-        }
+        self.exact_top().map_or(f64::INFINITY, |f| self.slab[f].end)
     }
 
     /// The flow of the heap's top entry once that entry is live and holds its flow's own
