@@ -5,13 +5,13 @@
 
 use crate::diag::Diagnostic;
 use crate::forest::chunking::TreeTime;
+use crate::lower::kept::Kept;
 use crate::net::{FlowParams, Net};
 use crate::sema::model::{AutoOr, Collective, Family, Model, Schedule, Topology};
 use crate::sim::fluid::FlowRun;
 use crate::sim::fluid::forest::ForestPaths;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// `m` with `family` as its schedule and a collective of `bytes` bytes (at least one element).
@@ -106,11 +106,15 @@ fn evaluate_once(
 }
 
 /// Forests already solved in this process, by [`forest_key`]: a forest does not depend on the
-/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once,
-/// and `schedule auto` hands the forests it weighed to the lowering ([`solved`]).
-type Solved = std::sync::Arc<crate::lower::forest::Solved>;
-static FORESTS: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Solved>>> =
-    std::sync::OnceLock::new();
+/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once
+/// (a thread asking for a forest another is solving waits for it), and `schedule auto` hands
+/// the forests it weighed to the lowering ([`solved`]). The newest few are kept.
+type Solved = Arc<crate::lower::forest::Solved>;
+static FORESTS: Kept<String, Solved> = Kept::new(KEPT_FORESTS);
+
+/// How many forests, and trees' time models, a process keeps ([`FORESTS`], [`TREE_TIMES`]): a
+/// sweep uses one per forest.
+const KEPT_FORESTS: usize = 8;
 
 /// What a forest depends on: the topology's nodes and links, the ranks, the kind, the root and
 /// `k`, written out in full (so two keys are equal only when the forests are).
@@ -128,8 +132,7 @@ fn forest_key(topo: &Topology, c: &Collective, k: AutoOr<u64>) -> String {
 /// (by [`evaluate`]), if any: for [`crate::sema::model::Model::solved`].
 pub fn solved(m: &Model, k: AutoOr<u64>) -> Option<Solved> {
     let (c, topo) = (m.collective.as_ref()?, m.topology.as_ref()?);
-    let map = FORESTS.get()?.lock().ok()?;
-    map.get(&forest_key(topo, c, k)).cloned()
+    FORESTS.peek(&forest_key(topo, c, k))
 }
 
 /// A forest's flow-level run ([`crate::sim::fluid::run_forest`]) at the chunk count the
@@ -143,21 +146,11 @@ fn forest(
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(Vec::new());
     };
-    let forests = match solved(m, k) {
-        Some(f) => f,
-        None => {
-            let f = std::sync::Arc::new(crate::lower::forest::Solved::new(
-                m,
-                &[c],
-                k,
-                &crate::progress::Quiet,
-            )?);
-            if let Ok(mut map) = FORESTS.get_or_init(Default::default).lock() {
-                map.insert(forest_key(topo, c, k), f.clone());
-            }
-            f
-        }
-    };
+    let forests = FORESTS.get(
+        forest_key(topo, c, k),
+        || crate::lower::forest::Solved::new(m, &[c], k, &crate::progress::Quiet).map(Arc::new),
+        |_| 1,
+    )?;
     let refs = forests.forests();
     // The trees' time model does not depend on the size: made once per forest and parameters,
     // resized per size (the same figures as `chunking::choose` and `run_forest` make); so are
@@ -177,34 +170,26 @@ fn forest(
     ))
 }
 
-/// Trees' time models already made in this process, with their paths on the network, the
-/// most recent last (a few: a sweep uses one per forest).
-type TreeTimes = Vec<(String, Arc<Vec<TreeTime>>, Arc<ForestPaths>)>;
-static TREE_TIMES: std::sync::OnceLock<std::sync::Mutex<TreeTimes>> = std::sync::OnceLock::new();
+/// Trees' time models already made in this process, with their paths on the network, by the
+/// forest's key and the flow parameters (made once: a thread asking for one another is making
+/// waits for it).
+type TreeTimes = (Arc<Vec<TreeTime>>, Arc<ForestPaths>);
+static TREE_TIMES: Kept<String, TreeTimes> = Kept::new(KEPT_FORESTS);
 
-/// The trees' time model and paths by `key`: cached, else made by `make` and kept.
+/// The trees' time model and paths by `key`: kept, else made by `make` and kept.
 fn tree_times(
     key: &str,
     make: impl FnOnce() -> (Vec<TreeTime>, ForestPaths),
 ) -> (Vec<TreeTime>, Arc<ForestPaths>) {
-    let cache = TREE_TIMES.get_or_init(Default::default);
-    if let Some((t, p)) = cache.lock().ok().and_then(|m| {
-        m.iter()
-            .find(|e| e.0 == key)
-            .map(|e| (e.1.clone(), e.2.clone()))
-    }) {
-        return ((*t).clone(), p);
-    }
-    let (made, paths) = make();
-    let paths = Arc::new(paths);
-    if let Ok(mut m) = cache.lock() {
-        m.retain(|e| e.0 != key);
-        m.push((key.to_string(), Arc::new(made.clone()), paths.clone()));
-        if m.len() > 8 {
-            m.remove(0);
-        }
-    }
-    (made, paths)
+    let Ok((t, p)) = TREE_TIMES.get(
+        key.to_string(),
+        || {
+            let (t, p) = make();
+            Ok::<_, std::convert::Infallible>((Arc::new(t), Arc::new(p)))
+        },
+        |_| 1,
+    );
+    ((*t).clone(), p)
 }
 
 /// Simulates `family` on the file's network with the collective resized to `bytes` under the
