@@ -173,6 +173,19 @@
 //! members' routes (97% of the refills repeat one at 1 MiB, but at 1 GiB 41% do, among
 //! 8.8 M distinct ones); starting each family with its heaviest cell (fat_tree_1024 5%
 //! slower: its families' first lowerings waited behind long cells).
+//!
+//! 2026-12-01 (forty-second session), another machine of this kind: its memory answered a
+//! dependent load in 169 ns over 256 MiB, yet it ran the same code about a third slower (the
+//! session-start binary's whole DGX command by hand: 91.3 s wall, 161 s user, 10.8 s system).
+//! `cargo bench --bench compare_scale` on `9e13071`, the code measured just above:
+//! dgx_a100_fat_tree_1024 **106.25 s** (89.23 to 115.65, median of 3), 5.9 GB; fat_tree_1024
+//! **12.09 s** (11.82 to 12.22), 2.0 GB, against 9.06 s the day before. The 10 s that
+//! fat_tree_1024 met there it misses here by the machine alone. The same session made a
+//! forest that two threads ask for at once be solved once, the second thread waiting for it
+//! (src/lower/kept.rs): `--families forest` on fat_tree_1024 went from 6.6 to 4.6 s of CPU
+//! (3.65 to 3.54 s wall, medians of 3, the same CSV); the whole compare is unchanged (three
+//! runs each interleaved, 12.9 to 14.7 s both), since there the other families' cells keep the
+//! second thread away from the forest until it is solved.
 
 mod common;
 

@@ -44,6 +44,11 @@
 //! (Before: MSCCL's `chunks: auto` search wrote, read back and executed every chunk count it
 //! tried, each after the whole channel ladder; after: counts are probed in memory, starting
 //! from the channels the last fitting count used, and only the chosen count is written.)
+//!
+//! 2026-12-01, a machine of this kind about a third slower than the last one (see
+//! benches/compare_scale.rs), `cargo bench --bench jobs` on `9e13071`, criterion medians of 10
+//! samples: dgx_a100_2x8 report 196.9 ms, msccl 229.5 ms; mi250_2x16 report 945.9 ms, msccl
+//! 965.6 ms; dgx_h100_2x8 report 939.8 ms, msccl 1.15 s: all within the 2 s target.
 
 use collc::driver::{BuildRequest, Input, LoadOptions, MscclOverrides, Session, load};
 use collc::sema::model::TargetKind;

@@ -79,6 +79,12 @@
 //! not the "within a minute", which on
 //! two cores (120 s of CPU time) needs a third of the events or three times the rate; almost
 //! all of the events are the congesting hosts' background packets.
+//!
+//! 2026-12-01, on the slower machine of benches/compare_scale.rs's last paragraph, `cargo bench
+//! --bench packet` on `9e13071` (no packet code changed since the figures above): Canary
+//! 7.06 M/s (3.48 s of CPU), four static trees 8.54 M/s, one static tree 8.53 M/s, the ring
+//! 5.84 M/s (17.02 s); the Fig. 8 sweep 344.9 s wall, 682.4 s of CPU time. The same code ran
+//! 8.08, 9.41, 9.37 and 6.40 M/s and the sweep in 264.0 s on the machine of 2026-11-30.
 
 use collc::compare::Cell;
 use collc::diag::SourceMap;
