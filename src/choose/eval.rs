@@ -12,6 +12,7 @@ use crate::sim::fluid::FlowRun;
 use crate::sim::fluid::forest::ForestPaths;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// `m` with `family` as its schedule and a collective of `bytes` bytes (at least one element).
@@ -106,15 +107,16 @@ fn evaluate_once(
 }
 
 /// Forests already solved in this process, by [`forest_key`]: a forest does not depend on the
-/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once
-/// (a thread asking for a forest another is solving waits for it), and `schedule auto` hands
-/// the forests it weighed to the lowering ([`solved`]). The newest few are kept.
+/// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once,
+/// and `schedule auto` hands the forests it weighed to the lowering ([`solved`]). Not a
+/// [`Kept`]: a solve runs rayon work, so a thread asking for a forest another is solving
+/// solves it too rather than wait (see `lower::kept`).
 type Solved = Arc<crate::lower::forest::Solved>;
-static FORESTS: Kept<String, Solved> = Kept::new(KEPT_FORESTS);
+static FORESTS: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Solved>>> =
+    std::sync::OnceLock::new();
 
-/// How many forests, and trees' time models, a process keeps ([`FORESTS`], [`TREE_TIMES`]): a
-/// sweep uses one per forest.
-const KEPT_FORESTS: usize = 8;
+/// How many trees' time models a process keeps ([`TREE_TIMES`]): a sweep uses one per forest.
+const KEPT_TREE_TIMES: usize = 8;
 
 /// What a forest depends on: the topology's nodes and links, the ranks, the kind, the root and
 /// `k`, written out in full (so two keys are equal only when the forests are).
@@ -132,7 +134,8 @@ fn forest_key(topo: &Topology, c: &Collective, k: AutoOr<u64>) -> String {
 /// (by [`evaluate`]), if any: for [`crate::sema::model::Model::solved`].
 pub fn solved(m: &Model, k: AutoOr<u64>) -> Option<Solved> {
     let (c, topo) = (m.collective.as_ref()?, m.topology.as_ref()?);
-    FORESTS.peek(&forest_key(topo, c, k))
+    let map = FORESTS.get()?.lock().ok()?;
+    map.get(&forest_key(topo, c, k)).cloned()
 }
 
 /// A forest's flow-level run ([`crate::sim::fluid::run_forest`]) at the chunk count the
@@ -146,11 +149,21 @@ fn forest(
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(Vec::new());
     };
-    let forests = FORESTS.get(
-        forest_key(topo, c, k),
-        || crate::lower::forest::Solved::new(m, &[c], k, &crate::progress::Quiet).map(Arc::new),
-        |_| 1,
-    )?;
+    let forests = match solved(m, k) {
+        Some(f) => f,
+        None => {
+            let f = Arc::new(crate::lower::forest::Solved::new(
+                m,
+                &[c],
+                k,
+                &crate::progress::Quiet,
+            )?);
+            if let Ok(mut map) = FORESTS.get_or_init(Default::default).lock() {
+                map.insert(forest_key(topo, c, k), f.clone());
+            }
+            f
+        }
+    };
     let refs = forests.forests();
     // The trees' time model does not depend on the size: made once per forest and parameters,
     // resized per size (the same figures as `chunking::choose` and `run_forest` make); so are
@@ -174,7 +187,7 @@ fn forest(
 /// forest's key and the flow parameters (made once: a thread asking for one another is making
 /// waits for it).
 type TreeTimes = (Arc<Vec<TreeTime>>, Arc<ForestPaths>);
-static TREE_TIMES: Kept<String, TreeTimes> = Kept::new(KEPT_FORESTS);
+static TREE_TIMES: Kept<String, TreeTimes> = Kept::new(KEPT_TREE_TIMES);
 
 /// The trees' time model and paths by `key`: kept, else made by `make` and kept.
 fn tree_times(
