@@ -194,11 +194,11 @@ fn tree_times(
     key: &str,
     make: impl FnOnce() -> (Vec<TreeTime>, ForestPaths),
 ) -> (Vec<TreeTime>, Arc<ForestPaths>) {
-    let Ok((t, p)) = TREE_TIMES.get(
+    let (t, p) = TREE_TIMES.made(
         key.to_string(),
         || {
             let (t, p) = make();
-            Ok::<_, std::convert::Infallible>((Arc::new(t), Arc::new(p)))
+            (Arc::new(t), Arc::new(p))
         },
         |_| 1,
     );

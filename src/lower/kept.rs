@@ -85,6 +85,12 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
         }
         Ok(value)
     }
+
+    /// [`Kept::get`] for a make that cannot fail.
+    pub fn made(&self, key: K, make: impl FnOnce() -> V, cost: impl FnOnce(&V) -> usize) -> V {
+        let Ok(v) = self.get(key, || Ok::<V, std::convert::Infallible>(make()), cost);
+        v
+    }
 }
 
 #[cfg(test)]

@@ -103,12 +103,11 @@ pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -
     let net = Net::new(topo);
     let table = (hosts.len() <= TABLE_RANKS).then(|| {
         let key = format!("{hosts:?}|{}", topo.key());
-        let Ok(made) = TABLES.get(
+        TABLES.made(
             key,
-            || Ok::<_, std::convert::Infallible>(Arc::new(Table::new(&net, hosts))),
+            || Arc::new(Table::new(&net, hosts)),
             |t| t.links.len() * 4 + t.start.len() * 4,
-        );
-        made
+        )
     });
     let found = lay(&net, hosts, channels, fixed, table);
     if let Ok(mut m) = cache.lock() {
