@@ -198,9 +198,8 @@ fn limits_are_e0050() {
     );
 }
 
-/// Builds the host program of `dir` and returns its binary, copied into `dir`: every project
-/// shares one target directory (and its package name), so builds take turns and each binary
-/// is taken away before the next build replaces it.
+/// Builds the host program of `dir` and returns its binary. Every project shares one target
+/// directory, so builds take turns; each test's tag names its own package and binary.
 fn host_binary(dir: &Path) -> PathBuf {
     static BUILD: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _turn = BUILD.lock().unwrap_or_else(|e| e.into_inner());
@@ -216,10 +215,11 @@ fn host_binary(dir: &Path) -> PathBuf {
         "the host program builds: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let bin = dir.join("host-program");
+    // Run where cargo left it: a copy written by this process could still be open for
+    // writing in a child another test thread is forking, and exec would fail with
+    // ETXTBSY ("Text file busy"). Each example directory names its own package.
     let name = p4::project::package(&dir.file_name().expect("a name").to_string_lossy());
-    std::fs::copy(target.join("release").join(name), &bin).expect("copy");
-    bin
+    target.join("release").join(name)
 }
 
 /// `text` with its Canary schedule replaced by two static trees of 16 slots (so that blocks
