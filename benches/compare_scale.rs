@@ -188,6 +188,18 @@
 //! solve itself is still made twice there: it runs rayon work, and a thread that waits in rayon
 //! may run the job its maker needs (see that module's doc). The whole compare is unchanged
 //! (11.5 to 12.6 s, two runs each interleaved): its other families keep the second thread busy.
+//!
+//! 2026-12-01, later (forty-third session), a machine of this kind whose memory answered in
+//! 197 ns over 256 MiB: `cargo bench --bench compare_scale` on `88afe5c` (the same engine):
+//! dgx_a100_fat_tree_1024 **112.20 s** (109.68 to 115.00, median of 3), 5.9 GB; fat_tree_1024
+//! **14.86 s** (14.27 to 16.17), 2.0 GB. Tried and not kept: handing out a family's later
+//! cells only after its first cell has finished (a thread skips ahead to another family's
+//! cell rather than wait for a lowering or solve a forest again). The CSVs were identical and
+//! fat_tree_1024 moved within the noise (12.6 to 15.8 s, three runs each interleaved), but
+//! the DGX sweep went from 107.9 and 108.0 s to 118.9 and 120.0 s (200 -> 222 s of CPU, peak
+//! 5.5 -> 6.1 GB): with the other families' cells done while the 8-channel ring lowers, the
+//! two threads then run only the ring's large cells side by side, which contend for the
+//! memory, where before each ring cell ran beside a lighter family's cell of the same size.
 
 mod common;
 

@@ -49,6 +49,10 @@
 //! benches/compare_scale.rs), `cargo bench --bench jobs` on `9e13071`, criterion medians of 10
 //! samples: dgx_a100_2x8 report 196.9 ms, msccl 229.5 ms; mi250_2x16 report 945.9 ms, msccl
 //! 965.6 ms; dgx_h100_2x8 report 939.8 ms, msccl 1.15 s: all within the 2 s target.
+//!
+//! 2026-12-01, later, on the machine of benches/compare_scale.rs's last paragraph, on
+//! `88afe5c` (the same code): dgx_a100_2x8 report 260.0 ms, msccl 283.3 ms; mi250_2x16 report
+//! 1.06 s, msccl 1.11 s; dgx_h100_2x8 report 1.12 s, msccl 1.08 s: all within 2 s.
 
 use collc::driver::{BuildRequest, Input, LoadOptions, MscclOverrides, Session, load};
 use collc::sema::model::TargetKind;

@@ -85,6 +85,14 @@
 //! 7.06 M/s (3.48 s of CPU), four static trees 8.54 M/s, one static tree 8.53 M/s, the ring
 //! 5.84 M/s (17.02 s); the Fig. 8 sweep 344.9 s wall, 682.4 s of CPU time. The same code ran
 //! 8.08, 9.41, 9.37 and 6.40 M/s and the sweep in 264.0 s on the machine of 2026-11-30.
+//!
+//! 2026-12-01, later, on the still slower machine of benches/compare_scale.rs's last paragraph
+//! (197 ns per dependent load), `cargo bench --bench packet` on `88afe5c` (the same code):
+//! Canary 6.16 M/s (3.99 s of CPU), four static trees 6.08 M/s, one static tree 6.47 M/s, the
+//! ring 3.93 M/s (25.26 s); the Fig. 8 sweep 405.6 s wall, 800.8 s of CPU time. perf on the
+//! Canary run shows what the paragraphs above do: the hottest instructions are the first reads
+//! of a packet's record and of its port's input queue, and an event's 162 ns are about one
+//! round trip to this machine's memory.
 
 use collc::compare::Cell;
 use collc::diag::SourceMap;
