@@ -200,6 +200,11 @@
 //! 5.5 -> 6.1 GB): with the other families' cells done while the 8-channel ring lowers, the
 //! two threads then run only the ring's large cells side by side, which contend for the
 //! memory, where before each ring cell ran beside a lighter family's cell of the same size.
+//! Nor kept: a solved forest kept and waited for, its solve run on a rayon pool of its own from
+//! a plain thread (so that no waiting thread holds a piece of it). `--families forest` on
+//! fat_tree_1024 went from 7.36 to 6.12 s of CPU but not faster (4.51 -> 4.89 s wall,
+//! medians of 3 interleaved), the whole compare from 12.68 and 12.39 s to 13.80 and 12.74 s
+//! (the pool's threads spin beside the sweep's), and dgx_h100_2x8's report stayed at 1.1 s.
 
 mod common;
 
