@@ -12,7 +12,6 @@ use crate::sim::fluid::FlowRun;
 use crate::sim::fluid::forest::ForestPaths;
 use num_rational::BigRational;
 use num_traits::ToPrimitive;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// `m` with `family` as its schedule and a collective of `bytes` bytes (at least one element).
@@ -108,12 +107,16 @@ fn evaluate_once(
 
 /// Forests already solved in this process, by [`forest_key`]: a forest does not depend on the
 /// collective's size, so a sweep over sizes solves each (topology, ranks, collective, k) once,
-/// and `schedule auto` hands the forests it weighed to the lowering ([`solved`]). Not a
-/// [`Kept`]: a solve runs rayon work, so a thread asking for a forest another is solving
-/// solves it too rather than wait (see `lower::kept`).
+/// and `schedule auto` hands the forests it weighed to the lowering ([`solved`]). Kept with
+/// [`Kept::put`], not made in the cache: a solve runs rayon work, so a thread asking for a
+/// forest another is solving solves it too rather than wait (see `lower::kept`). Within a
+/// budget, so that a long-lived process (the language server, a Python session) does not keep
+/// every forest it solved.
 type Solved = Arc<crate::lower::forest::Solved>;
-static FORESTS: std::sync::OnceLock<std::sync::Mutex<HashMap<String, Solved>>> =
-    std::sync::OnceLock::new();
+static FORESTS: Kept<String, Solved> = Kept::new(KEPT_FORESTS);
+
+/// How many solved forests a process keeps ([`FORESTS`]): a sweep uses one per `k`.
+const KEPT_FORESTS: usize = 8;
 
 /// How many trees' time models a process keeps ([`TREE_TIMES`]): a sweep uses one per forest.
 const KEPT_TREE_TIMES: usize = 8;
@@ -134,8 +137,7 @@ fn forest_key(topo: &Topology, c: &Collective, k: AutoOr<u64>) -> String {
 /// (by [`evaluate`]), if any: for [`crate::sema::model::Model::solved`].
 pub fn solved(m: &Model, k: AutoOr<u64>) -> Option<Solved> {
     let (c, topo) = (m.collective.as_ref()?, m.topology.as_ref()?);
-    let map = FORESTS.get()?.lock().ok()?;
-    map.get(&forest_key(topo, c, k)).cloned()
+    FORESTS.peek(&forest_key(topo, c, k))
 }
 
 /// A forest's flow-level run ([`crate::sim::fluid::run_forest`]) at the chunk count the
@@ -158,9 +160,7 @@ fn forest(
                 k,
                 &crate::progress::Quiet,
             )?);
-            if let Ok(mut map) = FORESTS.get_or_init(Default::default).lock() {
-                map.insert(forest_key(topo, c, k), f.clone());
-            }
+            FORESTS.put(forest_key(topo, c, k), f.clone(), 1);
             f
         }
     };

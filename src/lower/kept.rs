@@ -13,7 +13,8 @@
 //! that very thread's unfinished work, or the key that thread is making, and the wait never
 //! ends. Nothing kept here does: lowering and proving, GOAL conversions, the ring search's
 //! route tables and a forest's time model. A forest's solve does (its trees' routes are made
-//! in parallel), so solved forests are cached apart (`choose::eval`), without a wait.
+//! in parallel), so solved forests are made apart and kept with [`Kept::put`], without a wait
+//! (`choose::eval`): two threads may both solve one.
 
 use std::sync::{Arc, Mutex};
 
@@ -80,10 +81,40 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
         if let Some(e) = entries.iter_mut().find(|e| Arc::ptr_eq(&e.slot, &slot)) {
             e.cost = cost(&value);
         }
+        self.trim(&mut entries);
+        Ok(value)
+    }
+
+    /// Drops the oldest values while their costs are over the budget, keeping the newest.
+    fn trim(&self, entries: &mut Vec<Entry<K, V>>) {
         while entries.len() > 1 && entries.iter().map(|e| e.cost).sum::<usize>() > self.budget {
             entries.remove(0);
         }
-        Ok(value)
+    }
+
+    /// The value of `key` if it is kept, without waiting for one being made (None then).
+    pub fn peek(&self, key: &K) -> Option<V> {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        let i = entries.iter().position(|e| &e.key == key)?;
+        let entry = entries.remove(i);
+        let slot = entry.slot.clone();
+        entries.push(entry);
+        drop(entries);
+        slot.try_lock().ok()?.clone()
+    }
+
+    /// Keeps `value`, made by the caller without asking the cache, as `key`'s (at `cost`),
+    /// in place of what was kept for it: for values whose make may not wait (see the module
+    /// doc), looked up with [`Kept::peek`].
+    pub fn put(&self, key: K, value: V, cost: usize) {
+        let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
+        entries.retain(|e| e.key != key);
+        entries.push(Entry {
+            key,
+            slot: Arc::new(Mutex::new(Some(value))),
+            cost,
+        });
+        self.trim(&mut entries);
     }
 
     /// [`Kept::get`] for a make that cannot fail.
@@ -117,5 +148,23 @@ mod tests {
         assert_eq!(kept.get(8, || Err::<u64, ()>(()), |_| 1), Err(()));
         assert_eq!(kept.get(8, || Ok::<u64, ()>(64), |_| 1), Ok(64));
         assert_eq!(kept.get(8, || Ok::<u64, ()>(0), |_| 1), Ok(64));
+    }
+
+    #[test]
+    fn values_put_are_peeked_and_the_oldest_go_first_over_the_budget() {
+        let kept: Kept<u32, u64> = Kept::new(2);
+        assert_eq!(kept.peek(&1), None);
+        kept.put(1, 10, 1);
+        kept.put(2, 20, 1);
+        // Peeking 1 makes it the most recently used: 2 is the oldest when 3 comes.
+        assert_eq!(kept.peek(&1), Some(10));
+        kept.put(3, 30, 1);
+        assert_eq!(
+            (kept.peek(&1), kept.peek(&2), kept.peek(&3)),
+            (Some(10), None, Some(30))
+        );
+        // A key put again replaces its value; one over the budget alone is still kept.
+        kept.put(3, 31, 5);
+        assert_eq!((kept.peek(&1), kept.peek(&3)), (None, Some(31)));
     }
 }
