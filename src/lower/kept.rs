@@ -1,6 +1,6 @@
 //! Values made once per key and kept for later calls in this process, within a budget
 //! ([`Kept`]): what a sweep over sizes reuses (lowered programs, `lower::reuse`; their GOAL
-//! conversions, `sim::fluid::lowered`), so a long-lived process (the language server, a Python
+//! conversions, `sim::fluid::lowered`; ring searches, solved forests and all-to-all optima), so a long-lived process (the language server, a Python
 //! session) does not grow with every file it sees.
 //!
 //! The most recently used value is kept last; the oldest go first when the values' summed cost
@@ -11,10 +11,10 @@
 //! A make must not run rayon work (`par`'s scoped threads are fine). A thread waiting in rayon
 //! runs other queued jobs on its own stack; one of them may ask for a key whose maker needs
 //! that very thread's unfinished work, or the key that thread is making, and the wait never
-//! ends. Nothing kept here does: lowering and proving, GOAL conversions, the ring search's
-//! route tables and a forest's time model. A forest's solve does (its trees' routes are made
-//! in parallel), so solved forests are made apart and kept with [`Kept::put`], without a wait
-//! (`choose::eval`): two threads may both solve one.
+//! ends. Nothing kept here does: lowering and proving, GOAL conversions, the ring searches and
+//! their route tables, all-to-all optima (`mcf`) and a forest's time model. A forest's solve
+//! does (its trees' routes are made in parallel), so solved forests are made apart and kept
+//! with [`Kept::put`], without a wait (`choose::eval`): two threads may both solve one.
 
 use std::sync::{Arc, Mutex};
 

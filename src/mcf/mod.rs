@@ -52,6 +52,7 @@ mod net;
 mod text;
 mod tree;
 
+use crate::lower::kept::Kept;
 use crate::sema::model::{NodeId, Topology};
 use net::Network;
 pub(crate) use net::reach;
@@ -206,22 +207,18 @@ impl Optimum {
     }
 }
 
-type Cache = std::sync::Mutex<BTreeMap<String, std::sync::Arc<Optimum>>>;
-static SOLVED: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+/// Optima already solved in this process, by network and ranks; the last [`KEPT_OPTIMA`], so a
+/// long-lived process does not keep every network it saw.
+static SOLVED: Kept<String, std::sync::Arc<Optimum>> = Kept::new(KEPT_OPTIMA);
+
+/// How many optima a process keeps ([`SOLVED`]): a sweep uses one.
+const KEPT_OPTIMA: usize = 8;
 
 /// [`solve`], cached per network and ranks (a comparison lowers the same all-to-all at every
 /// size).
 pub fn cached(topo: &Topology, ranks: &[NodeId]) -> Result<std::sync::Arc<Optimum>, McfError> {
     let key = format!("{ranks:?}|{}", topo.key());
-    let cache = SOLVED.get_or_init(Default::default);
-    if let Some(o) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
-        return Ok(o);
-    }
-    let o = std::sync::Arc::new(solve(topo, ranks)?);
-    if let Ok(mut m) = cache.lock() {
-        m.insert(key, o.clone());
-    }
-    Ok(o)
+    SOLVED.get(key, || solve(topo, ranks).map(std::sync::Arc::new), |_| 1)
 }
 
 /// The all-to-all optimum on `topo` between `ranks` (node ids in rank order).

@@ -61,7 +61,6 @@ use crate::lower::kept::Kept;
 use crate::sema::model::{NodeId, Topology};
 use num_rational::BigRational;
 use num_traits::Zero;
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The most channels the search lays (NCCL's MAXCHANNELS and the MSCCL executor's limit).
@@ -89,31 +88,30 @@ pub fn node_order(hosts: &[NodeId]) -> Vec<u32> {
 }
 
 /// Searches already made in this process, by network, ranks and channel count: a sweep over
-/// sizes (`collc compare`, `schedule auto`) lowers the same rings at every size.
-type Cache = std::sync::Mutex<BTreeMap<String, Channels>>;
-static SEARCHES: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+/// sizes (`collc compare`, `schedule auto`) lowers the same rings at every size. Costed by
+/// their ranks times rings, within a budget (about 1,000 searches of 1,024 ranks and 8
+/// channels), so a long-lived process does not keep every network it saw.
+static SEARCHES: Kept<String, Channels> = Kept::new(8 << 20);
 
 /// [`search`] on `topo`'s network (`fixed`: exactly `channels` rings, else at most), cached.
 pub fn cached(topo: &Topology, hosts: &[NodeId], channels: usize, fixed: bool) -> Channels {
     let key = format!("{channels}|{fixed}|{hosts:?}|{}", topo.key());
-    let cache = SEARCHES.get_or_init(Default::default);
-    if let Some(c) = cache.lock().ok().and_then(|m| m.get(&key).cloned()) {
-        return c;
-    }
-    let net = Net::new(topo);
-    let table = (hosts.len() <= TABLE_RANKS).then(|| {
-        let key = format!("{hosts:?}|{}", topo.key());
-        TABLES.made(
-            key,
-            || Arc::new(Table::new(&net, hosts)),
-            |t| t.links.len() * 4 + t.start.len() * 4,
-        )
-    });
-    let found = lay(&net, hosts, channels, fixed, table);
-    if let Ok(mut m) = cache.lock() {
-        m.insert(key, found.clone());
-    }
-    found
+    SEARCHES.made(
+        key,
+        || {
+            let net = Net::new(topo);
+            let table = (hosts.len() <= TABLE_RANKS).then(|| {
+                let key = format!("{hosts:?}|{}", topo.key());
+                TABLES.made(
+                    key,
+                    || Arc::new(Table::new(&net, hosts)),
+                    |t| t.links.len() * 4 + t.start.len() * 4,
+                )
+            });
+            lay(&net, hosts, channels, fixed, table)
+        },
+        |c| hosts.len() * c.rings.len().max(1),
+    )
 }
 
 /// The most channels [`search`] lays for `n` ranks: [`MAX_CHANNELS`], fewer where that many
