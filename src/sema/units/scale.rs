@@ -47,19 +47,20 @@ fn time_unit(s: &str) -> Option<BigRational> {
 }
 
 thread_local! {
-    static UNIT_CACHE: std::cell::RefCell<std::collections::HashMap<String, Option<(BigRational, Dim)>>> =
+    static UNIT_CACHE: std::cell::RefCell<std::collections::HashMap<String, (BigRational, Dim)>> =
         std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// Looks a unit up: its factor to base units and its dimension. Memoised, since generated
-/// topologies write the same few units hundreds of thousands of times.
+/// topologies write the same few units hundreds of thousands of times; only units that exist
+/// are kept (a finite set), so a long-lived process that sees typos does not grow with them.
 pub fn unit(s: &str) -> Option<(BigRational, Dim)> {
     if let Some(hit) = UNIT_CACHE.with(|c| c.borrow().get(s).cloned()) {
-        return hit;
+        return Some(hit);
     }
-    let v = unit_uncached(s);
+    let v = unit_uncached(s)?;
     UNIT_CACHE.with(|c| c.borrow_mut().insert(s.to_string(), v.clone()));
-    v
+    Some(v)
 }
 
 fn unit_uncached(s: &str) -> Option<(BigRational, Dim)> {
