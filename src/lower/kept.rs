@@ -24,6 +24,8 @@ struct Entry<K, V> {
     key: K,
     slot: Slot<V>,
     cost: usize,
+    /// The slot holds the value (it is never locked for long again).
+    made: bool,
 }
 
 /// A cache of values by key; see the module doc.
@@ -57,6 +59,7 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
                     key,
                     slot: Arc::new(Mutex::new(None)),
                     cost: 0,
+                    made: false,
                 },
             };
             let slot = entry.slot.clone();
@@ -80,6 +83,7 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
         *held = Some(value.clone());
         if let Some(e) = entries.iter_mut().find(|e| Arc::ptr_eq(&e.slot, &slot)) {
             e.cost = cost(&value);
+            e.made = true;
         }
         self.trim(&mut entries);
         Ok(value)
@@ -95,12 +99,14 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
     /// The value of `key` if it is kept, without waiting for one being made (None then).
     pub fn peek(&self, key: &K) -> Option<V> {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-        let i = entries.iter().position(|e| &e.key == key)?;
+        let i = entries.iter().position(|e| &e.key == key && e.made)?;
         let entry = entries.remove(i);
         let slot = entry.slot.clone();
         entries.push(entry);
         drop(entries);
-        slot.try_lock().ok()?.clone()
+        // Made: held only while another caller clones the value.
+        let held = slot.lock().unwrap_or_else(|e| e.into_inner());
+        held.clone()
     }
 
     /// Keeps `value`, made by the caller without asking the cache, as `key`'s (at `cost`),
@@ -113,6 +119,7 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
             key,
             slot: Arc::new(Mutex::new(Some(value))),
             cost,
+            made: true,
         });
         self.trim(&mut entries);
     }
@@ -151,7 +158,7 @@ mod tests {
     }
 
     #[test]
-    fn values_put_are_peeked_and_the_oldest_go_first_over_the_budget() {
+    fn values_are_peeked_without_waiting_for_one_being_made_and_the_oldest_go_first() {
         let kept: Kept<u32, u64> = Kept::new(2);
         assert_eq!(kept.peek(&1), None);
         kept.put(1, 10, 1);
@@ -166,5 +173,32 @@ mod tests {
         // A key put again replaces its value; one over the budget alone is still kept.
         kept.put(3, 31, 5);
         assert_eq!((kept.peek(&1), kept.peek(&3)), (None, Some(31)));
+        // A value being made is not waited for.
+        let (started, done) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                kept.made(
+                    4,
+                    || {
+                        started.store(1, Ordering::SeqCst);
+                        // Bounded, so that a peek that waits fails below rather than hangs.
+                        let start = std::time::Instant::now();
+                        while done.load(Ordering::SeqCst) == 0
+                            && start.elapsed() < std::time::Duration::from_secs(10)
+                        {
+                            std::thread::yield_now();
+                        }
+                        40
+                    },
+                    |_| 1,
+                )
+            });
+            while started.load(Ordering::SeqCst) == 0 {
+                std::thread::yield_now();
+            }
+            assert_eq!(kept.peek(&4), None);
+            done.store(1, Ordering::SeqCst);
+        });
+        assert_eq!(kept.peek(&4), Some(40));
     }
 }
