@@ -151,7 +151,8 @@ fn forest(
     let (Some(c), Some(topo)) = (m.collective.as_ref(), m.topology.as_ref()) else {
         return Err(Vec::new());
     };
-    let forests = match solved(m, k) {
+    let solved_key = forest_key(topo, c, k);
+    let forests = match FORESTS.peek(&solved_key) {
         Some(f) => f,
         None => {
             let f = Arc::new(crate::lower::forest::Solved::new(
@@ -160,7 +161,7 @@ fn forest(
                 k,
                 &crate::progress::Quiet,
             )?);
-            FORESTS.put(forest_key(topo, c, k), f.clone(), 1);
+            FORESTS.put(solved_key.clone(), f.clone(), 1);
             f
         }
     };
@@ -168,12 +169,11 @@ fn forest(
     // The trees' time model does not depend on the size: made once per forest and parameters,
     // resized per size (the same figures as `chunking::choose` and `run_forest` make); so are
     // the trees' paths and the fills of their rates.
-    let key = format!("{}|{params:?}", forest_key(topo, c, k));
+    let key = format!("{solved_key}|{params:?}");
     let per_root = crate::forest::chunking::per_root(c);
-    let net = Net::new(topo);
     let (mut trees, paths) = tree_times(&key, || {
         let trees = crate::forest::chunking::trees(topo, params, &per_root, &refs);
-        let paths = ForestPaths::new(topo, &net, params, &trees, &refs);
+        let paths = ForestPaths::new(topo, &Net::new(topo), params, &trees, &refs);
         (trees, paths)
     });
     crate::forest::chunking::resize(&mut trees, &per_root);

@@ -1,7 +1,8 @@
 //! Values made once per key and kept for later calls in this process, within a budget
 //! ([`Kept`]): what a sweep over sizes reuses (lowered programs, `lower::reuse`; their GOAL
-//! conversions, `sim::fluid::lowered`; ring searches, solved forests and all-to-all optima), so a long-lived process (the language server, a Python
-//! session) does not grow with every file it sees.
+//! conversions, `sim::fluid::lowered`; ring searches, solved forests and all-to-all optima),
+//! so a long-lived process (the language server, a Python session) does not grow with every
+//! file it sees.
 //!
 //! The most recently used value is kept last; the oldest go first when the values' summed cost
 //! is over the budget, and the newest always stays. A key being made by one thread is waited
@@ -53,18 +54,19 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
     ) -> Result<V, E> {
         let slot = {
             let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
-            let entry = match entries.iter().position(|e| e.key == key) {
-                Some(i) => entries.remove(i),
-                None => Entry {
-                    key,
-                    slot: Arc::new(Mutex::new(None)),
-                    cost: 0,
-                    made: false,
-                },
-            };
-            let slot = entry.slot.clone();
-            entries.push(entry);
-            slot
+            match entries.iter().position(|e| e.key == key) {
+                Some(i) => used(&mut entries, i),
+                None => {
+                    let slot = Arc::new(Mutex::new(None));
+                    entries.push(Entry {
+                        key,
+                        slot: slot.clone(),
+                        cost: 0,
+                        made: false,
+                    });
+                    slot
+                }
+            }
         };
         // Held while making: another thread with the same key waits here for the result.
         let mut held = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -100,9 +102,7 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
     pub fn peek(&self, key: &K) -> Option<V> {
         let mut entries = self.entries.lock().unwrap_or_else(|e| e.into_inner());
         let i = entries.iter().position(|e| &e.key == key && e.made)?;
-        let entry = entries.remove(i);
-        let slot = entry.slot.clone();
-        entries.push(entry);
+        let slot = used(&mut entries, i);
         drop(entries);
         // Made: held only while another caller clones the value.
         let held = slot.lock().unwrap_or_else(|e| e.into_inner());
@@ -129,6 +129,14 @@ impl<K: PartialEq, V: Clone> Kept<K, V> {
         let Ok(v) = self.get(key, || Ok::<V, std::convert::Infallible>(make()), cost);
         v
     }
+}
+
+/// Entry `i` as the most recently used (last): its slot.
+fn used<K, V>(entries: &mut Vec<Entry<K, V>>, i: usize) -> Slot<V> {
+    let entry = entries.remove(i);
+    let slot = entry.slot.clone();
+    entries.push(entry);
+    slot
 }
 
 #[cfg(test)]
