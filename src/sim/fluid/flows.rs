@@ -27,7 +27,13 @@
 //!
 //! On a network where most flows share no link with the flows that change (the rings of
 //! separate boxes, channels on separate rails), a start or an end costs the size of its own
-//! component instead of every flow in flight.
+//! component instead of every flow in flight. Each touched component is filled on its own: a
+//! fat tree's ring step, whose 1,024 flows (one per host, sharing no link) end and start at
+//! one instant, is 1,024 components of one flow, each rated without a fill
+//! ([`Filler`]'s one-flow way), where one fill over all of them sorted and queued every link.
+//! The rates are the same bits either way: a fill does a link's arithmetic only with the
+//! flows of its component, in start order, and takes its component's links in the same order
+//! whether other components' links come between them or not.
 
 use crate::net::{Filler, LinkId, Total};
 use std::cmp::Reverse;
@@ -74,6 +80,8 @@ pub(super) struct Flows {
     link_mark: Vec<u32>,
     stamp: u32,
     touched: Vec<LinkId>,
+    /// The links left to visit in a component search (scratch).
+    stack: Vec<LinkId>,
     /// Finishing times: [`entry`]s.
     heap: BinaryHeap<Reverse<u128>>,
     next_order: u32,
@@ -100,6 +108,7 @@ impl Flows {
             link_mark: vec![0; links],
             stamp: 0,
             touched: Vec::new(),
+            stack: Vec::new(),
             heap: BinaryHeap::new(),
             next_order: 0,
             live: 0,
@@ -142,15 +151,38 @@ impl Flows {
         self.live += 1;
     }
 
-    /// Fills the components of the links touched since the last call again, at `now`.
+    /// Fills the components of the links touched since the last call again, at `now`, each
+    /// on its own (see the module doc).
     pub fn refill(&mut self, now: f64, caps: &[f64], paths: &impl Paths) {
         if self.touched.is_empty() {
             return;
         }
         self.stamp = self.stamp.wrapping_add(1).max(1);
+        let touched = std::mem::take(&mut self.touched);
+        let mut stack = std::mem::take(&mut self.stack);
+        for &l in &touched {
+            if self.link_mark[l as usize] == self.stamp {
+                continue;
+            }
+            stack.push(l);
+            self.component(now, caps, paths, &mut stack);
+        }
+        self.touched = touched;
+        self.touched.clear();
+        self.stack = stack;
+        // Entries made stale by later rate changes wait in the heap until they reach its top;
+        // when they outnumber the live ones, drop them all at once (the live entries' order
+        // is total, so the pops that follow are the same).
+        if self.heap.len() > 4 * self.live + 1024 {
+            let slab = &self.slab;
+            self.heap.retain(|&Reverse(e)| live(slab, e).is_some());
+        }
+    }
+
+    /// Fills the component of the link on `stack` (every flow reachable from it through
+    /// shared links) and brings its flows' rates up to date.
+    fn component(&mut self, now: f64, caps: &[f64], paths: &impl Paths, stack: &mut Vec<LinkId>) {
         let stamp = self.stamp;
-        // The components: every flow reachable from a touched link through shared links.
-        let mut stack: Vec<LinkId> = std::mem::take(&mut self.touched);
         // Members as (start order, slot) packed in one integer: sorted, they are in start
         // order without a look into the slab per comparison.
         let mut members: Vec<u64> = std::mem::take(&mut self.members);
@@ -174,7 +206,6 @@ impl Flows {
                 }
             }
         }
-        self.touched = stack;
         if members.is_empty() {
             self.members = members;
             return;
@@ -210,13 +241,6 @@ impl Flows {
             }
         }
         self.members = members;
-        // Entries made stale by later rate changes wait in the heap until they reach its top;
-        // when they outnumber the live ones, drop them all at once (the live entries' order
-        // is total, so the pops that follow are the same).
-        if self.heap.len() > 4 * self.live + 1024 {
-            let slab = &self.slab;
-            self.heap.retain(|&Reverse(e)| live(slab, e).is_some());
-        }
     }
 
     /// When the next flow finishes (infinity when none is in flight).
