@@ -333,3 +333,112 @@ fn live(slab: &[Flow], e: u128) -> Option<usize> {
     let matches = flow.alive && flow.order == (e >> 32) as u32 && flow.key == (e >> 64) as u64;
     matches.then_some(f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Routes for the test: each a list of (link, share).
+    struct Table {
+        routes: Vec<Vec<(LinkId, f64)>>,
+        plain: Vec<Vec<LinkId>>,
+        spray: bool,
+    }
+
+    impl Paths for Table {
+        fn links(&self, route: usize) -> &[(LinkId, f64)] {
+            &self.routes[route]
+        }
+        fn plain(&self, route: usize) -> &[LinkId] {
+            &self.plain[route]
+        }
+        fn spray(&self) -> bool {
+            self.spray
+        }
+    }
+
+    /// A fixed pseudo-random sequence (64-bit LCG), so the test is the same every run.
+    struct Lcg(u64);
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// Flows starting and ending at random on random routes over 16 links: after every
+    /// refill, each flow in flight has the very bits one fill over every flow in flight, in
+    /// start order, gives it (the components filled one by one, many of one flow, many
+    /// touched at once).
+    #[test]
+    fn components_filled_apart_give_the_rates_of_one_fill_over_all() {
+        for spray in [false, true] {
+            let mut rng = Lcg(if spray { 7 } else { 3 });
+            let links = 16u32;
+            let caps: Vec<f64> = (0..links).map(|l| 1e9 * f64::from(1 + l % 5)).collect();
+            let mut table = Table {
+                routes: Vec::new(),
+                plain: Vec::new(),
+                spray,
+            };
+            for _ in 0..40 {
+                let hops = 1 + rng.below(3) as usize;
+                let plain: Vec<LinkId> = (0..hops).map(|_| rng.below(16) as LinkId).collect();
+                let routes = plain
+                    .iter()
+                    .map(|&l| {
+                        (
+                            l,
+                            if spray {
+                                0.25 * (1 + rng.below(4)) as f64
+                            } else {
+                                1.0
+                            },
+                        )
+                    })
+                    .collect();
+                table.plain.push(plain);
+                table.routes.push(routes);
+            }
+            let mut flows = Flows::new(links as usize);
+            let mut ended = Vec::new();
+            let (mut now, mut op) = (0.0, 0u32);
+            for step in 0..400 {
+                if step % 3 != 2 || flows.len() == 0 {
+                    // One to five flows start at once (several components touched together).
+                    for _ in 0..1 + rng.below(5) {
+                        let route = rng.below(40) as usize;
+                        let sent = Sent {
+                            rank: 0,
+                            op,
+                            to: 1,
+                            route,
+                            start: now,
+                        };
+                        op += 1;
+                        let bytes = 1e3 * (1 + rng.below(1000)) as f64;
+                        flows.add(sent, bytes, &table.routes[route]);
+                    }
+                } else {
+                    now = flows.next_end();
+                    flows.end_at(now, &table, &mut ended);
+                    assert!(!ended.is_empty());
+                }
+                flows.refill(now, &caps, &table);
+                let mut live: Vec<&Flow> = flows.slab.iter().filter(|f| f.alive).collect();
+                live.sort_by_key(|f| f.order);
+                let routes: Vec<&[(LinkId, f64)]> = live
+                    .iter()
+                    .map(|f| &table.routes[f.sent.route][..])
+                    .collect();
+                let want = crate::net::fair_rates_spread(&caps, &routes);
+                for (f, w) in live.iter().zip(want) {
+                    assert_eq!(f.rate.to_bits(), w.to_bits(), "step {step}, spray {spray}");
+                }
+            }
+        }
+    }
+}
