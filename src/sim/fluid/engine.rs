@@ -55,6 +55,9 @@ const POSTED: u8 = 1;
 const ARRIVED: u8 = 2;
 const DONE: u8 = 4;
 
+/// A (rank, receiver) pair whose route a run has not looked up yet.
+const NO_ROUTE: usize = u32::MAX as usize;
+
 /// Ops by their place in the engine's layout ([`super::layout`]).
 #[derive(Clone, Copy)]
 enum Ev {
@@ -213,7 +216,10 @@ pub fn run(
         over: Vec::new(),
         spray: params.spray,
     };
+    // Routes by node pair, made as sends first need them, and each send's (rank, receiver)
+    // pair's route ([`Prepared`]'s pair numbers; ranks on one node share a route).
     let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::default();
+    let mut route_by_link = vec![NO_ROUTE as u32; prep.links];
     // Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
     // is still listed).
     let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
@@ -234,13 +240,18 @@ pub fn run(
                 SEND => {
                     let (size, to) = (sim.amount[pi], op.peer);
                     messages += 1;
-                    let (a, b) = (
-                        hosts[r as usize],
-                        hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]),
-                    );
-                    let ri = *route_of
-                        .entry((a, b))
-                        .or_insert_with(|| table.add(net, params, a, b));
+                    let k = sim.prep.link[pi] as usize;
+                    let mut ri = route_by_link[k] as usize;
+                    if ri == NO_ROUTE {
+                        let (a, b) = (
+                            hosts[r as usize],
+                            hosts.get(to as usize).copied().unwrap_or(hosts[r as usize]),
+                        );
+                        ri = *route_of
+                            .entry((a, b))
+                            .or_insert_with(|| table.add(net, params, a, b));
+                        route_by_link[k] = ri as u32;
+                    }
                     for &(l, w) in &table.shared[ri] {
                         *link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;
                     }

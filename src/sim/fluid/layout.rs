@@ -44,6 +44,11 @@ pub struct Prepared {
     pub(super) remaining: Vec<u32>,
     /// Each send's receive and each receive's send ([`NONE`] when unpaired).
     pub(super) pair: Vec<u32>,
+    /// Each send's (rank, receiver) pair, numbered densely in the order of the layout (0 for
+    /// other ops), and how many there are: a run finds a send's route by its pair number in a
+    /// table of its own instead of hashing its two nodes per send.
+    pub(super) link: Vec<u32>,
+    pub(super) links: usize,
     /// The ops released when an op finishes and when it starts: `list[start[p]..start[p + 1]]`.
     done_start: Vec<u32>,
     done_list: Vec<u32>,
@@ -119,6 +124,17 @@ impl Prepared {
                 q => at[q as usize],
             })
             .collect();
+        let mut numbers: rustc_hash::FxHashMap<(u32, u32), u32> = Default::default();
+        let link = hot
+            .iter()
+            .map(|h| match h.kind {
+                SEND => {
+                    let next = numbers.len() as u32;
+                    *numbers.entry((h.rank, h.peer)).or_insert(next)
+                }
+                _ => 0,
+            })
+            .collect();
         let initial = (0..total)
             .filter(|&g| remaining_g[g] == 0)
             .map(|g| at[g])
@@ -129,6 +145,8 @@ impl Prepared {
             goal,
             remaining,
             pair,
+            link,
+            links: numbers.len(),
             done_start,
             done_list,
             start_start,
