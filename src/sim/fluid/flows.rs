@@ -164,6 +164,11 @@ impl Flows {
             if self.link_mark[l as usize] == self.stamp {
                 continue;
             }
+            if self.on_link[l as usize].is_empty() {
+                // No flow left on it (the flows that ended there): nothing to fill.
+                self.link_mark[l as usize] = self.stamp;
+                continue;
+            }
             stack.push(l);
             self.component(now, caps, paths, &mut stack);
         }
