@@ -219,7 +219,10 @@
 //! its whole compare 78.34 -> 74.62 s (one run each, 145.0 -> 134.7 s user).
 //! Then `cargo bench --bench compare_scale`: dgx_a100_fat_tree_1024 **78.91 s** (76.60 to
 //! 81.78, median of 3), 6.0 GB; fat_tree_1024 **9.30 s** (9.24 to 9.40), 2.0 GB: within the
-//! 10 s target on this machine, by 7%.
+//! 10 s target on this machine, by 7%. Tried and not kept: the flows' finishing times in a
+//! heap of four children per node instead of `BinaryHeap` (its pops are most of `end_at`):
+//! within 1% on fat_tree_1024's ring column (8.67-8.75 against 8.75-8.81 s user, three runs
+//! each interleaved) and on the DGX ring (26.66 against 26.72 s), the CSVs identical.
 
 mod common;
 
