@@ -163,3 +163,56 @@ fn integer_latencies_give_the_exact_trees() {
         );
     }
 }
+
+/// [`seconds`] (alike trees timed once, the rest screened by `f64` estimates) gives the exact
+/// figure that timing every tree does: on trees whose finishes differ by less than an `f64`
+/// can tell (one part in 10^30), on copies of one tree, on trees without bytes or rate, and
+/// over two phases.
+#[test]
+fn screened_seconds_equal_every_tree_timed_exactly() {
+    let r = |n: i64, d: i64| BigRational::new(n.into(), d.into());
+    let tiny = BigRational::new(1.into(), num_bigint::BigInt::from(10u8).pow(30));
+    let tree = |phase: usize,
+                bytes: BigRational,
+                rate: BigRational,
+                front: Vec<(BigRational, BigRational)>| TreeTime {
+        phase,
+        tree: 0,
+        root: 0,
+        bytes,
+        share: q(1),
+        rate,
+        depth: 3,
+        reach: Arc::new([]),
+        reach_seconds: Arc::new([]),
+        reach_tail: Arc::new([]),
+        frontier: front.into_iter().collect(),
+    };
+    let front = vec![(r(1, 3), r(7, 1_000_000)), (r(0, 1), r(9, 1_000_000))];
+    let mut later = front.clone();
+    later[0].1 = &later[0].1 + &tiny;
+    let trees = vec![
+        tree(0, q(1 << 20), r(25_000_000_000, 1), front.clone()),
+        tree(0, q(1 << 20), r(25_000_000_000, 1), front.clone()),
+        // Slower than the two above by 10^-30 s: only the exact figure sees it.
+        tree(0, q(1 << 20), r(25_000_000_000, 1), later),
+        tree(0, q(1 << 19), r(25_000_000_000, 1), front.clone()),
+        tree(0, q(0), r(1, 1), vec![(q(0), r(1, 1000))]),
+        tree(1, q(1 << 20), r(0, 1), vec![(q(0), r(2, 1000))]),
+        tree(1, q(3 << 18), r(30_000_000_000, 1), front.clone()),
+    ];
+    for chunks in [1u64, 2, 7, 64] {
+        let mut slowest = [BigRational::zero(), BigRational::zero()];
+        for t in &trees {
+            let f = t.finish(&t.rate, chunks);
+            if f > slowest[t.phase] {
+                slowest[t.phase] = f;
+            }
+        }
+        let want: BigRational = slowest.into_iter().sum();
+        assert_eq!(seconds(&trees, 2, chunks), want, "{chunks} chunks");
+    }
+    // The tree 10^-30 s slower decides phase 0 at every chunk count.
+    let alone = seconds(&trees[..2], 1, 4);
+    assert_eq!(seconds(&trees[..3], 1, 4), alone + &tiny);
+}
