@@ -53,6 +53,13 @@
 //! 2026-12-01, later, on the machine of benches/compare_scale.rs's last paragraph, on
 //! `88afe5c` (the same code): dgx_a100_2x8 report 260.0 ms, msccl 283.3 ms; mi250_2x16 report
 //! 1.06 s, msccl 1.11 s; dgx_h100_2x8 report 1.12 s, msccl 1.08 s: all within 2 s.
+//!
+//! 2026-12-01 (forty-fourth session), another machine (166 to 185 ns per dependent load), on
+//! `40428ce`, after the forest chunk choice came to time each kind of tree once
+//! (src/forest/chunking.rs): dgx_a100_2x8 report 147.2 ms, msccl 170.0 ms; mi250_2x16 report
+//! 605.0 ms, msccl 681.5 ms; dgx_h100_2x8 report 676.4 ms, msccl 692.0 ms (criterion medians
+//! of 10 samples; not interleaved with the code before, so machine and change are not told
+//! apart here).
 
 use collc::driver::{BuildRequest, Input, LoadOptions, MscclOverrides, Session, load};
 use collc::sema::model::TargetKind;
