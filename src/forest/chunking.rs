@@ -44,10 +44,9 @@
 //!   message size over this);
 //! - [`MAX_CHUNKS`]: never more chunks than a forest program may have slots per buffer.
 //!
-//! The search evaluates the model a dozen times per size; it times each kind of tree once
-//! (trees alike in phase, bytes, rate and frontier: a fat tree's forest has thousands of
-//! trees of a few kinds) and exactly only the kinds an `f64` estimate cannot rule out as their
-//! phase's slowest, so the figure is the exact one at a fraction of the rational arithmetic.
+//! The search evaluates the model a dozen times per size, each time timing each kind of tree
+//! once (trees alike in phase, bytes, rate and frontier: a fat tree's forest has thousands of
+//! trees of a few kinds), exactly.
 //!
 //! That count is what the forest's figures use everywhere (`collc compare`, `collc sim`,
 //! `schedule auto`, the report, hover): the model and the flow simulation of the trees need no
@@ -170,95 +169,39 @@ pub fn resize(trees: &mut [TreeTime], per_root: &BigRational) {
 /// Seconds the collective takes in the model: every phase's slowest tree at the solver's rates,
 /// phases one after the other.
 pub fn seconds(trees: &[TreeTime], phases: usize, chunks: u64) -> BigRational {
-    Screen::new(trees).seconds(trees, phases, chunks)
+    seconds_of(trees, &kinds(trees), phases, chunks)
 }
 
-/// The trees at one size as [`seconds`] needs them: trees alike in every figure the finish
-/// depends on (phase, bytes, rate, frontier) once, as a symmetric network's forest has
-/// thousands of trees of a few kinds; and each kind's figures as the nearest `f64`s, to find
-/// each phase's slowest kind without the exact arithmetic of every kind ([`Screen::seconds`]).
-struct Screen {
-    /// One tree of each kind (its index), with its estimate's figures: bytes, rate and the
-    /// frontier's (tail, latency) pairs; `None` for a kind that only the exact figure may
-    /// judge (no bytes or no rate, or a figure beyond `f64`).
-    kinds: Vec<(usize, Option<Estimate>)>,
+/// One tree of each kind (its index): trees alike in every figure their finish depends on
+/// (phase, bytes, rate and frontier) finish together, and a symmetric network's forest has
+/// thousands of trees of a few kinds.
+fn kinds(trees: &[TreeTime]) -> Vec<usize> {
+    type Key<'a> = (
+        usize,
+        &'a BigRational,
+        &'a BigRational,
+        &'a [(BigRational, BigRational)],
+    );
+    let mut seen: std::collections::HashSet<Key<'_>> = std::collections::HashSet::new();
+    (0..trees.len())
+        .filter(|&i| {
+            let t = &trees[i];
+            seen.insert((t.phase, &t.bytes, &t.rate, &t.frontier[..]))
+        })
+        .collect()
 }
 
-/// A kind of tree's bytes, rate and frontier as `f64`s ([`Screen`]).
-type Estimate = (f64, f64, Vec<(f64, f64)>);
-
-/// How much below a phase's largest estimate a kind's estimate may be and the kind still be
-/// timed exactly: far above the estimates' error (a few roundings of positive terms, each a
-/// relative 2^-53), so the slowest kind is always among those timed.
-const SCREEN_MARGIN: f64 = 1e-9;
-
-impl Screen {
-    fn new(trees: &[TreeTime]) -> Screen {
-        type Key<'a> = (
-            usize,
-            &'a BigRational,
-            &'a BigRational,
-            &'a [(BigRational, BigRational)],
-        );
-        let mut seen: std::collections::HashSet<Key<'_>> = std::collections::HashSet::new();
-        let f = |x: &BigRational| x.to_f64().filter(|v| v.is_finite() && *v >= 0.0);
-        let kinds = trees
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| seen.insert((t.phase, &t.bytes, &t.rate, &t.frontier[..])))
-            .map(|(i, t)| {
-                if t.rate.is_zero() || t.bytes.is_zero() {
-                    return (i, None);
-                }
-                let front = t
-                    .frontier
-                    .iter()
-                    .map(|(tail, lat)| Some((f(tail)?, f(lat)?)))
-                    .collect::<Option<Vec<_>>>();
-                let est = front.and_then(|front| Some((f(&t.bytes)?, f(&t.rate)?, front)));
-                (i, est)
-            })
-            .collect();
-        Screen { kinds }
-    }
-
-    /// [`seconds`], the same exact figure: each kind's finish is estimated in `f64`, and only
-    /// the kinds within [`SCREEN_MARGIN`] of their phase's largest estimate (and those without
-    /// an estimate) are timed exactly; the slowest is among them.
-    fn seconds(&self, trees: &[TreeTime], phases: usize, chunks: u64) -> BigRational {
-        let estimate: Vec<Option<f64>> = self
-            .kinds
-            .iter()
-            .map(|(_, e)| {
-                let (bytes, rate, front) = e.as_ref()?;
-                let chunk = bytes / chunks.max(1) as f64;
-                let drain = front
-                    .iter()
-                    .map(|&(tail, lat)| chunk * tail + lat)
-                    .fold(0.0, f64::max);
-                Some(bytes / rate + drain).filter(|v| v.is_finite())
-            })
-            .collect();
-        let mut top = vec![0.0f64; phases];
-        for ((i, _), e) in self.kinds.iter().zip(&estimate) {
-            if let Some(e) = e {
-                let p = trees[*i].phase;
-                top[p] = top[p].max(*e);
-            }
+/// [`seconds`] with the trees' [`kinds`] known: each kind timed once.
+fn seconds_of(trees: &[TreeTime], kinds: &[usize], phases: usize, chunks: u64) -> BigRational {
+    let mut slowest = vec![BigRational::zero(); phases];
+    for &i in kinds {
+        let t = &trees[i];
+        let f = t.finish(&t.rate, chunks);
+        if f > slowest[t.phase] {
+            slowest[t.phase] = f;
         }
-        let mut slowest = vec![BigRational::zero(); phases];
-        for ((i, _), e) in self.kinds.iter().zip(&estimate) {
-            let t = &trees[*i];
-            if e.is_some_and(|e| e < top[t.phase] * (1.0 - SCREEN_MARGIN)) {
-                continue;
-            }
-            let f = t.finish(&t.rate, chunks);
-            if f > slowest[t.phase] {
-                slowest[t.phase] = f;
-            }
-        }
-        slowest.into_iter().sum()
     }
+    slowest.into_iter().sum()
 }
 
 /// The chunk count a forest schedule runs with, and what the model says of it.
@@ -362,8 +305,8 @@ pub fn choose_in(
     let per = per_root(c);
     let phases = forests.len();
     let max = most(c, forests);
-    let screen = Screen::new(trees);
-    let time = |k: u64| screen.seconds(trees, phases, k);
+    let kinds = kinds(trees);
+    let time = |k: u64| seconds_of(trees, &kinds, phases, k);
     let best = time(max);
     let target = &best * BigRational::new(TOLERANCE.0.into(), TOLERANCE.1.into());
     // The time falls as chunks grow: binary search for the first count within the tolerance.

@@ -164,12 +164,11 @@ fn integer_latencies_give_the_exact_trees() {
     }
 }
 
-/// [`seconds`] (alike trees timed once, the rest screened by `f64` estimates) gives the exact
-/// figure that timing every tree does: on trees whose finishes differ by less than an `f64`
-/// can tell (one part in 10^30), on copies of one tree, on trees without bytes or rate, and
-/// over two phases.
+/// [`seconds`] (alike trees timed once) gives the exact figure that timing every tree does:
+/// on trees whose finishes differ by less than an `f64` can tell (one part in 10^30), on
+/// copies of one tree, on trees without bytes or rate, and over two phases.
 #[test]
-fn screened_seconds_equal_every_tree_timed_exactly() {
+fn seconds_of_each_kind_of_tree_equal_every_tree_timed_exactly() {
     let r = |n: i64, d: i64| BigRational::new(n.into(), d.into());
     let tiny = BigRational::new(1.into(), num_bigint::BigInt::from(10u8).pow(30));
     let tree = |phase: usize,

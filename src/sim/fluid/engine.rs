@@ -219,7 +219,7 @@ pub fn run(
     // Routes by node pair, made as sends first need them, and each send's (rank, receiver)
     // pair's route ([`Prepared`]'s pair numbers; ranks on one node share a route).
     let mut route_of: HashMap<(NodeId, NodeId), usize> = HashMap::default();
-    let mut route_by_link = vec![NO_ROUTE as u32; prep.links];
+    let mut route_by_pair = vec![NO_ROUTE as u32; prep.peer_pairs];
     // Bytes per link, and whether a message crossed it (a link only 0-byte messages crossed
     // is still listed).
     let mut link_bytes: Vec<Option<f64>> = vec![None; net.links.len()];
@@ -240,8 +240,8 @@ pub fn run(
                 SEND => {
                     let (size, to) = (sim.amount[pi], op.peer);
                     messages += 1;
-                    let k = sim.prep.link[pi] as usize;
-                    let mut ri = route_by_link[k] as usize;
+                    let k = sim.prep.peers[pi] as usize;
+                    let mut ri = route_by_pair[k] as usize;
                     if ri == NO_ROUTE {
                         let (a, b) = (
                             hosts[r as usize],
@@ -250,7 +250,7 @@ pub fn run(
                         ri = *route_of
                             .entry((a, b))
                             .or_insert_with(|| table.add(net, params, a, b));
-                        route_by_link[k] = ri as u32;
+                        route_by_pair[k] = ri as u32;
                     }
                     for &(l, w) in &table.shared[ri] {
                         *link_bytes[l as usize].get_or_insert(0.0) += size as f64 * w;

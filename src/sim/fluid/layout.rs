@@ -45,10 +45,10 @@ pub struct Prepared {
     /// Each send's receive and each receive's send ([`NONE`] when unpaired).
     pub(super) pair: Vec<u32>,
     /// Each send's (rank, receiver) pair, numbered densely in the order of the layout (0 for
-    /// other ops), and how many there are: a run finds a send's route by its pair number in a
-    /// table of its own instead of hashing its two nodes per send.
-    pub(super) link: Vec<u32>,
-    pub(super) links: usize,
+    /// other ops), and how many there are: a run finds a send's route by its pair's number in
+    /// a table of its own instead of hashing its two nodes per send.
+    pub(super) peers: Vec<u32>,
+    pub(super) peer_pairs: usize,
     /// The ops released when an op finishes and when it starts: `list[start[p]..start[p + 1]]`.
     done_start: Vec<u32>,
     done_list: Vec<u32>,
@@ -125,7 +125,7 @@ impl Prepared {
             })
             .collect();
         let mut numbers: rustc_hash::FxHashMap<(u32, u32), u32> = Default::default();
-        let link = hot
+        let peers = hot
             .iter()
             .map(|h| match h.kind {
                 SEND => {
@@ -145,8 +145,8 @@ impl Prepared {
             goal,
             remaining,
             pair,
-            link,
-            links: numbers.len(),
+            peers,
+            peer_pairs: numbers.len(),
             done_start,
             done_list,
             start_start,
