@@ -223,9 +223,10 @@
 //! heap of four children per node instead of `BinaryHeap` (its pops are most of `end_at`):
 //! within 1% on fat_tree_1024's ring column (8.67-8.75 against 8.75-8.81 s user, three runs
 //! each interleaved) and on the DGX ring (26.66 against 26.72 s), the CSVs identical.
-//! Later the same session, the forest's chunk choice timed each kind of tree once and only
-//! the kinds an `f64` estimate cannot rule out exactly (src/forest/chunking.rs, `Screen`;
-//! its binary search had been a quarter of the forest column, in `BigRational`):
+//! Later the same session, the forest's chunk choice timed each kind of tree once (trees
+//! alike in phase, bytes, rate and frontier; src/forest/chunking.rs, `kinds`; its binary
+//! search had been a quarter of the forest column, in `BigRational`; an `f64` screen on top
+//! of it measured within the noise and was dropped in review, `085b567`):
 //! fat_tree_1024's forest column 4.72-4.77 -> 3.59-3.67 s user, the same CSVs and reports.
 //! `cargo bench --bench compare_scale` on that code (`2db7185`; the memory answered in 166 ns
 //! this time): dgx_a100_fat_tree_1024 **72.50 s** (70.99 to 74.10, median of 3), 5.8 GB;
